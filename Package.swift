@@ -1,0 +1,65 @@
+// swift-tools-version:6.0
+// blesend: encrypted, authenticated file transfer over Bluetooth Low Energy (BlueZ).
+// The folder tree follows the stack, bottom to top:
+//   CSodium/CDBus (C)  ->  Sodium, DBus (thin Swift wrappers)
+//   Pipeline (shared shapes: time, bytes, transport)  ->  Framing  ->  Handshake  ->  Record  ->  Transfer
+//   Session (one endpoint: all layers composed)  ->  MemoryTransport (tests) / BlueZ (radio)  ->  CLI
+import PackageDescription
+
+let package = Package(
+    name: "blesend",
+    products: [
+        .executable(name: "blesend", targets: ["blesend"]),
+        .executable(name: "blerecv", targets: ["blerecv"]),
+        .executable(name: "blesend-bench", targets: ["blesend-bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+    ],
+    targets: [
+        // C libraries, reached through pkg-config.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+
+        // Thin Swift wrappers over C.
+        .target(name: "Sodium", dependencies: ["CSodium"]),
+        .target(name: "DBus", dependencies: ["CDBus"]),
+
+        // The sans-IO protocol stack.
+        .target(name: "Pipeline"),
+        .target(name: "Framing", dependencies: ["Pipeline"]),
+        .target(name: "Handshake", dependencies: ["Pipeline", "Sodium"]),
+        .target(name: "Record", dependencies: ["Pipeline", "Sodium"]),
+        .target(name: "Transfer", dependencies: ["Pipeline", "Sodium"]),
+        .target(name: "Keys", dependencies: ["Sodium"]),
+        .target(name: "Session", dependencies: ["Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys"]),
+
+        // Transports: in memory (tests, benchmarks) and BlueZ (the radio).
+        .target(name: "MemoryTransport", dependencies: ["Pipeline"]),
+        .target(name: "BlueZ", dependencies: ["Pipeline", "DBus"]),
+
+        // Command line.
+        .target(name: "BlesendCLI", dependencies: [
+            "Session", "Keys", "BlueZ",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "blesend", dependencies: ["BlesendCLI"]),
+        .executableTarget(name: "blerecv", dependencies: ["BlesendCLI"]),
+        .executableTarget(name: "blesend-bench", dependencies: ["Session", "MemoryTransport", "Sodium", "Framing", "Record"]),
+
+        // Tests: one target per module.
+        .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+        .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
+        .testTarget(name: "FramingTests", dependencies: ["Framing", "Pipeline"]),
+        .testTarget(name: "HandshakeTests", dependencies: ["Handshake", "Sodium"]),
+        .testTarget(name: "RecordTests", dependencies: ["Record", "Sodium"]),
+        .testTarget(name: "TransferTests", dependencies: ["Transfer"]),
+        .testTarget(name: "KeysTests", dependencies: ["Keys"]),
+        .testTarget(name: "SessionTests", dependencies: ["Session", "MemoryTransport", "Keys"]),
+        .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
+        .testTarget(name: "CLITests", dependencies: ["BlesendCLI"]),
+    ]
+)

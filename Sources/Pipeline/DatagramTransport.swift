@@ -1,0 +1,35 @@
+/// A link that carries whole datagrams, each at most `maxDatagramSize` bytes, in both directions.
+///
+/// This is what BlueZ's acquired GATT sockets are (one send is one ATT value), and what the
+/// in-memory transport simulates. A transport may drop, and in simulation duplicate, reorder or
+/// corrupt, datagrams; the framing layer above copes with all of that.
+public protocol DatagramTransport: AnyObject, Sendable {
+    /// The largest datagram the link carries right now: `min(ATT MTU - 3, 510)` on BlueZ.
+    var maxDatagramSize: Int { get }
+
+    /// Sends one datagram. Suspends while the link's send queue is full (back-pressure, not loss).
+    /// Throws `TransportError.closed` once the link is gone.
+    func send(_ datagram: [UInt8]) async throws
+
+    /// The next datagram from the peer. Throws `TransportError.closed` once the link is gone.
+    func receive() async throws -> [UInt8]
+
+    /// Tears the link down. Pending and later calls throw `TransportError.closed`.
+    func close() async
+}
+
+public enum TransportError: Error, Equatable, Sendable {
+    /// The link went away (disconnect, socket closed, peer gone).
+    case closed
+    /// A datagram larger than `maxDatagramSize` was handed to `send`.
+    case datagramTooLarge(size: Int, limit: Int)
+}
+
+/// The most a BlueZ 5.66 GATT server accepts in one write-without-response value, whatever the MTU
+/// (larger values are dropped silently; see docs/protocol.md).
+public let blueZMaxValueLength = 510
+
+/// Usable datagram size for an ATT MTU: `min(mtu - 3, 510)`.
+public func attPayloadSize(mtu: Int) -> Int {
+    max(0, min(mtu - 3, blueZMaxValueLength))
+}
