@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "Framing", dependencies: ["Pipeline"]),
         .target(name: "Handshake", dependencies: ["Pipeline", "Sodium"]),
         .target(name: "Record", dependencies: ["Pipeline", "Sodium"]),
-        .target(name: "Transfer", dependencies: ["Pipeline", "Sodium"]),
+        .target(name: "Transfer", dependencies: ["Pipeline"]),
         .target(name: "Keys", dependencies: ["Sodium"]),
         .target(name: "Session", dependencies: ["Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys"]),
 
@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "FramingTests", dependencies: ["Framing", "Pipeline"]),
         .testTarget(name: "HandshakeTests", dependencies: ["Handshake", "Sodium"]),
         .testTarget(name: "RecordTests", dependencies: ["Record", "Sodium"]),
-        .testTarget(name: "TransferTests", dependencies: ["Transfer"]),
+        .testTarget(name: "TransferTests", dependencies: ["Transfer", "Pipeline"]),
         .testTarget(name: "KeysTests", dependencies: ["Keys"]),
         .testTarget(name: "SessionTests", dependencies: ["Session", "MemoryTransport", "Keys"]),
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),

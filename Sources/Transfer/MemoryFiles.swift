@@ -1,0 +1,138 @@
+/// In-memory files for tests and benchmarks, in the spirit of an embedded transport: the same
+/// protocols as the real file system edge, no disk.
+
+/// A file held in memory.
+public final class MemoryFileSource: FileSource {
+    public let name: String
+    public let bytes: [UInt8]
+    private let announcesSize: Bool
+
+    /// - Parameter asStream: offer it as a stream of unknown size.
+    public init(name: String, bytes: [UInt8], asStream: Bool = false) {
+        self.name = name
+        self.bytes = bytes
+        self.announcesSize = !asStream
+    }
+
+    public var size: UInt64? { announcesSize ? UInt64(bytes.count) : nil }
+
+    public func read(at offset: UInt64, count: Int) throws -> [UInt8] {
+        guard offset < UInt64(bytes.count) else { return [] }
+        let start = Int(offset)
+        return Array(bytes[start..<min(bytes.count, start + count)])
+    }
+}
+
+/// A large file whose bytes are computed from their offset, so that gigabytes can flow through
+/// the pipeline without being held anywhere.
+public final class PatternFileSource: FileSource {
+    public let name: String
+    private let length: UInt64
+
+    public init(name: String, size: UInt64) {
+        self.name = name
+        self.length = size
+    }
+
+    public var size: UInt64? { length }
+
+    /// The byte at `offset`: cheap, and not periodic at any small stride.
+    public static func byte(at offset: UInt64) -> UInt8 {
+        var x = offset &* 0x9E37_79B9_7F4A_7C15
+        x ^= x >> 29
+        return UInt8(truncatingIfNeeded: x)
+    }
+
+    public func read(at offset: UInt64, count: Int) throws -> [UInt8] {
+        guard offset < length else { return [] }
+        let n = Int(min(UInt64(count), length - offset))
+        return [UInt8](unsafeUninitializedCapacity: n) { buffer, initialized in
+            for i in 0..<n { buffer[i] = Self.byte(at: offset + UInt64(i)) }
+            initialized = n
+        }
+    }
+}
+
+/// Stores incoming files in memory. `committed` holds finished files by stored name;
+/// `openTemporaries` counts files begun but neither committed nor discarded.
+public final class MemoryFileStore: FileStore {
+    public private(set) var committed: [String: [UInt8]] = [:]
+    public private(set) var openTemporaries = 0
+    /// When set, only this many bytes may be written in total (to test "disk full").
+    public var capacity: Int?
+    /// When false, bytes are counted and checked against `PatternFileSource` instead of kept
+    /// (for benchmarks that move gigabytes).
+    public var keepsBytes: Bool
+    public private(set) var patternMismatches = 0
+    private var used = 0
+
+    public init(keepsBytes: Bool = true) { self.keepsBytes = keepsBytes }
+
+    public func begin(name: String, size: UInt64?, sender: String) throws -> any IncomingFile {
+        if let capacity, let size, size > UInt64(capacity - used) {
+            throw StorageError(.noSpace, "not enough space for \(name)")
+        }
+        openTemporaries += 1
+        return MemoryIncomingFile(store: self, name: name)
+    }
+
+    fileprivate func reserve(_ count: Int) throws {
+        if let capacity, used + count > capacity { throw StorageError(.noSpace, "disk full") }
+        used += count
+    }
+
+    fileprivate func finish(_ file: MemoryIncomingFile, commit: Bool) throws -> String {
+        openTemporaries -= 1
+        guard commit else { return "" }
+        var stored = file.name
+        var n = 1
+        while committed[stored] != nil {
+            stored = "\(file.name).\(n)"
+            n += 1
+        }
+        committed[stored] = file.bytes
+        return stored
+    }
+
+    fileprivate func notePatternMismatch() { patternMismatches += 1 }
+}
+
+final class MemoryIncomingFile: IncomingFile {
+    private let store: MemoryFileStore
+    let name: String
+    var bytes: [UInt8] = []
+    private var length: UInt64 = 0
+    private var open = true
+
+    init(store: MemoryFileStore, name: String) {
+        self.store = store
+        self.name = name
+    }
+
+    func write(_ data: [UInt8], at offset: UInt64) throws {
+        guard open else { throw StorageError(.io, "file closed") }
+        guard offset == length else { throw StorageError(.io, "write out of order") }
+        try store.reserve(data.count)
+        if store.keepsBytes {
+            bytes += data
+        } else {
+            for (i, byte) in data.enumerated() where byte != PatternFileSource.byte(at: offset + UInt64(i)) {
+                store.notePatternMismatch()
+                break
+            }
+        }
+        length += UInt64(data.count)
+    }
+
+    func commit() throws -> String {
+        guard open else { throw StorageError(.io, "file closed") }
+        open = false
+        return try store.finish(self, commit: true)
+    }
+
+    func discard() {
+        guard open else { return }
+        open = false
+        _ = try? store.finish(self, commit: false)
+    }
+}

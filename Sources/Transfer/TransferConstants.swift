@@ -1,0 +1,16 @@
+/// Transfer-layer constants, named as in docs/protocol.md.
+public enum TransferConstants {
+    /// File bytes a sender may have sent beyond the receiver's last `ack`.
+    public static let transferWindow: UInt64 = 65_536
+    /// The receiver sends `ack` at least this often (in file bytes).
+    public static let ackInterval: UInt64 = 16_384
+    /// Largest `data` payload a sender produces.
+    public static let maxDataPerRecord = 4_096
+    /// Longest file name in an offer, in UTF-8 bytes.
+    public static let maxNameLength = 255
+    /// `offer.size` value meaning "unknown: a stream".
+    public static let unknownSize = UInt64.max
+    /// Length of a transfer id and of the content hash.
+    public static let idLength = 16
+    public static let hashLength = 32
+}

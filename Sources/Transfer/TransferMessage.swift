@@ -1,0 +1,172 @@
+import Pipeline
+
+/// One transfer-layer message: the plaintext of one record (docs/protocol.md §5).
+public enum TransferMessage: Equatable, Sendable {
+    case offer(Offer)
+    case accept(id: TransferID, offset: UInt64)
+    case data([UInt8])
+    case ack(id: TransferID, received: UInt64)
+    case done(id: TransferID, hash: [UInt8])
+    case confirm(id: TransferID, status: ConfirmStatus, storedName: String)
+    case reject(id: TransferID, reason: RejectReason)
+    case bye
+
+    public struct Offer: Equatable, Sendable {
+        public var id: TransferID
+        /// `nil` for a stream whose size is not known up front.
+        public var size: UInt64?
+        public var name: String
+
+        public init(id: TransferID, size: UInt64?, name: String) {
+            self.id = id
+            self.size = size
+            self.name = name
+        }
+    }
+
+    public enum ConfirmStatus: UInt8, Sendable {
+        case saved = 0
+        case hashMismatch = 1
+        case couldNotStore = 2
+    }
+
+    public enum RejectReason: UInt8, Sendable {
+        case tooLarge = 1
+        case couldNotStore = 2
+        case badName = 3
+    }
+
+    enum Tag: UInt8 {
+        case offer = 1, accept, data, ack, done, confirm, reject, bye
+    }
+}
+
+extension TransferMessage {
+    /// The wire form of this message.
+    public func encoded() -> [UInt8] {
+        var out: [UInt8] = []
+        encode(into: &out)
+        return out
+    }
+
+    /// Appends the wire form of this message to `out`.
+    public func encode(into out: inout [UInt8]) {
+        switch self {
+        case .offer(let offer):
+            out.append(Tag.offer.rawValue)
+            out += offer.id.bytes
+            out.appendBigEndian(offer.size ?? TransferConstants.unknownSize)
+            let name = Array(offer.name.utf8.prefix(TransferConstants.maxNameLength))
+            out.append(UInt8(name.count))
+            out += name
+        case .accept(let id, let offset):
+            out.append(Tag.accept.rawValue)
+            out += id.bytes
+            out.appendBigEndian(offset)
+        case .data(let bytes):
+            out.reserveCapacity(out.count + 1 + bytes.count)
+            out.append(Tag.data.rawValue)
+            out += bytes
+        case .ack(let id, let received):
+            out.append(Tag.ack.rawValue)
+            out += id.bytes
+            out.appendBigEndian(received)
+        case .done(let id, let hash):
+            out.append(Tag.done.rawValue)
+            out += id.bytes
+            out += hash
+        case .confirm(let id, let status, let storedName):
+            out.append(Tag.confirm.rawValue)
+            out += id.bytes
+            out.append(status.rawValue)
+            let name = Array(storedName.utf8.prefix(TransferConstants.maxNameLength))
+            out.append(UInt8(name.count))
+            out += name
+        case .reject(let id, let reason):
+            out.append(Tag.reject.rawValue)
+            out += id.bytes
+            out.append(reason.rawValue)
+        case .bye:
+            out.append(Tag.bye.rawValue)
+        }
+    }
+
+    /// Parses one message; every malformed input gives a `TransferMessageError`.
+    public init(decoding bytes: some Collection<UInt8>) throws(TransferMessageError) {
+        let array = Array(bytes)
+        var reader = ByteReader(array)
+        do {
+            guard let tag = Tag(rawValue: try reader.readUInt8()) else { throw TransferMessageError.unknownType }
+            switch tag {
+            case .offer:
+                let id = try Self.readID(&reader)
+                let size = try reader.readUInt64()
+                let name = try Self.readName(&reader, allowEmpty: false)
+                self = .offer(Offer(id: id, size: size == TransferConstants.unknownSize ? nil : size, name: name))
+            case .accept:
+                self = .accept(id: try Self.readID(&reader), offset: try reader.readUInt64())
+            case .data:
+                let payload = reader.readRest()
+                guard !payload.isEmpty else { throw TransferMessageError.emptyData }
+                guard payload.count <= TransferConstants.maxDataPerRecord else { throw TransferMessageError.dataTooLarge }
+                self = .data(Array(payload))
+            case .ack:
+                self = .ack(id: try Self.readID(&reader), received: try reader.readUInt64())
+            case .done:
+                self = .done(id: try Self.readID(&reader), hash: Array(try reader.readBytes(TransferConstants.hashLength)))
+            case .confirm:
+                let id = try Self.readID(&reader)
+                guard let status = ConfirmStatus(rawValue: try reader.readUInt8()) else { throw TransferMessageError.badField }
+                self = .confirm(id: id, status: status, storedName: try Self.readName(&reader, allowEmpty: true))
+            case .reject:
+                let id = try Self.readID(&reader)
+                guard let reason = RejectReason(rawValue: try reader.readUInt8()) else { throw TransferMessageError.badField }
+                self = .reject(id: id, reason: reason)
+            case .bye:
+                self = .bye
+            }
+            try reader.expectEnd()
+        } catch let error as ByteReaderError {
+            throw error == .truncated ? .truncated : .trailingBytes
+        } catch let error as TransferMessageError {
+            throw error
+        } catch {
+            throw .badField
+        }
+    }
+
+    private static func readID(_ reader: inout ByteReader) throws -> TransferID {
+        guard let id = TransferID(bytes: try reader.readBytes(TransferConstants.idLength)) else {
+            throw TransferMessageError.truncated
+        }
+        return id
+    }
+
+    private static func readName(_ reader: inout ByteReader, allowEmpty: Bool) throws -> String {
+        let length = Int(try reader.readUInt8())
+        guard allowEmpty || length > 0 else { throw TransferMessageError.badName }
+        let bytes = try reader.readBytes(length)
+        guard let name = String(validating: bytes, as: UTF8.self) else { throw TransferMessageError.badName }
+        return name
+    }
+}
+
+public enum TransferMessageError: Error, Equatable, Sendable {
+    case unknownType, truncated, trailingBytes, emptyData, dataTooLarge, badName, badField
+}
+
+/// Transfer messages to and from record plaintexts, as a layer of the pipeline.
+public struct TransferMessageCodec: Codec {
+    public typealias Upper = TransferMessage
+    public typealias Lower = [UInt8]
+
+    public init() {}
+
+    public mutating func encode(_ unit: TransferMessage, into output: inout [[UInt8]]) throws {
+        output.append(unit.encoded())
+    }
+
+    public mutating func decode(_ unit: [UInt8], into output: inout [TransferMessage]) throws {
+        output.append(try TransferMessage(decoding: unit))
+    }
+}

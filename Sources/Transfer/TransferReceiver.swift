@@ -1,0 +1,278 @@
+import Pipeline
+
+/// The receiving side of the transfer layer: accepts offers from authenticated senders, writes
+/// data through the handed `FileStore`, checks the whole-file hash, and commits only then.
+///
+/// Partial transfers outlive a connection, keyed by (sender key, transfer id), so a sender that
+/// reconnects resumes where the data stopped, and nobody else can continue its transfer.
+public struct TransferReceiver {
+    public enum Event: Equatable, Sendable {
+        case fileStarted(sender: String, name: String, size: UInt64?, resumedAt: UInt64)
+        case progress(name: String, received: UInt64, size: UInt64?)
+        case fileSaved(sender: String, storedName: String, size: UInt64)
+        case fileFailed(sender: String, name: String, FileFailure)
+        case sessionEnded(sender: String)
+    }
+
+    /// Identifies a partial transfer: whose it is, and which one.
+    private struct Key: Hashable {
+        let senderKey: [UInt8]
+        let id: TransferID
+    }
+
+    private struct Partial {
+        let name: String
+        let size: UInt64?
+        let file: any IncomingFile
+        var hasher: any ContentHasher
+        var received: UInt64 = 0
+        var lastAck: UInt64 = 0
+        var lastActivity: Instant
+    }
+
+    private struct Completed {
+        let storedName: String
+        let size: UInt64
+    }
+
+    private enum Current {
+        case none
+        case receiving(Key)
+        case completed(Key)
+        /// The offer was rejected or storing failed: its remaining data is ignored until `done`.
+        case ignoring(TransferID)
+        case ended
+    }
+
+    private let store: any FileStore
+    private let makeHasher: () -> any ContentHasher
+    private let maxFileSize: UInt64
+    private let partialLifetime: Duration
+    private var partials: [Key: Partial] = [:]
+    private var completed: [Key: Completed] = [:]
+    private var completedOrder: [Key] = []
+    private var sender = ""
+    private var senderKey: [UInt8] = []
+    private var current = Current.none
+    private var pendingEvents: [Event] = []
+
+    /// - Parameters:
+    ///   - maxFileSize: offers larger than this are rejected as too large.
+    ///   - partialLifetime: how long an interrupted transfer waits for its sender to come back.
+    public init(store: any FileStore, makeHasher: @escaping () -> any ContentHasher,
+                maxFileSize: UInt64 = 1 << 40, partialLifetime: Duration = .seconds(600)) {
+        self.store = store
+        self.makeHasher = makeHasher
+        self.maxFileSize = maxFileSize
+        self.partialLifetime = partialLifetime
+    }
+
+    public mutating func takeEvents() -> [Event] {
+        defer { pendingEvents.removeAll() }
+        return pendingEvents
+    }
+
+    /// Whether the sender of this connection has said goodbye.
+    public var sessionEnded: Bool {
+        if case .ended = current { return true }
+        return false
+    }
+
+    /// Partial transfers waiting for their senders (for tests and leak checks).
+    public var partialCount: Int { partials.count }
+
+    /// A new connection from an authenticated sender opens with `opening` (from handshake
+    /// message 1). Returns the reply that rides in handshake message 2.
+    public mutating func begin(sender: String, senderKey: [UInt8], opening: TransferMessage, now: Instant) throws(TransferError) -> TransferMessage {
+        self.sender = sender
+        self.senderKey = senderKey
+        current = .none
+        guard case .offer = opening else { throw .protocolViolation("a connection must open with an offer") }
+        let replies = try receive(opening, now: now)
+        guard replies.count == 1, let reply = replies.first else { throw .protocolViolation("no reply to the opening offer") }
+        return reply
+    }
+
+    /// The link is gone. Partial files stay, waiting for a resume, until they expire.
+    public mutating func connectionLost(now: Instant) {
+        if case .receiving(let key) = current { partials[key]?.lastActivity = now }
+        current = .none
+    }
+
+    /// Discards partial transfers whose senders have not come back in time.
+    public mutating func expirePartials(now: Instant) {
+        for (key, partial) in partials where now.duration(since: partial.lastActivity) > partialLifetime {
+            if case .receiving(let active) = current, active == key { continue }
+            partial.file.discard()
+            partials[key] = nil
+        }
+    }
+
+    /// Discards every partial transfer (shutdown, interrupt).
+    public mutating func discardAll() {
+        for partial in partials.values { partial.file.discard() }
+        partials.removeAll()
+        current = .none
+    }
+
+    /// Handles one message from the sender; returns the replies to send, in order.
+    public mutating func receive(_ message: TransferMessage, now: Instant) throws(TransferError) -> [TransferMessage] {
+        switch message {
+        case .offer(let offer):
+            return [try handleOffer(offer, now: now)]
+        case .data(let bytes):
+            return try handleData(bytes, now: now)
+        case .done(let id, let hash):
+            return try handleDone(id: id, hash: hash)
+        case .bye:
+            switch current {
+            case .receiving: throw .protocolViolation("goodbye in the middle of a file")
+            default:
+                current = .ended
+                pendingEvents.append(.sessionEnded(sender: sender))
+                return [.bye]
+            }
+        case .accept, .ack, .confirm, .reject:
+            throw .protocolViolation("sender sent a receiver's message")
+        }
+    }
+
+    // MARK: - Steps
+
+    private mutating func handleOffer(_ offer: TransferMessage.Offer, now: Instant) throws(TransferError) -> TransferMessage {
+        switch current {
+        case .none, .ignoring, .completed: break
+        case .receiving: throw .protocolViolation("offer in the middle of a file")
+        case .ended: throw .protocolViolation("offer after goodbye")
+        }
+        let key = Key(senderKey: senderKey, id: offer.id)
+        if let done = completed[key] {
+            current = .completed(key)
+            return .accept(id: offer.id, offset: done.size)
+        }
+        if let partial = partials[key], partial.size == offer.size {
+            partials[key]?.lastActivity = now
+            current = .receiving(key)
+            pendingEvents.append(.fileStarted(sender: sender, name: partial.name, size: partial.size, resumedAt: partial.received))
+            return .accept(id: offer.id, offset: partial.received)
+        }
+        guard let name = safeFileName(offer.name) else {
+            current = .ignoring(offer.id)
+            pendingEvents.append(.fileFailed(sender: sender, name: "?", .rejected(.badName)))
+            return .reject(id: offer.id, reason: .badName)
+        }
+        if let size = offer.size, size > maxFileSize {
+            current = .ignoring(offer.id)
+            pendingEvents.append(.fileFailed(sender: sender, name: name, .rejected(.tooLarge)))
+            return .reject(id: offer.id, reason: .tooLarge)
+        }
+        let file: any IncomingFile
+        do {
+            file = try store.begin(name: name, size: offer.size, sender: sender)
+        } catch {
+            current = .ignoring(offer.id)
+            let tooLarge = (error as? StorageError)?.code == .tooLarge || (error as? StorageError)?.code == .noSpace
+            pendingEvents.append(.fileFailed(sender: sender, name: name, .couldNotStore(Self.describe(error))))
+            return .reject(id: offer.id, reason: tooLarge ? .tooLarge : .couldNotStore)
+        }
+        partials[key] = Partial(name: name, size: offer.size, file: file, hasher: makeHasher(), lastActivity: now)
+        current = .receiving(key)
+        pendingEvents.append(.fileStarted(sender: sender, name: name, size: offer.size, resumedAt: 0))
+        return .accept(id: offer.id, offset: 0)
+    }
+
+    private mutating func handleData(_ bytes: [UInt8], now: Instant) throws(TransferError) -> [TransferMessage] {
+        switch current {
+        case .ignoring:
+            return []
+        case .receiving(let key):
+            guard var partial = partials[key] else { throw .protocolViolation("data without a transfer") }
+            let end = partial.received + UInt64(bytes.count)
+            if let size = partial.size, end > size {
+                fail(key, .integrity)
+                throw .moreBytesThanOffered
+            }
+            if end > maxFileSize {
+                fail(key, .integrity)
+                throw .moreBytesThanOffered
+            }
+            do {
+                try partial.file.write(bytes, at: partial.received)
+            } catch {
+                fail(key, .couldNotStore(Self.describe(error)))
+                current = .ignoring(key.id)
+                return [.reject(id: key.id, reason: .couldNotStore)]
+            }
+            partial.hasher.update(bytes)
+            partial.received = end
+            partial.lastActivity = now
+            var replies: [TransferMessage] = []
+            if end - partial.lastAck >= TransferConstants.ackInterval {
+                partial.lastAck = end
+                replies.append(.ack(id: key.id, received: end))
+                pendingEvents.append(.progress(name: partial.name, received: end, size: partial.size))
+            }
+            partials[key] = partial
+            return replies
+        case .none, .completed, .ended:
+            throw .protocolViolation("data without a transfer")
+        }
+    }
+
+    private mutating func handleDone(id: TransferID, hash: [UInt8]) throws(TransferError) -> [TransferMessage] {
+        switch current {
+        case .ignoring(let ignored) where ignored == id:
+            current = .none
+            return []
+        case .completed(let key) where key.id == id:
+            current = .none
+            guard let done = completed[key] else { throw .protocolViolation("unknown transfer") }
+            return [.confirm(id: id, status: .saved, storedName: done.storedName)]
+        case .receiving(let key) where key.id == id:
+            guard var partial = partials[key] else { throw .protocolViolation("unknown transfer") }
+            current = .none
+            if let size = partial.size, partial.received != size {
+                fail(key, .integrity)
+                return [.confirm(id: id, status: .hashMismatch, storedName: "")]
+            }
+            let actual = partial.hasher.finalize()
+            guard actual == hash else {
+                fail(key, .integrity)
+                return [.confirm(id: id, status: .hashMismatch, storedName: "")]
+            }
+            let storedName: String
+            do {
+                storedName = try partial.file.commit()
+            } catch {
+                fail(key, .couldNotStore(Self.describe(error)))
+                return [.confirm(id: id, status: .couldNotStore, storedName: "")]
+            }
+            partials[key] = nil
+            remember(key, Completed(storedName: storedName, size: partial.received))
+            pendingEvents.append(.fileSaved(sender: sender, storedName: storedName, size: partial.received))
+            return [.confirm(id: id, status: .saved, storedName: storedName)]
+        default:
+            throw .protocolViolation("done for a transfer that is not open")
+        }
+    }
+
+    private mutating func fail(_ key: Key, _ failure: FileFailure) {
+        guard let partial = partials.removeValue(forKey: key) else { return }
+        partial.file.discard()
+        pendingEvents.append(.fileFailed(sender: sender, name: partial.name, failure))
+    }
+
+    /// Completed transfers are remembered (a bounded number) so that a sender whose `confirm` was
+    /// lost with the link gets it again instead of sending the file twice.
+    private mutating func remember(_ key: Key, _ done: Completed) {
+        completed[key] = done
+        completedOrder.append(key)
+        if completedOrder.count > 256 {
+            completed[completedOrder.removeFirst()] = nil
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        (error as? StorageError)?.detail ?? "\(error)"
+    }
+}

@@ -1,0 +1,56 @@
+/// What the transfer layer is handed to read, store and hash files. The core never opens a file
+/// itself: the command line hands it real files, tests hand it memory.
+
+/// The bytes of one outgoing file or stream.
+public protocol FileSource: AnyObject {
+    /// The name offered to the receiver (a base name; the receiver sanitises it again).
+    var name: String { get }
+    /// The size, or `nil` for a stream read until its end.
+    var size: UInt64? { get }
+    /// Up to `count` bytes starting at `offset`; fewer only at the end, empty at or past the end.
+    /// A stream may refuse offsets before the last `release(before:)` point.
+    func read(at offset: UInt64, count: Int) throws -> [UInt8]
+    /// The receiver holds every byte before `offset`: a stream may forget them.
+    func release(before offset: UInt64)
+}
+
+extension FileSource {
+    public func release(before offset: UInt64) {}
+}
+
+/// Where incoming files go.
+public protocol FileStore: AnyObject {
+    /// Prepares a temporary place for an incoming file called `name` (already sanitised).
+    /// Throws `StorageError` when the file cannot be stored (too large for the disk, no permission).
+    func begin(name: String, size: UInt64?, sender: String) throws -> any IncomingFile
+}
+
+/// One incoming file in its temporary place. Nothing is visible under the final name until `commit`.
+public protocol IncomingFile: AnyObject {
+    /// Writes `bytes` at `offset` (always the current end: data arrives in order).
+    func write(_ bytes: [UInt8], at offset: UInt64) throws
+    /// Moves the file into place without overwriting anything; returns the name it got.
+    func commit() throws -> String
+    /// Removes the temporary file. Safe to call more than once, and after a failed `commit`.
+    func discard()
+}
+
+/// Why a file could not be stored, as the storage edge reports it.
+public struct StorageError: Error, Equatable, Sendable {
+    public enum Code: Sendable, Equatable {
+        case tooLarge, noSpace, notWritable, exists, io
+    }
+    public var code: Code
+    public var detail: String
+
+    public init(_ code: Code, _ detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+}
+
+/// Computes the whole-file hash (BLAKE2b-256, handed in by the session).
+public protocol ContentHasher {
+    mutating func update(_ bytes: [UInt8])
+    mutating func finalize() -> [UInt8]
+}

@@ -1,0 +1,95 @@
+import Testing
+@testable import Transfer
+
+let sampleID = TransferID(bytes: Array(0..<16))!
+
+let sampleMessages: [TransferMessage] = [
+    .offer(.init(id: sampleID, size: 1234, name: "report.pdf")),
+    .offer(.init(id: sampleID, size: nil, name: "stream")),
+    .offer(.init(id: sampleID, size: 0, name: String(repeating: "é", count: 127))),
+    .accept(id: sampleID, offset: 99),
+    .data([1]),
+    .data(Array(repeating: 7, count: TransferConstants.maxDataPerRecord)),
+    .ack(id: sampleID, received: 1 << 40),
+    .done(id: sampleID, hash: Array(repeating: 0xAB, count: 32)),
+    .confirm(id: sampleID, status: .saved, storedName: "report.1.pdf"),
+    .confirm(id: sampleID, status: .hashMismatch, storedName: ""),
+    .reject(id: sampleID, reason: .badName),
+    .bye,
+]
+
+@Test(arguments: sampleMessages)
+func messageRoundTrips(_ message: TransferMessage) throws {
+    let bytes = message.encoded()
+    #expect(try TransferMessage(decoding: bytes) == message)
+}
+
+@Test(arguments: sampleMessages)
+func everyTruncationIsATypedError(_ message: TransferMessage) {
+    let bytes = message.encoded()
+    for length in 0..<bytes.count {
+        if case .data = message, length >= 2 { continue }   // a shorter data message is still valid
+        #expect(throws: TransferMessageError.self) { try TransferMessage(decoding: bytes.prefix(length)) }
+    }
+}
+
+@Test(arguments: sampleMessages.filter { if case .data = $0 { false } else { true } })
+func trailingBytesAreRefused(_ message: TransferMessage) {
+    #expect(throws: TransferMessageError.trailingBytes) { try TransferMessage(decoding: message.encoded() + [0]) }
+}
+
+@Test func malformedMessagesGiveTypedErrors() {
+    let cases: [([UInt8], TransferMessageError)] = [
+        ([0x00], .unknownType),
+        ([0x09], .unknownType),
+        ([0x03], .emptyData),
+        ([0x03] + Array(repeating: 1, count: TransferConstants.maxDataPerRecord + 1), .dataTooLarge),
+        ([0x01] + Array(0..<16) + Array(repeating: 0, count: 8) + [0], .badName),
+        ([0x01] + Array(0..<16) + Array(repeating: 0, count: 8) + [2, 0xC3, 0x28], .badName),
+        ([0x06] + Array(0..<16) + [9, 0], .badField),
+        ([0x07] + Array(0..<16) + [0], .badField),
+    ]
+    for (bytes, expected) in cases {
+        #expect(throws: expected) { try TransferMessage(decoding: bytes) }
+    }
+}
+
+@Test func randomGarbageNeverCrashes() {
+    var state: UInt64 = 42
+    func next() -> UInt64 { state = state &* 6364136223846793005 &+ 1442695040888963407; return state >> 33 }
+    var parsed = 0
+    for _ in 0..<20_000 {
+        let length = Int(next() % 80)
+        let bytes = (0..<length).map { _ in UInt8(truncatingIfNeeded: next()) }
+        if (try? TransferMessage(decoding: bytes)) != nil { parsed += 1 }
+    }
+    // Some random inputs are valid data messages; most are not. Either way, nothing crashed.
+    #expect(parsed < 20_000)
+}
+
+@Test(arguments: [
+    ("report.pdf", "report.pdf"),
+    ("../../etc/passwd", "passwd"),
+    ("/absolute/path/x.txt", "x.txt"),
+    ("dir\\win.txt", "win.txt"),
+    ("..", nil),
+    ("../..", nil),
+    (".hidden", "hidden"),
+    ("...", nil),
+    ("a\u{0}b", "a_b"),
+    ("line\nbreak", "line_break"),
+    ("  spaced  ", "spaced"),
+    ("bell\u{7}", "bell_"),
+    ("/", nil),
+    ("", nil),
+] as [(String, String?)])
+func fileNamesAreReducedToSafeBaseNames(_ proposed: String, _ expected: String?) {
+    #expect(safeFileName(proposed) == expected)
+}
+
+@Test func longNamesAreCutAtACharacterBoundary() throws {
+    let name = try #require(safeFileName(String(repeating: "ü", count: 300)))
+    #expect(name.utf8.count <= TransferConstants.maxNameLength)
+    #expect(name.utf8.count >= TransferConstants.maxNameLength - 1)
+    #expect(name.allSatisfy { $0 == "ü" })
+}
