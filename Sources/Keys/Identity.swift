@@ -1,0 +1,34 @@
+import Sodium
+
+/// Our own key pair: the X25519 secret key (kept in `SecureBytes`, wiped when released) and its
+/// public key.
+public struct Identity: Sendable {
+    public let secretKey: SecureBytes
+    public let publicKey: PublicKey
+
+    public init(secretKey: SecureBytes) throws(KeyError) {
+        guard secretKey.count == KeyText.keyLength,
+              let bytes = try? X25519.publicKey(for: secretKey),
+              let publicKey = PublicKey(bytes: bytes) else {
+            throw KeyError(.badEncoding, "the secret key is not a valid X25519 key")
+        }
+        self.secretKey = secretKey
+        self.publicKey = publicKey
+    }
+
+    /// A fresh key pair from libsodium's random generator.
+    public static func generate() -> Identity {
+        // A random 32-byte X25519 secret is always valid (clamping happens inside scalarmult).
+        // swiftlint:disable:next force_try
+        try! Identity(secretKey: X25519.generateSecretKey())
+    }
+
+    /// Parses the secret key's one-line text form (`blesend-sec1:…`).
+    public init(secretText: some Collection<UInt8>) throws(KeyError) {
+        let secret = try KeyText.decode(prefix: KeyText.secretPrefix, text: Array(secretText).trimmedASCIIWhitespace(), what: "secret key")
+        try self.init(secretKey: secret)
+    }
+
+    /// The secret key's one-line text form. Handle with care: this is the secret.
+    public var secretText: String { KeyText.encode(prefix: KeyText.secretPrefix, key: secretKey) }
+}

@@ -1,0 +1,85 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The peers a receiver accepts: one `NAME.pub` file per trusted sender in a directory; the file
+/// name (without `.pub`) is the name shown for that peer.
+public struct TrustStore: Sendable {
+    public struct Peer: Sendable, Equatable {
+        public let name: String
+        public let key: PublicKey
+    }
+
+    public private(set) var peers: [Peer]
+    private var byKey: [PublicKey: String]
+
+    public init(peers: [Peer]) {
+        self.peers = peers
+        var byKey: [PublicKey: String] = [:]
+        for peer in peers where byKey[peer.key] == nil { byKey[peer.key] = peer.name }
+        self.byKey = byKey
+    }
+
+    /// The name of the peer with this key, or `nil` if it is not trusted.
+    public func name(for key: [UInt8]) -> String? {
+        guard let key = PublicKey(bytes: key) else { return nil }
+        return byKey[key]
+    }
+
+    /// Loads every `*.pub` file in `directory` (sorted by name). A malformed file is an error that
+    /// names it: a trust directory is security configuration, so nothing is skipped silently.
+    public static func load(directory: String) throws(KeyError) -> TrustStore {
+        var peers: [Peer] = []
+        for file in try listPublicKeyFiles(directory) {
+            let key = try KeyFile.loadPublicKey(path: directory + "/" + file)
+            peers.append(Peer(name: String(file.dropLast(4)), key: key))
+        }
+        return TrustStore(peers: peers)
+    }
+
+    /// Adds `key` as `name` to `directory` (created 0755 if missing): writes `name.pub` with
+    /// `O_EXCL`. Refuses a key that is already trusted, a name in use, or a name that is not a
+    /// plain file name.
+    @discardableResult
+    public static func add(_ key: PublicKey, name: String, directory: String) throws(KeyError) -> String {
+        guard isPlainName(name) else {
+            throw KeyError(.trustDirectory, "\"\(name)\" is not a usable peer name",
+                           hint: "use letters, digits, '-', '_' or '.', not starting with '.', at most 64 characters")
+        }
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw KeyError(.io, "cannot create \(directory): \(String(cString: strerror(errno)))")
+        }
+        let existing = try load(directory: directory)
+        if let already = existing.name(for: key.bytes) {
+            throw KeyError(.exists, "this key is already trusted as \"\(already)\" in \(directory)")
+        }
+        let path = directory + "/" + name + ".pub"
+        let contents = Array("# trusted blesend peer \"\(name)\", fingerprint \(key.fingerprint)\n\(key.text)\n".utf8)
+        try KeyFile.writeNew(path: path, contents: contents, mode: 0o644)
+        return path
+    }
+
+    static func isPlainName(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= 64, !name.hasPrefix(".") else { return false }
+        return name.unicodeScalars.allSatisfy { scalar in
+            (scalar.properties.isAlphabetic || scalar.properties.numericType != nil || "-_.".unicodeScalars.contains(scalar))
+                && scalar.value > 0x20
+        }
+    }
+
+    private static func listPublicKeyFiles(_ directory: String) throws(KeyError) -> [String] {
+        guard let dir = opendir(directory) else {
+            throw KeyError(.trustDirectory, "cannot open trust directory \(directory): \(String(cString: strerror(errno)))",
+                           hint: "create it and add senders with: blerecv trust <key> --name NAME --dir \(directory)")
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasSuffix(".pub"), !name.hasPrefix(".") { names.append(name) }
+        }
+        return names.sorted()
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+@testable import Keys
+
+/// A fresh empty directory for one test, removed afterwards by the caller.
+func temporaryDirectory() throws -> String {
+    let path = NSTemporaryDirectory() + "blesend-keys-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+    return path
+}
+
+func mode(of path: String) throws -> Int {
+    (try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) ?? -1
+}
+
+@Test func publicKeyTextRoundTrips() throws {
+    let identity = Identity.generate()
+    let text = identity.publicKey.text
+    #expect(text.hasPrefix("blesend-pub1:"))
+    #expect(text.count == "blesend-pub1:".count + 48)
+    #expect(try PublicKey(text: "  \(text)\n") == identity.publicKey)
+}
+
+@Test func secretKeyTextRoundTrips() throws {
+    let identity = Identity.generate()
+    let again = try Identity(secretText: Array(identity.secretText.utf8))
+    #expect(again.publicKey == identity.publicKey)
+    #expect(again.secretKey == identity.secretKey)
+}
+
+@Test func fingerprintsAreShortStableAndDistinct() throws {
+    let a = Identity.generate().publicKey, b = Identity.generate().publicKey
+    #expect(a.fingerprint.count == 19)
+    #expect(a.fingerprint.split(separator: " ").count == 4)
+    #expect(a.fingerprint == (try PublicKey(text: a.text)).fingerprint)
+    #expect(a.fingerprint != b.fingerprint)
+}
+
+@Test func badKeyTextIsRefusedWithTheRightCode() throws {
+    let good = Identity.generate()
+    let text = good.publicKey.text
+    var typo = Array(text)
+    let i = typo.count - 10
+    typo[i] = typo[i] == "A" ? "B" : "A"
+    let cases: [(String, KeyError.Code)] = [
+        ("", .badEncoding),
+        ("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG", .badEncoding),
+        ("age1qyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqszqgpqyqs3290gq", .badEncoding),
+        (String(text.dropLast(3)), .badEncoding),
+        (text + "AAAA", .badEncoding),
+        (text.replacingOccurrences(of: "blesend-pub1:", with: "blesend-pub1:!"), .badEncoding),
+        (String(typo), .badChecksum),
+        (good.secretText, .badEncoding),
+    ]
+    for (input, code) in cases {
+        #expect(throws: KeyError.self, "input \(input)") { try PublicKey(text: input) }
+        do { _ = try PublicKey(text: input) } catch { #expect(error.code == code, "input \(input)") }
+    }
+}
+
+@Test func keygenWritesBothFilesWithTheRightModesAndRefusesToOverwrite() throws {
+    let dir = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let path = dir + "/id"
+    let identity = Identity.generate()
+    try KeyFile.writeKeyPair(identity, path: path, force: false)
+    #expect(try mode(of: path) == 0o600)
+    #expect(try mode(of: path + ".pub") == 0o644)
+    #expect(try KeyFile.loadIdentity(path: path).publicKey == identity.publicKey)
+    #expect(try KeyFile.loadPublicKey(path: path + ".pub") == identity.publicKey)
+
+    let other = Identity.generate()
+    #expect(throws: KeyError.self) { try KeyFile.writeKeyPair(other, path: path, force: false) }
+    #expect(try KeyFile.loadIdentity(path: path).publicKey == identity.publicKey, "old key must survive")
+    try KeyFile.writeKeyPair(other, path: path, force: true)
+    #expect(try KeyFile.loadIdentity(path: path).publicKey == other.publicKey)
+}
+
+@Test func aSecretKeyOthersCanReadIsRefused() throws {
+    let dir = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let path = dir + "/id"
+    try KeyFile.writeKeyPair(Identity.generate(), path: path, force: false)
+    for bad in [0o644, 0o640, 0o604, 0o660] {
+        chmod(path, mode_t(bad))
+        do {
+            _ = try KeyFile.loadIdentity(path: path)
+            Issue.record("mode \(String(bad, radix: 8)) accepted")
+        } catch {
+            #expect(error.code == .insecurePermissions)
+            #expect(error.hint?.contains("chmod 600") == true)
+        }
+    }
+    chmod(path, 0o400)
+    #expect(throws: Never.self) { try KeyFile.loadIdentity(path: path) }
+}
+
+@Test func keyFilesWithCommentsGarbageOrSeveralKeys() throws {
+    let dir = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let key = Identity.generate().publicKey
+    let cases: [(String, KeyError.Code?)] = [
+        ("# a comment\n\n\(key.text)\n# trailing\n", nil),
+        ("\(key.text)", nil),
+        ("# only a comment\n", .wrongKeyCount),
+        ("\(key.text)\n\(key.text)\n", .wrongKeyCount),
+        ("garbage\n", .badEncoding),
+        (String(key.text.prefix(30)), .badEncoding),
+    ]
+    for (index, (contents, expected)) in cases.enumerated() {
+        let path = "\(dir)/k\(index).pub"
+        try contents.write(toFile: path, atomically: false, encoding: .utf8)
+        do {
+            #expect(try KeyFile.loadPublicKey(path: path) == key)
+            #expect(expected == nil)
+        } catch {
+            #expect(error.code == expected, "case \(index)")
+        }
+    }
+    #expect(throws: KeyError.self) { try KeyFile.loadPublicKey(path: dir + "/missing.pub") }
+    #expect(throws: KeyError.self) { try KeyFile.loadPublicKey(path: dir) }
+}
+
+@Test func resolvingAKeyArgumentTakesTextOrAFile() throws {
+    let dir = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let identity = Identity.generate()
+    try KeyFile.writeKeyPair(identity, path: dir + "/id", force: false)
+    #expect(try KeyFile.resolvePublicKey(identity.publicKey.text) == identity.publicKey)
+    #expect(try KeyFile.resolvePublicKey(dir + "/id.pub") == identity.publicKey)
+    #expect(throws: KeyError.self) { try KeyFile.resolvePublicKey(identity.secretText) }
+    #expect(throws: KeyError.self) { try KeyFile.resolvePublicKey(dir + "/nothing-here") }
+}
+
+@Test func trustDirectoryLoadsAddsAndRefusesDuplicates() throws {
+    let dir = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let trust = dir + "/keys"
+    let alice = Identity.generate().publicKey, bob = Identity.generate().publicKey
+    try TrustStore.add(alice, name: "alice", directory: trust)
+    try TrustStore.add(bob, name: "bob-laptop", directory: trust)
+    let store = try TrustStore.load(directory: trust)
+    #expect(store.peers.map(\.name) == ["alice", "bob-laptop"])
+    #expect(store.name(for: alice.bytes) == "alice")
+    #expect(store.name(for: Identity.generate().publicKey.bytes) == nil)
+    #expect(store.name(for: [1, 2, 3]) == nil)
+
+    #expect(throws: KeyError.self) { try TrustStore.add(alice, name: "alice2", directory: trust) }
+    #expect(throws: KeyError.self) { try TrustStore.add(Identity.generate().publicKey, name: "alice", directory: trust) }
+    for badName in ["../evil", ".hidden", "a/b", "", "sp ace", String(repeating: "x", count: 65)] {
+        #expect(throws: KeyError.self, "name \(badName)") { try TrustStore.add(Identity.generate().publicKey, name: badName, directory: trust) }
+    }
+    try "garbage".write(toFile: trust + "/broken.pub", atomically: false, encoding: .utf8)
+    do {
+        _ = try TrustStore.load(directory: trust)
+        Issue.record("a broken .pub was accepted")
+    } catch {
+        #expect(error.message.contains("broken.pub"))
+    }
+    #expect(throws: KeyError.self) { try TrustStore.load(directory: dir + "/missing") }
+}
