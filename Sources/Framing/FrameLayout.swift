@@ -1,0 +1,26 @@
+/// Sizes of the frame format (docs/protocol.md §2).
+public enum FrameLayout {
+    /// Two header bytes: K, S, E flags and the 13-bit sequence number.
+    public static let headerSize = 2
+    /// The trailing CRC-16.
+    public static let crcSize = 2
+    /// The `u16` message length at the front of a start frame's body.
+    public static let lengthSize = 2
+    /// Header + CRC: what every frame costs.
+    public static let overhead = headerSize + crcSize
+    /// An ack frame: header, `u32` bitmap, CRC.
+    public static let ackFrameSize = 8
+    /// Smallest continuation frame (one fragment byte).
+    public static let minimumDataFrameSize = overhead + 1
+    /// Smallest start frame (length + one fragment byte).
+    public static let minimumStartFrameSize = overhead + lengthSize + 1
+    /// The smallest datagram size a link works with: an ack frame must fit.
+    public static let minimumDatagramSize = ackFrameSize
+    /// Largest message length the format can announce.
+    public static let maxMessageLength = 65535
+
+    /// Fragment bytes a frame of `datagramSize` carries.
+    public static func fragmentCapacity(datagramSize: Int, isStart: Bool) -> Int {
+        datagramSize - overhead - (isStart ? lengthSize : 0)
+    }
+}

@@ -1,0 +1,11 @@
+/// Errors a `ReliableLink` reports to the layer above.
+public enum LinkError: Error, Equatable, Sendable {
+    /// `send(message:)` got more than `maxMessageLength` bytes.
+    case messageTooLarge
+    /// `send(message:)` got zero bytes.
+    case emptyMessage
+    /// The oldest unacknowledged frame made no progress for `linkDeadAfter`. Sticky.
+    case linkDead
+    /// The peer sent something only a broken or hostile peer sends. Sticky: the connection is over.
+    case protocolViolation(String)
+}

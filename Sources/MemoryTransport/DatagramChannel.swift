@@ -1,0 +1,160 @@
+import Pipeline
+import Synchronization
+
+/// One direction of a `MemoryTransportPair`: a bounded FIFO of datagrams whose `send` suspends
+/// while it is full and whose `receive` suspends while it is empty.
+final class DatagramChannel: Sendable {
+    private struct Waiter<Value: Sendable>: Sendable {
+        var id: UInt64
+        var continuation: CheckedContinuation<Value, any Error>
+    }
+
+    private struct State {
+        var queue: [[UInt8]] = []
+        var head = 0
+        var receivers: [Waiter<[UInt8]>] = []
+        var senders: [(waiter: Waiter<Void>, datagram: [UInt8])] = []
+        var closed = false
+        var nextID: UInt64 = 0
+
+        var count: Int { queue.count - head }
+
+        mutating func popFirst() -> [UInt8] {
+            let datagram = queue[head]
+            queue[head] = []
+            head += 1
+            if head == queue.count { queue.removeAll(keepingCapacity: true); head = 0 }
+            return datagram
+        }
+    }
+
+    let capacity: Int
+    private let state = Mutex(State())
+
+    init(capacity: Int) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// Datagrams queued, not yet received.
+    var queuedCount: Int { state.withLock { $0.count } }
+
+    func send(_ datagram: [UInt8]) async throws {
+        enum Outcome { case done, closed, handTo(CheckedContinuation<[UInt8], any Error>), wait(UInt64) }
+        let outcome: Outcome = state.withLock { state in
+            if state.closed { return .closed }
+            if !state.receivers.isEmpty { return .handTo(state.receivers.removeFirst().continuation) }
+            if state.count < capacity { state.queue.append(datagram); return .done }
+            state.nextID += 1
+            return .wait(state.nextID)
+        }
+        switch outcome {
+        case .done: return
+        case .closed: throw TransportError.closed
+        case let .handTo(receiver): receiver.resume(returning: datagram)
+        case let .wait(id):
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                    enum Registration { case waiting, queued, handTo(CheckedContinuation<[UInt8], any Error>), failed(any Error) }
+                    let registration: Registration = state.withLock { state in
+                        if state.closed { return .failed(TransportError.closed) }
+                        if Task.isCancelled { return .failed(CancellationError()) }
+                        if !state.receivers.isEmpty { return .handTo(state.receivers.removeFirst().continuation) }
+                        if state.count < capacity {   // a receiver made room meanwhile
+                            state.queue.append(datagram)
+                            return .queued
+                        }
+                        state.senders.append((Waiter(id: id, continuation: continuation), datagram))
+                        return .waiting
+                    }
+                    switch registration {
+                    case .waiting: break
+                    case .queued: continuation.resume()
+                    case let .handTo(receiver):
+                        receiver.resume(returning: datagram)
+                        continuation.resume()
+                    case let .failed(error): continuation.resume(throwing: error)
+                    }
+                }
+            } onCancel: {
+                let removed = state.withLock { state -> CheckedContinuation<Void, any Error>? in
+                    guard let index = state.senders.firstIndex(where: { $0.waiter.id == id }) else { return nil }
+                    return state.senders.remove(at: index).waiter.continuation
+                }
+                removed?.resume(throwing: CancellationError())
+            }
+        }
+    }
+
+    func receive() async throws -> [UInt8] {
+        enum Outcome { case datagram([UInt8], CheckedContinuation<Void, any Error>?), closed, wait(UInt64) }
+        let outcome: Outcome = state.withLock { state in
+            if state.closed { return .closed }
+            if state.count > 0 {
+                let datagram = state.popFirst()
+                var woken: CheckedContinuation<Void, any Error>?
+                if !state.senders.isEmpty {
+                    let sender = state.senders.removeFirst()
+                    state.queue.append(sender.datagram)
+                    woken = sender.waiter.continuation
+                }
+                return .datagram(datagram, woken)
+            }
+            state.nextID += 1
+            return .wait(state.nextID)
+        }
+        switch outcome {
+        case .closed: throw TransportError.closed
+        case let .datagram(datagram, woken):
+            woken?.resume()
+            return datagram
+        case let .wait(id):
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<[UInt8], any Error>) in
+                    enum Registration { case waiting, ready([UInt8], CheckedContinuation<Void, any Error>?), failed(any Error) }
+                    let registration: Registration = state.withLock { state in
+                        if state.closed { return .failed(TransportError.closed) }
+                        if Task.isCancelled { return .failed(CancellationError()) }
+                        if state.count > 0 {   // a sender delivered meanwhile
+                            let datagram = state.popFirst()
+                            var woken: CheckedContinuation<Void, any Error>?
+                            if !state.senders.isEmpty {
+                                let sender = state.senders.removeFirst()
+                                state.queue.append(sender.datagram)
+                                woken = sender.waiter.continuation
+                            }
+                            return .ready(datagram, woken)
+                        }
+                        state.receivers.append(Waiter(id: id, continuation: continuation))
+                        return .waiting
+                    }
+                    switch registration {
+                    case .waiting: break
+                    case let .ready(datagram, woken):
+                        woken?.resume()
+                        continuation.resume(returning: datagram)
+                    case let .failed(error): continuation.resume(throwing: error)
+                    }
+                }
+            } onCancel: {
+                let removed = state.withLock { state -> CheckedContinuation<[UInt8], any Error>? in
+                    guard let index = state.receivers.firstIndex(where: { $0.id == id }) else { return nil }
+                    return state.receivers.remove(at: index).continuation
+                }
+                removed?.resume(throwing: CancellationError())
+            }
+        }
+    }
+
+    /// Fails every pending and later call with `TransportError.closed`; drops what is queued.
+    func close() {
+        let (receivers, senders) = state.withLock { state in
+            state.closed = true
+            state.queue.removeAll()
+            state.head = 0
+            defer { state.receivers.removeAll(); state.senders.removeAll() }
+            return (state.receivers.map(\.continuation), state.senders.map(\.waiter.continuation))
+        }
+        for receiver in receivers { receiver.resume(throwing: TransportError.closed) }
+        for sender in senders { sender.resume(throwing: TransportError.closed) }
+    }
+}

@@ -1,0 +1,112 @@
+import Pipeline
+
+/// A deterministic two-way datagram link with a virtual clock, for tests and benchmarks.
+///
+/// Nothing happens on its own: `transmit` schedules a datagram (after faults from the seeded RNG),
+/// `deliver(now:)` hands back everything due by `now`, in due order (ties in transmit order).
+/// Bandwidth is unlimited; only latency, jitter and the faults shape delivery.
+public struct SimulatedLink {
+    public enum Side: Sendable, Hashable, CaseIterable {
+        case a, b
+        public var peer: Side { self == .a ? .b : .a }
+    }
+
+    public struct Counters: Sendable, Equatable {
+        public var datagramsTransmitted = 0
+        public var bytesTransmitted = 0
+        public var dropped = 0
+        public var duplicated = 0
+        public var reordered = 0
+        public var corrupted = 0
+        /// Larger than `maxDatagramSize` when transmitted: dropped.
+        public var oversize = 0
+        public var delivered = 0
+        public init() {}
+    }
+
+    private struct InFlight {
+        var due: Instant
+        var order: Int
+        var to: Side
+        var datagram: [UInt8]
+    }
+
+    public var faults: FaultProfile
+    /// Datagrams longer than this are dropped (and counted) at `transmit`.
+    public var maxDatagramSize: Int
+    public private(set) var random: SeededRandom
+    /// Counters per sending side.
+    public private(set) var counters: [Side: Counters] = [.a: Counters(), .b: Counters()]
+
+    private var inFlight: [InFlight] = []
+    private var order = 0
+
+    public init(faults: FaultProfile = .clean, maxDatagramSize: Int, seed: UInt64) {
+        self.faults = faults
+        self.maxDatagramSize = maxDatagramSize
+        self.random = SeededRandom(seed: seed)
+    }
+
+    /// Bytes transmitted by `side` (every datagram handed to `transmit`, delivered or not).
+    public func bytesTransmitted(from side: Side) -> Int { counters[side]?.bytesTransmitted ?? 0 }
+
+    /// Datagrams on their way.
+    public var inFlightCount: Int { inFlight.count }
+
+    public mutating func transmit(_ datagram: [UInt8], from side: Side, now: Instant) {
+        counters[side, default: Counters()].datagramsTransmitted += 1
+        counters[side, default: Counters()].bytesTransmitted += datagram.count
+        guard datagram.count <= maxDatagramSize else {
+            counters[side, default: Counters()].oversize += 1
+            return
+        }
+        if random.chance(faults.loss) {
+            counters[side, default: Counters()].dropped += 1
+            return
+        }
+        let copies = random.chance(faults.duplication) ? 2 : 1
+        if copies == 2 { counters[side, default: Counters()].duplicated += 1 }
+        for _ in 0..<copies {
+            var bytes = datagram
+            if !bytes.isEmpty, random.chance(faults.corruption) {
+                let bit = Int(random.next() % UInt64(bytes.count * 8))
+                bytes[bit / 8] ^= 1 << UInt8(bit % 8)
+                counters[side, default: Counters()].corrupted += 1
+            }
+            var delay = faults.latency + randomDuration(upTo: faults.jitter)
+            if random.chance(faults.reordering) {
+                delay += randomDuration(upTo: faults.reorderDelay)
+                counters[side, default: Counters()].reordered += 1
+            }
+            inFlight.append(InFlight(due: now.advanced(by: delay), order: order, to: side.peer, datagram: bytes))
+            order += 1
+        }
+    }
+
+    /// When the next datagram arrives, if any is in flight.
+    public var nextDeliveryTime: Instant? { inFlight.min(by: { $0.due < $1.due })?.due }
+
+    /// Everything due by `now`, in arrival order.
+    public mutating func deliver(now: Instant) -> [(to: Side, datagram: [UInt8])] {
+        var due: [InFlight] = []
+        inFlight.removeAll { item in
+            guard item.due <= now else { return false }
+            due.append(item)
+            return true
+        }
+        due.sort { ($0.due, $0.order) < ($1.due, $1.order) }
+        for item in due { counters[item.to.peer, default: Counters()].delivered += 1 }
+        return due.map { (to: $0.to, datagram: $0.datagram) }
+    }
+
+    /// The connection drops: everything in flight is lost. The link stays usable (a reconnect).
+    public mutating func cut() {
+        inFlight.removeAll()
+    }
+
+    private mutating func randomDuration(upTo limit: Duration) -> Duration {
+        let nanos = limit.nanoseconds
+        guard nanos > 0 else { return .zero }
+        return .nanoseconds(Int64(random.next() % UInt64(nanos + 1)))
+    }
+}
