@@ -9,7 +9,8 @@ public enum XChaCha20Poly1305IETF {
 
     static let primitive = AEADPrimitive(
         keyLength: keyLength, nonceLength: nonceLength, tagLength: tagLength,
-        maxMessageLength: Int(clamping: crypto_aead_xchacha20poly1305_ietf_messagebytes_max()),
+        // size_t is imported as Int, so reinterpret before clamping (XChaCha's limit is SIZE_MAX - 16).
+        maxMessageLength: Int(clamping: UInt(bitPattern: crypto_aead_xchacha20poly1305_ietf_messagebytes_max())),
         encrypt: crypto_aead_xchacha20poly1305_ietf_encrypt, decrypt: crypto_aead_xchacha20poly1305_ietf_decrypt)
 
     /// Ciphertext ‖ tag.

@@ -1,0 +1,52 @@
+/// Replay protection for message 1 (protocol.md §3): accepts a timestamp from a peer only if it is
+/// greater than the last one accepted from that peer's static key.
+///
+/// Memory is bounded: at most `capacity` peers are remembered; when a new peer arrives at a full
+/// table, the peer accepted least recently is forgotten (so a replay from a forgotten peer would
+/// be accepted again; choose `capacity` above the number of peers you expect).
+public struct HandshakeReplayGuard {
+    public let capacity: Int
+    private var latest: [[UInt8]: Entry] = [:]
+    /// Acceptance order, oldest first; entries whose sequence no longer matches `latest` are stale.
+    private var order: [(peer: [UInt8], sequence: UInt64)] = []
+    private var orderStart = 0
+    private var nextSequence: UInt64 = 0
+
+    private struct Entry { var timestamp: UInt64; var sequence: UInt64 }
+
+    public init() { self.init(capacity: 4096) }
+
+    public init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    /// Number of peers remembered.
+    public var count: Int { latest.count }
+
+    /// True (and remembered) if `timestamp` is newer than the last accepted from `peer`.
+    public mutating func accept(timestamp: UInt64, from peer: [UInt8]) -> Bool {
+        if let entry = latest[peer], timestamp <= entry.timestamp { return false }
+        if latest[peer] == nil, latest.count >= capacity { evictOldest() }
+        latest[peer] = Entry(timestamp: timestamp, sequence: nextSequence)
+        order.append((peer, nextSequence))
+        nextSequence += 1
+        compactIfNeeded()
+        return true
+    }
+
+    private mutating func evictOldest() {
+        while orderStart < order.count {
+            let (peer, sequence) = order[orderStart]
+            orderStart += 1
+            if latest[peer]?.sequence == sequence {
+                latest[peer] = nil
+                return
+            }
+        }
+    }
+
+    /// Keeps `order` within twice the table size by dropping consumed and stale entries.
+    private mutating func compactIfNeeded() {
+        guard order.count - orderStart > 2 * capacity || orderStart > capacity else { return }
+        order = order[orderStart...].filter { latest[$0.peer]?.sequence == $0.sequence }
+        orderStart = 0
+    }
+}
