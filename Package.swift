@@ -33,21 +33,23 @@ let package = Package(
         .target(name: "Record", dependencies: ["Pipeline", "Sodium"]),
         .target(name: "Transfer", dependencies: ["Pipeline"]),
         .target(name: "Keys", dependencies: ["Sodium"]),
-        .target(name: "Session", dependencies: ["Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys"]),
+        .target(name: "Storage", dependencies: ["Transfer"]),
+        .target(name: "Session", dependencies: ["Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium"]),
 
         // Transports: in memory (tests, benchmarks) and BlueZ (the radio).
         .target(name: "MemoryTransport", dependencies: ["Pipeline"]),
+        .target(name: "Simulation", dependencies: ["Session", "MemoryTransport", "Pipeline", "Transfer", "Keys"]),
         .target(name: "BlueZ", dependencies: ["Pipeline", "DBus"]),
 
         // Command line.
         .target(name: "BlesendCLI", dependencies: [
-            "Session", "Keys", "BlueZ",
+            "Session", "Keys", "BlueZ", "Storage",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "blesend", dependencies: ["BlesendCLI"]),
         .executableTarget(name: "blerecv", dependencies: ["BlesendCLI"]),
-        .executableTarget(name: "blesend-bench", dependencies: ["Session", "MemoryTransport", "Sodium", "Framing", "Record"]),
+        .executableTarget(name: "blesend-bench", dependencies: ["Simulation", "Session", "MemoryTransport", "Sodium", "Framing", "Record", "Transfer", "Keys"]),
 
         // Tests: one target per module.
         .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
@@ -58,7 +60,8 @@ let package = Package(
         .testTarget(name: "RecordTests", dependencies: ["Record", "Sodium"]),
         .testTarget(name: "TransferTests", dependencies: ["Transfer", "Pipeline"]),
         .testTarget(name: "KeysTests", dependencies: ["Keys"]),
-        .testTarget(name: "SessionTests", dependencies: ["Session", "MemoryTransport", "Keys"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "Transfer"]),
+        .testTarget(name: "SessionTests", dependencies: ["Session", "Simulation", "MemoryTransport", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline"]),
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
         .testTarget(name: "CLITests", dependencies: ["BlesendCLI"]),
     ]

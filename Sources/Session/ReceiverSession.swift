@@ -1,0 +1,224 @@
+import Framing
+import Handshake
+import Keys
+import Pipeline
+import Sodium
+import Transfer
+
+/// The receiving endpoint: every layer composed, sans-IO, serving one connection at a time.
+///
+/// It lives as long as the receiver runs: the trust store, the handshake replay guard and partial
+/// transfers (for resume) carry over from one connection to the next.
+public struct ReceiverSession {
+    public enum Event: Equatable, Sendable {
+        /// A trusted sender completed the handshake.
+        case authenticated(sender: String, fingerprint: String)
+        /// A connection was refused during the handshake (for the local log; the peer learns nothing).
+        case refused(SessionError.RefusalReason)
+        case transfer(TransferReceiver.Event)
+    }
+
+    private enum State {
+        case idle
+        case awaitingHello(NoiseIKResponder, deadline: Instant)
+        case established(SecureTransferCodec)
+        /// We sent the refusal; the link closes once it is delivered (or soon after).
+        case refusing(deadline: Instant)
+    }
+
+    private let identity: Identity
+    private let trust: TrustStore
+    private let configuration: SessionConfiguration
+    private var transfer: TransferReceiver
+    private var replayGuard = HandshakeReplayGuard()
+    private var link: ReliableLink?
+    private var state = State.idle
+    private var events: [Event] = []
+
+    public init(identity: Identity, trust: TrustStore, store: any FileStore,
+                configuration: SessionConfiguration = .init(), maxFileSize: UInt64 = 1 << 40) {
+        self.identity = identity
+        self.trust = trust
+        self.configuration = configuration
+        self.transfer = TransferReceiver(store: store, makeHasher: { FileHasher() }, maxFileSize: maxFileSize)
+    }
+
+    public mutating func takeEvents() -> [Event] {
+        events += transfer.takeEvents().map(Event.transfer)
+        defer { events.removeAll() }
+        return events
+    }
+
+    public var isConnected: Bool { link != nil }
+    public var linkStatistics: LinkStatistics? { link?.statistics }
+    public var partialTransfers: Int { transfer.partialCount }
+
+    /// Whether the current connection is finished (goodbye exchanged and delivered, or a refusal
+    /// sent): the driver should disconnect.
+    public var connectionComplete: Bool {
+        guard let link else { return false }
+        switch state {
+        case .established: return transfer.sessionEnded && link.isIdle
+        case .refusing: return link.isIdle
+        case .idle, .awaitingHello: return false
+        }
+    }
+
+    /// A sender connected.
+    public mutating func accept(maxDatagramSize: Int, now: Instant, ephemeral: SecureBytes? = nil) throws(SessionError) {
+        do {
+            let responder = try NoiseIKResponder(localStatic: identity.secretKey, prologue: blesendPrologue, ephemeral: ephemeral)
+            state = .awaitingHello(responder, deadline: now.advanced(by: configuration.handshakeTimeout))
+        } catch {
+            throw .protocolViolation("cannot start the handshake: \(error)")
+        }
+        link = ReliableLink(configuration: configuration.link, maxDatagramSize: maxDatagramSize)
+    }
+
+    /// The connection ended (for whatever reason). Partial files wait for the sender to resume.
+    public mutating func linkLost(now: Instant) {
+        link = nil
+        state = .idle
+        transfer.connectionLost(now: now)
+        transfer.expirePartials(now: now)
+    }
+
+    /// Shutting down: partial files are removed.
+    public mutating func shutdown() {
+        link = nil
+        state = .idle
+        transfer.discardAll()
+    }
+
+    public mutating func setMaxDatagramSize(_ size: Int) {
+        link?.maxDatagramSize = size
+    }
+
+    public mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
+        guard var link else { return }
+        do {
+            try link.receive(datagram: datagram, now: now)
+        } catch {
+            self.link = link
+            throw SessionError(error)
+        }
+        var failure: SessionError?
+        while failure == nil, let message = link.nextMessage() {
+            do {
+                try handle(message: message, link: &link, now: now)
+            } catch {
+                failure = error
+            }
+        }
+        self.link = link
+        if let failure { throw failure }
+    }
+
+    public var nextDeadline: Instant? {
+        let linkDeadline = link?.nextDeadline
+        switch state {
+        case .awaitingHello(_, let deadline), .refusing(let deadline):
+            return linkDeadline.map { min($0, deadline) } ?? deadline
+        default:
+            return linkDeadline
+        }
+    }
+
+    public mutating func handleTimers(now: Instant) throws(SessionError) {
+        switch state {
+        case .awaitingHello(_, let deadline) where now >= deadline:
+            throw .handshakeTimeout
+        case .refusing(let deadline) where now >= deadline:
+            throw .refusedSender(.malformedHandshake)
+        default:
+            break
+        }
+        do {
+            try link?.handleTimers(now: now)
+        } catch {
+            throw SessionError(error)
+        }
+    }
+
+    public mutating func nextDatagram(now: Instant) -> [UInt8]? {
+        link?.nextDatagram(now: now)
+    }
+
+    // MARK: - Steps
+
+    private mutating func handle(message: [UInt8], link: inout ReliableLink, now: Instant) throws(SessionError) {
+        switch state {
+        case .idle, .refusing:
+            return
+        case .awaitingHello(var responder, _):
+            guard let (reply, codec) = try hello(message, responder: &responder, now: now) else {
+                // One answer for every failure: the sender learns nothing about why.
+                do { try link.send(message: refusalMessage) } catch { throw SessionError(error) }
+                state = .refusing(deadline: now.advanced(by: .seconds(2)))
+                return
+            }
+            do { try link.send(message: reply) } catch { throw SessionError(error) }
+            state = .established(codec)
+        case .established(var codec):
+            let incoming = try codec.open(message)
+            let replies: [TransferMessage]
+            do {
+                replies = try transfer.receive(incoming, now: now)
+            } catch {
+                state = .established(codec)
+                throw .transfer(error)
+            }
+            for reply in replies {
+                do { try link.send(message: try codec.seal(reply)) } catch let error as LinkError {
+                    throw SessionError(error)
+                } catch let error as SessionError { throw error } catch { throw .protocolViolation("\(error)") }
+            }
+            state = .established(codec)
+        }
+    }
+
+    /// Checks handshake message 1; returns message 2 and the record codec, or nil to refuse.
+    private mutating func hello(_ message: [UInt8], responder: inout NoiseIKResponder, now: Instant)
+        throws(SessionError) -> ([UInt8], SecureTransferCodec)? {
+        let remoteStatic: [UInt8], payload: [UInt8]
+        do {
+            (remoteStatic, payload) = try responder.readMessage1(message)
+        } catch {
+            events.append(.refused(.malformedHandshake))
+            return nil
+        }
+        guard let sender = trust.name(for: remoteStatic) else {
+            let fingerprint = PublicKey(bytes: remoteStatic)?.fingerprint ?? "?"
+            events.append(.refused(.unknownSender(fingerprint: fingerprint)))
+            return nil
+        }
+        var reader = ByteReader(payload)
+        guard let timestamp = try? reader.readUInt64(),
+              let opening = try? TransferMessage(decoding: reader.readRest()) else {
+            events.append(.refused(.badOpening(sender: sender)))
+            return nil
+        }
+        guard replayGuard.accept(timestamp: timestamp, from: remoteStatic) else {
+            events.append(.refused(.replayedHandshake(sender: sender)))
+            return nil
+        }
+        let reply: TransferMessage
+        do {
+            reply = try transfer.begin(sender: sender, senderKey: remoteStatic, opening: opening, now: now)
+        } catch {
+            events.append(.refused(.badOpening(sender: sender)))
+            return nil
+        }
+        do {
+            let message2 = try responder.writeMessage2(payload: reply.encoded())
+            let keys = try responder.split()
+            let codec = makeSecureTransferCodec(send: keys.responderToInitiator, receive: keys.initiatorToResponder,
+                                                rekeyAfter: configuration.rekeyAfterRecords)
+            let fingerprint = PublicKey(bytes: remoteStatic)?.fingerprint ?? "?"
+            events.append(.authenticated(sender: sender, fingerprint: fingerprint))
+            return (message2, codec)
+        } catch {
+            throw .protocolViolation("cannot answer the handshake: \(error)")
+        }
+    }
+}

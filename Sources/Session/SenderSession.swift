@@ -1,0 +1,172 @@
+import Framing
+import Handshake
+import Keys
+import Pipeline
+import Sodium
+import Transfer
+
+/// The sending endpoint: every layer of the stack composed, sans-IO.
+///
+/// Drive it with `connect` when a link comes up, `receive` for each datagram, `nextDatagram` to
+/// get what to transmit, and `handleTimers` at `nextDeadline`. When a link drops, call
+/// `linkLost` and then `connect` again on the next link: the transfer resumes where the receiver
+/// says its data stopped, under a fresh handshake.
+public struct SenderSession {
+    public enum Event: Equatable, Sendable {
+        /// The receiver proved it holds the pinned key; data flows from now on.
+        case authenticated(fingerprint: String)
+        case transfer(TransferSender.Event)
+    }
+
+    private enum State {
+        case disconnected
+        case awaitingResponse(NoiseIKInitiator)
+        case established(SecureTransferCodec)
+    }
+
+    private let identity: Identity
+    private let receiverKey: PublicKey
+    private let configuration: SessionConfiguration
+    private var transfer: TransferSender
+    private var link: ReliableLink?
+    private var state = State.disconnected
+    private var events: [Event] = []
+
+    public init(identity: Identity, receiverKey: PublicKey, files: [any FileSource],
+                configuration: SessionConfiguration = .init(),
+                makeTransferID: @escaping () -> TransferID = randomTransferID) {
+        self.identity = identity
+        self.receiverKey = receiverKey
+        self.configuration = configuration
+        self.transfer = TransferSender(files: files, makeHasher: { FileHasher() }, makeID: makeTransferID)
+    }
+
+    public var isFinished: Bool { transfer.isFinished }
+    public var isConnected: Bool { link != nil }
+    public var linkStatistics: LinkStatistics? { link?.statistics }
+
+    public mutating func takeEvents() -> [Event] {
+        events += transfer.takeEvents().map(Event.transfer)
+        defer { events.removeAll() }
+        return events
+    }
+
+    /// A new link is up: start the handshake. `wallClock` is nanoseconds since the Unix epoch
+    /// (replay protection); `ephemeral` is for tests only.
+    public mutating func connect(maxDatagramSize: Int, now: Instant, wallClock: UInt64, ephemeral: SecureBytes? = nil) throws(SessionError) {
+        var link = ReliableLink(configuration: configuration.link, maxDatagramSize: maxDatagramSize)
+        let opening = transfer.openingMessage()
+        var payload: [UInt8] = []
+        payload.appendBigEndian(wallClock)
+        opening.encode(into: &payload)
+        do {
+            var initiator = try NoiseIKInitiator(localStatic: identity.secretKey, remoteStatic: receiverKey.bytes,
+                                                 prologue: blesendPrologue, ephemeral: ephemeral)
+            try link.send(message: try initiator.writeMessage1(payload: payload))
+            state = .awaitingResponse(initiator)
+        } catch let error as LinkError {
+            throw SessionError(error)
+        } catch {
+            throw .protocolViolation("cannot start the handshake: \(error)")
+        }
+        self.link = link
+    }
+
+    /// The link went away. Transfer state is kept for the next `connect`.
+    public mutating func linkLost() {
+        link = nil
+        state = .disconnected
+        transfer.connectionLost()
+    }
+
+    /// The MTU changed (e.g. a socket was re-acquired).
+    public mutating func setMaxDatagramSize(_ size: Int) {
+        link?.maxDatagramSize = size
+    }
+
+    public mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
+        guard var link else { return }
+        defer { self.link = link }
+        do {
+            try link.receive(datagram: datagram, now: now)
+        } catch {
+            throw SessionError(error)
+        }
+        while let message = link.nextMessage() {
+            try handle(message: message)
+        }
+    }
+
+    public var nextDeadline: Instant? { link?.nextDeadline }
+
+    public mutating func handleTimers(now: Instant) throws(SessionError) {
+        guard link != nil else { return }
+        do {
+            try link?.handleTimers(now: now)
+        } catch {
+            throw SessionError(error)
+        }
+    }
+
+    /// The next datagram to transmit now, if any. Pulls file data into the link while the link
+    /// has room (so memory stays bounded by the window, whatever the file size).
+    public mutating func nextDatagram(now: Instant) throws(SessionError) -> [UInt8]? {
+        guard var link else { return nil }
+        defer { self.link = link }
+        if case .established(var codec) = state {
+            let fillTarget = configuration.link.window * link.maxDatagramSize
+            while link.bufferedOutboundBytes < fillTarget, transfer.hasMessageReady {
+                let message: TransferMessage?
+                do {
+                    message = try transfer.nextMessage()
+                } catch {
+                    throw .transfer(error)
+                }
+                guard let message else { break }
+                do {
+                    try link.send(message: try codec.seal(message))
+                } catch let error as LinkError {
+                    throw SessionError(error)
+                } catch let error as SessionError {
+                    throw error
+                } catch {
+                    throw .protocolViolation("\(error)")
+                }
+            }
+            state = .established(codec)
+        }
+        return link.nextDatagram(now: now)
+    }
+
+    private mutating func handle(message: [UInt8]) throws(SessionError) {
+        switch state {
+        case .disconnected:
+            return
+        case .awaitingResponse(var initiator):
+            if message == refusalMessage { throw .refusedByPeer }
+            let payload: [UInt8]
+            let keys: HandshakeResult
+            do {
+                payload = try initiator.readMessage2(message)
+                keys = try initiator.split()
+            } catch {
+                throw .peerNotAuthenticated
+            }
+            let codec = makeSecureTransferCodec(send: keys.initiatorToResponder, receive: keys.responderToInitiator,
+                                                rekeyAfter: configuration.rekeyAfterRecords)
+            events.append(.authenticated(fingerprint: receiverKey.fingerprint))
+            let reply: TransferMessage
+            do {
+                reply = try TransferMessage(decoding: payload)
+            } catch {
+                throw .protocolViolation("malformed handshake answer: \(error)")
+            }
+            do { try transfer.receive(reply) } catch { throw .transfer(error) }
+            state = .established(codec)
+        case .established(var codec):
+            let incoming = try codec.open(message)
+            state = .established(codec)
+            do { try transfer.receive(incoming) } catch { throw .transfer(error) }
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import Framing
+import Transfer
+
+/// Why a connection (or the whole session) ended badly. Each maps to one exit code in the CLI.
+public enum SessionError: Error, Equatable, Sendable {
+    /// The receiver answered our handshake with a refusal: it does not trust our key, or the key
+    /// we pinned for it is wrong. (By design it does not say which.)
+    case refusedByPeer
+    /// The peer's handshake answer did not authenticate: it is not the receiver we pinned.
+    case peerNotAuthenticated
+    /// A sender tried to connect but was refused (receiver side; `reason` is for the local log only).
+    case refusedSender(RefusalReason)
+    /// The handshake did not finish in time.
+    case handshakeTimeout
+    /// A record failed authentication or broke the record rules: tampering or corruption.
+    case integrity(String)
+    /// The link is gone or stopped making progress.
+    case linkLost
+    /// The peer broke the protocol.
+    case protocolViolation(String)
+    /// The transfer layer stopped (e.g. a local file could not be read).
+    case transfer(TransferError)
+
+    public enum RefusalReason: Equatable, Sendable {
+        case malformedHandshake
+        case unknownSender(fingerprint: String)
+        case replayedHandshake(sender: String)
+        case badOpening(sender: String)
+    }
+}
+
+extension SessionError {
+    init(_ error: LinkError) {
+        switch error {
+        case .linkDead: self = .linkLost
+        default: self = .protocolViolation("framing: \(error)")
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Keys
+import MemoryTransport
+import Pipeline
+import Session
+import Simulation
+import Testing
+import Transfer
+
+/// Two endpoints, each with its own keys, wired through the whole stack in memory.
+struct Pair {
+    let senderID = Identity.generate()
+    let receiverID = Identity.generate()
+    let store = MemoryFileStore()
+    var trusted = true
+
+    func endpoints(files: [any FileSource], pinned: PublicKey? = nil, configuration: SessionConfiguration = .init())
+        -> (SenderSession, ReceiverSession) {
+        let trust = TrustStore(peers: trusted ? [.init(name: "alice", key: senderID.publicKey)] : [])
+        let sender = SenderSession(identity: senderID, receiverKey: pinned ?? receiverID.publicKey, files: files, configuration: configuration)
+        let receiver = ReceiverSession(identity: receiverID, trust: trust, store: store, configuration: configuration)
+        return (sender, receiver)
+    }
+}
+
+func bytes(_ count: Int, seed: UInt64) -> [UInt8] {
+    var random = SeededRandom(seed: seed)
+    return (0..<count).map { _ in UInt8.random(in: 0...255, using: &random) }
+}
+
+let mtus = [23, 185, 247, 517]
+
+@Test(arguments: mtus)
+func filesOfEverySizeArriveOnACleanLink(mtu: Int) throws {
+    let payload = attPayloadSize(mtu: mtu)
+    for size in [0, 1, mtu - 1, mtu + 1, 1 << 20] {
+        let pair = Pair()
+        let data = bytes(size, seed: UInt64(size))
+        var (sender, receiver) = pair.endpoints(files: [MemoryFileSource(name: "f\(size)", bytes: data)])
+        let outcome = LoopbackRun.run(sender: &sender, receiver: &receiver, options: .init(maxDatagramSize: payload))
+        #expect(outcome.finished, "mtu \(mtu) size \(size): \(outcome.senderErrors)")
+        #expect(pair.store.committed["f\(size)"] == data, "mtu \(mtu) size \(size)")
+        #expect(pair.store.openTemporaries == 0)
+        #expect(outcome.connections == 1)
+    }
+}
+
+@Test(arguments: mtus)
+func filesArriveUnderLossDuplicationReorderingAndCorruption(mtu: Int) throws {
+    let payload = attPayloadSize(mtu: mtu)
+    var options = LoopbackRun.Options(maxDatagramSize: payload)
+    options.faults = FaultProfile(loss: 0.05, duplication: 0.02, reordering: 0.05, corruption: 0.01)
+    for size in [0, 1, mtu - 1, mtu + 1, 1 << 20] {
+        let pair = Pair()
+        let data = bytes(size, seed: UInt64(size) &+ 7)
+        var (sender, receiver) = pair.endpoints(files: [MemoryFileSource(name: "f", bytes: data)])
+        options.seed = UInt64(mtu * 1000 + size)
+        let outcome = LoopbackRun.run(sender: &sender, receiver: &receiver, options: options)
+        #expect(outcome.finished, "mtu \(mtu) size \(size): \(outcome.senderErrors) \(outcome.receiverErrors)")
+        #expect(pair.store.committed["f"] == data, "mtu \(mtu) size \(size)")
+        #expect(pair.store.openTemporaries == 0)
+    }
+}
+
+@Test(arguments: mtus)
+func aCutLinkReconnectsAndResumes(mtu: Int) throws {
+    let payload = attPayloadSize(mtu: mtu)
+    let size = 1 << 20
+    let pair = Pair()
+    let data = bytes(size, seed: 99)
+    var (sender, receiver) = pair.endpoints(files: [MemoryFileSource(name: "big", bytes: data)])
+    var options = LoopbackRun.Options(maxDatagramSize: payload)
+    let frames = size / payload
+    options.cutsAfterDatagrams = [frames / 5, frames / 2, frames * 4 / 5]
+    options.faults = FaultProfile(loss: 0.05, duplication: 0.02, reordering: 0.05, corruption: 0.01)
+    options.seed = UInt64(mtu)
+    let outcome = LoopbackRun.run(sender: &sender, receiver: &receiver, options: options)
+    #expect(outcome.finished, "\(outcome.senderErrors) \(outcome.receiverErrors)")
+    #expect(outcome.connections == 4)
+    #expect(pair.store.committed["big"] == data)
+    #expect(pair.store.openTemporaries == 0)
+    let resumed = outcome.senderEvents.compactMap { event -> UInt64? in
+        if case .transfer(.fileStarted(_, _, _, let at)) = event, at > 0 { return at }
+        return nil
+    }
+    #expect(resumed.count == 3, "every reconnect resumes past zero: \(resumed)")
+}
+
+@Test func anMTUChangeMidTransferIsHandled() throws {
+    let pair = Pair()
+    let data = bytes(200_000, seed: 5)
+    var (sender, receiver) = pair.endpoints(files: [MemoryFileSource(name: "m", bytes: data)])
+    var options = LoopbackRun.Options(maxDatagramSize: 244)
+    options.mtuChange = (afterDatagrams: 300, size: 20)
+    let outcome = LoopbackRun.run(sender: &sender, receiver: &receiver, options: options)
+    #expect(outcome.finished)
+    #expect(pair.store.committed["m"] == data)
+}
+
+@Test func severalFilesAndAStreamInOneSession() throws {
+    let pair = Pair()
+    let files: [any FileSource] = [
+        MemoryFileSource(name: "a", bytes: bytes(10_000, seed: 1)),
+        MemoryFileSource(name: "b", bytes: bytes(0, seed: 2)),
+        MemoryFileSource(name: "c", bytes: bytes(70_000, seed: 3), asStream: true),
+    ]
+    var (sender, receiver) = pair.endpoints(files: files)
+    let outcome = LoopbackRun.run(sender: &sender, receiver: &receiver, options: .init(maxDatagramSize: 182))
+    #expect(outcome.finished)
+    #expect(pair.store.committed["a"] == bytes(10_000, seed: 1))
+    #expect(pair.store.committed["b"] == [])
+    #expect(pair.store.committed["c"] == bytes(70_000, seed: 3))
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import Transfer
+@testable import Storage
+
+func scratchDirectory() throws -> String {
+    let path = NSTemporaryDirectory() + "blesend-storage-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+    return path
+}
+
+func listing(_ dir: String) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+}
+
+@Test func committedFilesAppearOnlyAtCommitAndNeverOverwrite() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let store = DirectoryFileStore(directory: dir)
+    try "old".write(toFile: dir + "/report.pdf", atomically: false, encoding: .utf8)
+
+    let file = try store.begin(name: "report.pdf", size: 6, sender: "alice")
+    try file.write(Array("abc".utf8), at: 0)
+    try file.write(Array("def".utf8), at: 3)
+    // While receiving, only a hidden temporary exists besides the old file.
+    let during = try listing(dir)
+    #expect(during.count == 2)
+    #expect(during.contains { $0.hasPrefix(".report.pdf.") && $0.hasSuffix(DirectoryFileStore.temporarySuffix) })
+
+    let stored = try file.commit()
+    #expect(stored == "report-1.pdf")
+    #expect(try String(contentsOfFile: dir + "/report.pdf", encoding: .utf8) == "old")
+    #expect(try String(contentsOfFile: dir + "/report-1.pdf", encoding: .utf8) == "abcdef")
+    #expect(try listing(dir) == ["report-1.pdf", "report.pdf"])
+}
+
+@Test func overwriteReplacesWhenAskedTo() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    try "old".write(toFile: dir + "/a.txt", atomically: false, encoding: .utf8)
+    let file = try DirectoryFileStore(directory: dir, overwrite: true).begin(name: "a.txt", size: nil, sender: "x")
+    try file.write([0x6E, 0x65, 0x77], at: 0)
+    #expect(try file.commit() == "a.txt")
+    #expect(try String(contentsOfFile: dir + "/a.txt", encoding: .utf8) == "new")
+}
+
+@Test func discardLeavesNothing() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let file = try DirectoryFileStore(directory: dir).begin(name: "x", size: nil, sender: "x")
+    try file.write([1, 2, 3], at: 0)
+    file.discard()
+    file.discard()
+    #expect(try listing(dir).isEmpty)
+}
+
+@Test func staleTemporariesAreRemovedAndOthersKept() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    try "x".write(toFile: dir + "/.old.ABC123.blesend-part", atomically: false, encoding: .utf8)
+    try "x".write(toFile: dir + "/keep.txt", atomically: false, encoding: .utf8)
+    #expect(DirectoryFileStore(directory: dir).removeStaleTemporaries() == 1)
+    #expect(try listing(dir) == ["keep.txt"])
+}
+
+@Test func numberedNames() {
+    #expect(DirectoryFileStore.numbered("report.pdf", 2) == "report-2.pdf")
+    #expect(DirectoryFileStore.numbered("archive", 1) == "archive-1")
+    #expect(DirectoryFileStore.numbered("a.tar.gz", 1) == "a.tar-1.gz")
+}
+
+@Test func unwritableOrMissingDirectoriesAreReported() throws {
+    #expect(throws: StorageError.self) { try DirectoryFileStore(directory: "/nonexistent-blesend").checkWritable() }
+    #expect(throws: (any Error).self) { try DirectoryFileStore(directory: "/nonexistent-blesend").begin(name: "a", size: 1, sender: "x") }
+}
+
+@Test func anAbsurdSizeIsRefusedUpFront() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    #expect(throws: StorageError.self) { try DirectoryFileStore(directory: dir).begin(name: "huge", size: 1 << 62, sender: "x") }
+    #expect(try listing(dir).isEmpty)
+}
+
+@Test func localFilesAndStreamsReadBack() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+    FileManager.default.createFile(atPath: dir + "/f", contents: Data(bytes))
+    let source = try LocalFileSource(path: dir + "/f")
+    #expect(source.size == 10_000)
+    #expect(source.name == "f")
+    #expect(try source.read(at: 9_990, count: 100) == Array(bytes[9_990...]))
+    #expect(try source.read(at: 20_000, count: 10).isEmpty)
+    #expect(throws: StorageError.self) { try LocalFileSource(path: dir) }
+
+    let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: dir + "/f"))
+    let stream = StreamSource(fd: handle.fileDescriptor, name: "s")
+    #expect(try stream.read(at: 0, count: 4096) == Array(bytes[0..<4096]))
+    #expect(try stream.read(at: 4096, count: 8192) == Array(bytes[4096..<10_000]))
+    stream.release(before: 4096)
+    #expect(try stream.read(at: 5000, count: 10) == Array(bytes[5000..<5010]))
+    #expect(throws: StorageError.self) { try stream.read(at: 100, count: 10) }
+    try handle.close()
+}
