@@ -1,0 +1,61 @@
+import Handshake
+import Testing
+
+@Suite struct HandshakeReplayGuardTests {
+    struct Step: Sendable, CustomTestStringConvertible {
+        let peer: UInt8
+        let timestamp: UInt64
+        let accepted: Bool
+        var testDescription: String { "peer \(peer) t=\(timestamp) → \(accepted)" }
+    }
+
+    /// One table, run in order against one guard.
+    static let table: [Step] = [
+        Step(peer: 1, timestamp: 100, accepted: true),    // first from peer 1
+        Step(peer: 1, timestamp: 100, accepted: false),   // exact replay
+        Step(peer: 1, timestamp: 99, accepted: false),    // older
+        Step(peer: 1, timestamp: 101, accepted: true),    // newer
+        Step(peer: 2, timestamp: 50, accepted: true),     // other peers are independent
+        Step(peer: 2, timestamp: 50, accepted: false),
+        Step(peer: 1, timestamp: 101, accepted: false),
+        Step(peer: 3, timestamp: 0, accepted: true),      // zero is fine the first time
+        Step(peer: 3, timestamp: 0, accepted: false),
+        Step(peer: 1, timestamp: .max, accepted: true),
+        Step(peer: 1, timestamp: .max, accepted: false),  // nothing beats the maximum
+    ]
+
+    @Test func table() {
+        var guardian = HandshakeReplayGuard()
+        for (index, step) in Self.table.enumerated() {
+            let peer = [UInt8](repeating: step.peer, count: 32)
+            let accepted = guardian.accept(timestamp: step.timestamp, from: peer)
+            #expect(accepted == step.accepted, "step \(index): \(step.testDescription)")
+        }
+    }
+
+    @Test func memoryIsBoundedAndOldestIsEvicted() {
+        var guardian = HandshakeReplayGuard(capacity: 3)
+        func peer(_ n: Int) -> [UInt8] { [UInt8(n)] + [UInt8](repeating: 0, count: 31) }
+        func accept(_ timestamp: UInt64, from peer: [UInt8]) -> Bool { guardian.accept(timestamp: timestamp, from: peer) }
+        #expect(accept(10, from: peer(1)))
+        #expect(accept(10, from: peer(2)))
+        #expect(accept(10, from: peer(3)))
+        #expect(accept(11, from: peer(1)))   // peer 1 is now the most recent
+        #expect(accept(10, from: peer(4)))   // evicts peer 2, the oldest
+        #expect(guardian.count == 3)
+        #expect(!accept(11, from: peer(1)))  // still remembered
+        #expect(!accept(10, from: peer(3)))  // still remembered
+        #expect(accept(10, from: peer(2)))   // forgotten, so accepted again
+        #expect(guardian.count == 3)
+    }
+
+    @Test func manyAcceptsStayBounded() {
+        var guardian = HandshakeReplayGuard(capacity: 4)
+        for t in 1...10_000 {
+            let accepted = guardian.accept(timestamp: UInt64(t), from: [UInt8(t % 7)])
+            #expect(accepted)
+        }
+        #expect(guardian.count == 4)
+        #expect(HandshakeReplayGuard().capacity == 4096)
+    }
+}
