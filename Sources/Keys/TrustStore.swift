@@ -8,6 +8,11 @@ public struct TrustStore: Sendable {
     public struct Peer: Sendable, Equatable {
         public let name: String
         public let key: PublicKey
+
+        public init(name: String, key: PublicKey) {
+            self.name = name
+            self.key = key
+        }
     }
 
     public private(set) var peers: [Peer]

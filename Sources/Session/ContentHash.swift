@@ -10,7 +10,7 @@ struct FileHasher: ContentHasher {
 }
 
 /// A fresh random transfer id.
-func randomTransferID() -> TransferID {
+public func randomTransferID() -> TransferID {
     TransferID(halves: Random.bytes(16).reduce(into: (UInt64(0), UInt64(0))) { acc, byte in
         acc = (acc.0 << 8 | acc.1 >> 56, acc.1 << 8 | UInt64(byte))
     })

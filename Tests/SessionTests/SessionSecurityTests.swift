@@ -24,7 +24,7 @@ struct Attack {
     }
 }
 
-let passThrough: RelayRun.Tamper = { _, _, message in [message] }
+func passThrough(_: RelayRun.Direction, _: Int, _ message: [UInt8]) -> [[UInt8]] { [message] }
 
 @Test func anHonestRunThroughTheRelayDelivers() {
     let attack = Attack()
@@ -112,7 +112,8 @@ extension Attack {
 
     // The attacker, alone on a new link, replays the captured message 1.
     var link = RelayInjector(receiver: receiver)
-    #expect(link.inject(message1))
+    let taken = link.inject(message1)
+    #expect(taken)
     #expect(link.events.contains { if case .refused(.replayedHandshake) = $0 { true } else { false } })
     #expect(link.answers == [[0x00]])
     #expect(pair.store.committed.keys.sorted() == ["one.txt"])
