@@ -38,12 +38,13 @@ let package = Package(
 
         // Transports: in memory (tests, benchmarks) and BlueZ (the radio).
         .target(name: "MemoryTransport", dependencies: ["Pipeline"]),
+        .target(name: "SessionRunner", dependencies: ["Session", "Pipeline"]),
         .target(name: "Simulation", dependencies: ["Session", "MemoryTransport", "Pipeline", "Transfer", "Keys"]),
         .target(name: "BlueZ", dependencies: ["Pipeline", "DBus"]),
 
         // Command line.
         .target(name: "BlesendCLI", dependencies: [
-            "Session", "Keys", "BlueZ", "Storage",
+            "Session", "SessionRunner", "Keys", "BlueZ", "Storage",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -62,6 +63,7 @@ let package = Package(
         .testTarget(name: "KeysTests", dependencies: ["Keys"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Transfer"]),
         .testTarget(name: "SessionTests", dependencies: ["Session", "Simulation", "MemoryTransport", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline"]),
+        .testTarget(name: "SessionRunnerTests", dependencies: ["SessionRunner", "Session", "MemoryTransport", "Keys", "Transfer", "Pipeline"]),
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
         .testTarget(name: "CLITests", dependencies: ["BlesendCLI"]),
     ]

@@ -50,6 +50,8 @@ public struct ReceiverSession {
     }
 
     public var isConnected: Bool { link != nil }
+    /// The sender of the current connection has said goodbye (its files are settled).
+    public var senderSaidGoodbye: Bool { transfer.sessionEnded }
     public var linkStatistics: LinkStatistics? { link?.statistics }
     public var partialTransfers: Int { transfer.partialCount }
 

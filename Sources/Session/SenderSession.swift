@@ -43,6 +43,8 @@ public struct SenderSession {
 
     public var isFinished: Bool { transfer.isFinished }
     public var isConnected: Bool { link != nil }
+    /// Nothing left to send or acknowledge on the current link.
+    public var isLinkIdle: Bool { link?.isIdle ?? true }
     public var linkStatistics: LinkStatistics? { link?.statistics }
 
     public mutating func takeEvents() -> [Event] {

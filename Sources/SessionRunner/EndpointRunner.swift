@@ -1,0 +1,167 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Pipeline
+import Session
+
+/// Runs a sans-IO endpoint over a real `DatagramTransport` for the length of one connection:
+/// sends what the endpoint produces, feeds it what arrives, and runs its timers on time.
+public enum EndpointRunner {
+    /// How a connection ended without an error.
+    public enum Ending: Sendable, Equatable {
+        /// The session completed (sender: receiver said goodbye; receiver: goodbye exchanged).
+        case finished
+        /// The link went away; the caller may reconnect and resume.
+        case linkLost
+    }
+
+    /// Nanoseconds since the Unix epoch (handshake replay protection).
+    public static func wallClock() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+    }
+
+    /// The sender's side of one connection.
+    public static func runSender(_ session: inout SenderSession, over transport: any DatagramTransport,
+                                 onEvent: (SenderSession.Event) -> Void) async throws(SessionError) -> Ending {
+        let clock = MonotonicClock()
+        try session.connect(maxDatagramSize: transport.maxDatagramSize, now: clock.now, wallClock: wallClock())
+        let inbox = Inbox()
+        let reader = startReading(transport, into: inbox)
+        defer { reader.cancel() }
+        var endpoint = SenderEndpoint(session: session)
+        defer { session = endpoint.session }
+        return try await run(&endpoint, transport: transport, inbox: inbox, clock: clock) { events in
+            events.forEach(onEvent)
+        }
+    }
+
+    /// The receiver's side of one connection (the session already knows nothing of it yet).
+    public static func runReceiver(_ session: inout ReceiverSession, over transport: any DatagramTransport,
+                                   onEvent: (ReceiverSession.Event) -> Void) async throws(SessionError) -> Ending {
+        let clock = MonotonicClock()
+        try session.accept(maxDatagramSize: transport.maxDatagramSize, now: clock.now)
+        let inbox = Inbox()
+        let reader = startReading(transport, into: inbox)
+        defer { reader.cancel() }
+        var endpoint = ReceiverEndpoint(session: session)
+        defer { session = endpoint.session }
+        do {
+            let ending = try await run(&endpoint, transport: transport, inbox: inbox, clock: clock) { events in
+                events.forEach(onEvent)
+            }
+            endpoint.session.linkLost(now: clock.now)
+            return ending
+        } catch {
+            endpoint.session.linkLost(now: clock.now)
+            endpoint.session.takeEvents().forEach(onEvent)
+            throw error
+        }
+    }
+
+    private static func startReading(_ transport: any DatagramTransport, into inbox: Inbox) -> Task<Void, Never> {
+        Task {
+            while !Task.isCancelled {
+                do {
+                    inbox.put(try await transport.receive())
+                } catch {
+                    break
+                }
+            }
+            inbox.close()
+        }
+    }
+
+    private static func run<E: Endpoint>(_ endpoint: inout E, transport: any DatagramTransport, inbox: Inbox,
+                                         clock: MonotonicClock, report: ([E.Event]) -> Void) async throws(SessionError) -> Ending {
+        var lingerStart: Instant?
+        while true {
+            if Task.isCancelled { return .linkLost }
+            let now = clock.now
+            // Transmit everything that is ready.
+            while let datagram = try endpoint.nextDatagram(now: now) {
+                do {
+                    try await transport.send(datagram)
+                } catch {
+                    report(endpoint.takeEvents())
+                    return .linkLost
+                }
+            }
+            report(endpoint.takeEvents())
+            if endpoint.isComplete {
+                // Give the last acknowledgements a moment to leave before the caller disconnects.
+                if endpoint.isSettled || lingerStart.map({ now.duration(since: $0) > .milliseconds(300) }) == true {
+                    return .finished
+                }
+                lingerStart = lingerStart ?? now
+            }
+            // Wait for the peer or the next timer.
+            let deadline = endpoint.nextDeadline
+            var wait = deadline.map { $0.duration(since: clock.now) } ?? .seconds(1)
+            if lingerStart != nil { wait = min(wait, .milliseconds(20)) }
+            switch await inbox.next(timeout: max(wait, .milliseconds(1))) {
+            case .datagram(let datagram):
+                try endpoint.receive(datagram: datagram, now: clock.now)
+                // Take whatever else is already here before sending again.
+                while case .datagram(let more)? = inbox.poll() {
+                    try endpoint.receive(datagram: more, now: clock.now)
+                }
+            case .timeout:
+                break
+            case .closed:
+                report(endpoint.takeEvents())
+                return endpoint.isComplete || endpoint.isDone ? .finished : .linkLost
+            }
+            try endpoint.handleTimers(now: clock.now)
+        }
+    }
+}
+
+/// Monotonic time since this clock was made, as the core's `Instant`.
+struct MonotonicClock {
+    private let start = ContinuousClock.now
+
+    var now: Instant {
+        Instant(nanoseconds: UInt64(max(0, (ContinuousClock.now - start).nanoseconds)))
+    }
+}
+
+/// The common face of both endpoints, for the loop above.
+protocol Endpoint {
+    associatedtype Event
+    mutating func nextDatagram(now: Instant) throws(SessionError) -> [UInt8]?
+    mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError)
+    mutating func handleTimers(now: Instant) throws(SessionError)
+    var nextDeadline: Instant? { get }
+    var isComplete: Bool { get }
+    /// Complete, and nothing left to acknowledge.
+    var isSettled: Bool { get }
+    /// The work is done even if the link closes now.
+    var isDone: Bool { get }
+    mutating func takeEvents() -> [Event]
+}
+
+struct SenderEndpoint: Endpoint {
+    var session: SenderSession
+    mutating func nextDatagram(now: Instant) throws(SessionError) -> [UInt8]? { try session.nextDatagram(now: now) }
+    mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) { try session.receive(datagram: datagram, now: now) }
+    mutating func handleTimers(now: Instant) throws(SessionError) { try session.handleTimers(now: now) }
+    var nextDeadline: Instant? { session.nextDeadline }
+    var isComplete: Bool { session.isFinished }
+    var isSettled: Bool { session.isFinished && session.isLinkIdle }
+    var isDone: Bool { session.isFinished }
+    mutating func takeEvents() -> [SenderSession.Event] { session.takeEvents() }
+}
+
+struct ReceiverEndpoint: Endpoint {
+    var session: ReceiverSession
+    mutating func nextDatagram(now: Instant) throws(SessionError) -> [UInt8]? { session.nextDatagram(now: now) }
+    mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) { try session.receive(datagram: datagram, now: now) }
+    mutating func handleTimers(now: Instant) throws(SessionError) { try session.handleTimers(now: now) }
+    var nextDeadline: Instant? { session.nextDeadline }
+    var isComplete: Bool { session.connectionComplete }
+    var isSettled: Bool { session.connectionComplete }
+    var isDone: Bool { session.senderSaidGoodbye }
+    mutating func takeEvents() -> [ReceiverSession.Event] { session.takeEvents() }
+}

@@ -1,0 +1,83 @@
+import Synchronization
+
+/// Datagrams that arrived from the transport, waiting for the endpoint loop, which takes them
+/// one at a time or gives up waiting at a deadline. Filled by a reading task.
+final class Inbox: Sendable {
+    private struct State {
+        var queue: [[UInt8]] = []
+        var closed = false
+        var waiter: CheckedContinuation<Item, Never>?
+        var waiterID = 0
+    }
+
+    enum Item: Sendable {
+        case datagram([UInt8])
+        case timeout
+        case closed
+    }
+
+    private let state = Mutex(State())
+
+    func put(_ datagram: [UInt8]) {
+        let waiter = state.withLock { s -> CheckedContinuation<Item, Never>? in
+            if let waiter = s.waiter {
+                s.waiter = nil
+                return waiter
+            }
+            s.queue.append(datagram)
+            return nil
+        }
+        waiter?.resume(returning: .datagram(datagram))
+    }
+
+    func close() {
+        let waiter = state.withLock { s -> CheckedContinuation<Item, Never>? in
+            s.closed = true
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(returning: .closed)
+    }
+
+    /// A datagram already waiting, without suspending.
+    func poll() -> Item? {
+        state.withLock { s in
+            if !s.queue.isEmpty { return .datagram(s.queue.removeFirst()) }
+            return s.closed ? .closed : nil
+        }
+    }
+
+    /// The next datagram, or `.timeout` after `timeout`, or `.closed`.
+    func next(timeout: Duration) async -> Item {
+        if let ready = poll() { return ready }
+        let id = state.withLock { s -> Int in
+            s.waiterID += 1
+            return s.waiterID
+        }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: timeout)
+            self?.expire(id)
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            let immediate = state.withLock { s -> Item? in
+                if !s.queue.isEmpty { return .datagram(s.queue.removeFirst()) }
+                if s.closed { return .closed }
+                if s.waiterID != id { return .timeout }
+                s.waiter = continuation
+                return nil
+            }
+            if let immediate { continuation.resume(returning: immediate) }
+        }
+    }
+
+    private func expire(_ id: Int) {
+        let waiter = state.withLock { s -> CheckedContinuation<Item, Never>? in
+            guard s.waiterID == id else { return nil }
+            s.waiterID += 1   // a late `next` setup for this id sees the timeout
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume(returning: .timeout)
+    }
+}
