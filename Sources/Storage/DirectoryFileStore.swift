@@ -68,6 +68,7 @@ public final class DirectoryFileStore: FileStore {
             throw StorageError(code == ENOSPC ? .noSpace : .notWritable, "cannot create a file in \(directory): \(systemMessage(code))")
         }
         let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        OpenTemporaries.shared.insert(temporary)
         return DirectoryIncomingFile(store: self, fd: fd, temporaryPath: temporary, name: name)
     }
 
@@ -138,6 +139,7 @@ final class DirectoryIncomingFile: IncomingFile {
         fchmod(fd, 0o644)
         close(fd)
         fd = -1
+        defer { OpenTemporaries.shared.remove(temporaryPath) }
         do {
             return try store.place(temporaryPath, as: name)
         } catch {
@@ -151,6 +153,7 @@ final class DirectoryIncomingFile: IncomingFile {
             close(fd)
             fd = -1
             unlink(temporaryPath)
+            OpenTemporaries.shared.remove(temporaryPath)
         }
     }
 }
