@@ -57,7 +57,7 @@ public actor DBusConnection {
     }
     private var pending: [UInt32: PendingCall] = [:]
     private var subscriptions: [UInt64: (rule: DBusMatchRule, deliver: (DBusMessage) -> Void, finish: () -> Void)] = [:]
-    private var exports: [String: (subtree: Bool, handler: DBusMethodHandler)] = [:]
+    private var exports: [String: (subtree: Bool, transfersFDs: Bool, handler: DBusMethodHandler)] = [:]
     private var incoming: [UInt64: OpaquePointer] = [:]
     private var nextToken: UInt64 = 1
 
@@ -222,7 +222,7 @@ public actor DBusConnection {
             return false
         case DBusMessageTypeCode.methodCall:
             guard let path = dbus_message_get_path(msg).map({ String(cString: $0) }),
-                  let handler = exportedHandler(for: path) else { return false }
+                  let (transfersFDs, handler) = exportedHandler(for: path) else { return false }
             let token = nextToken
             nextToken += 1
             dbus_message_ref(msg)
@@ -238,6 +238,7 @@ public actor DBusConnection {
                 let result: Result<[DBusValue], any Error>
                 do { result = .success(try await handler(message)) } catch { result = .failure(error) }
                 await self?.finishIncoming(token, result)
+                if transfersFDs, case .success(let values) = result { closeUnixFDs(values) }
             }
             return true
         default:
@@ -245,12 +246,12 @@ public actor DBusConnection {
         }
     }
 
-    private func exportedHandler(for path: String) -> DBusMethodHandler? {
-        if let e = exports[path] { return e.handler }
+    private func exportedHandler(for path: String) -> (transfersFDs: Bool, handler: DBusMethodHandler)? {
+        if let e = exports[path] { return (e.transfersFDs, e.handler) }
         var p = path
         while let slash = p.lastIndex(of: "/") {
             p = slash == p.startIndex ? "/" : String(p[..<slash])
-            if let e = exports[p], e.subtree { return e.handler }
+            if let e = exports[p], e.subtree { return (e.transfersFDs, e.handler) }
             if p == "/" { break }
         }
         return nil
@@ -258,7 +259,6 @@ public actor DBusConnection {
 
     private func finishIncoming(_ token: UInt64, _ result: Result<[DBusValue], any Error>) {
         guard let msg = incoming.removeValue(forKey: token) else {
-            if case .success(let values) = result { closeFDs(values) }
             return
         }
         defer { dbus_message_unref(msg) }
@@ -294,10 +294,6 @@ public actor DBusConnection {
         return name.withCString { n in text.withCString { t in dbus_message_new_error(msg, n, t) } }
     }
 
-    private func closeFDs(_ values: [DBusValue]) {
-        // Values from handlers are the handler's own fds (libdbus duplicates on send); nothing to close.
-        _ = values
-    }
 
     // MARK: Sending
 
@@ -394,9 +390,15 @@ public actor DBusConnection {
     // MARK: Exported objects
 
     /// Routes method calls for `path` (and, with `subtree`, every path below it) to `handler`.
-    public func export(path: String, subtree: Bool = false, handler: @escaping DBusMethodHandler) throws(DBusError) {
+    ///
+    /// With `transfersFDs`, unix fds in the handler's reply are owned by the connection: they are
+    /// closed once the reply has been sent (libdbus sends duplicates), so a handler can return one end
+    /// of a fresh socketpair without keeping track of it.
+    public func export(
+        path: String, subtree: Bool = false, transfersFDs: Bool = false, handler: @escaping DBusMethodHandler
+    ) throws(DBusError) {
         try DBusNames.check(path, .objectPath)
-        exports[path] = (subtree, handler)
+        exports[path] = (subtree, transfersFDs, handler)
     }
 
     public func unexport(path: String) {
@@ -435,6 +437,20 @@ public actor DBusConnection {
         _ = try? await call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             member: "RemoveMatch", arguments: [.string(sub.rule.ruleString)], timeout: .seconds(5))
+    }
+}
+
+/// Closes every unix fd found in `values` (recursively).
+public func closeUnixFDs(_ values: [DBusValue]) {
+    for v in values {
+        switch v {
+        case .unixFD(let fd): Glibc.close(fd)
+        case .array(_, let items): closeUnixFDs(items)
+        case .dictionary(_, _, let entries): closeUnixFDs(entries.flatMap { [$0.key, $0.value] })
+        case .structure(let fields): closeUnixFDs(fields)
+        case .variant(let inner): closeUnixFDs([inner])
+        default: break
+        }
     }
 }
 

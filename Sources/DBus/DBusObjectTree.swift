@@ -67,8 +67,9 @@ public final class DBusObjectTree: Sendable {
     }
 
     /// Exports the tree's root subtree on `connection`.
-    public func export(on connection: DBusConnection) async throws(DBusError) {
-        try await connection.export(path: root, subtree: true) { [self] call in try await self.handle(call) }
+    /// With `transfersFDs`, unix fds returned by methods are closed after the reply is sent.
+    public func export(on connection: DBusConnection, transfersFDs: Bool = false) async throws(DBusError) {
+        try await connection.export(path: root, subtree: true, transfersFDs: transfersFDs) { [self] call in try await self.handle(call) }
     }
 
     /// Answers one method call.
