@@ -47,6 +47,7 @@ let package = Package(
         ]),
         .executableTarget(name: "blesend", dependencies: ["BlesendCLI"]),
         .executableTarget(name: "blerecv", dependencies: ["BlesendCLI"]),
+        .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline"]),  // VM-lab check for the BlueZ transport
         .executableTarget(name: "blesend-bench", dependencies: ["Session", "MemoryTransport", "Sodium", "Framing", "Record"]),
 
         // Tests: one target per module.
