@@ -51,6 +51,7 @@ let package = Package(
         .executableTarget(name: "blesend", dependencies: ["BlesendCLI"]),
         .executableTarget(name: "blerecv", dependencies: ["BlesendCLI"]),
         .executableTarget(name: "blesend-bench", dependencies: ["Simulation", "Session", "MemoryTransport", "Sodium", "Framing", "Record", "Transfer", "Keys"]),
+        .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline"]),  // VM-lab check for the BlueZ transport
 
         // Tests: one target per module.
         .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),

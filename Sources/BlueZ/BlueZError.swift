@@ -1,0 +1,43 @@
+import DBus
+
+/// Errors from the BlueZ transport, distinguishing the situations a user must act on differently.
+public enum BlueZError: Error, Equatable, Sendable {
+    /// The bus is there but `org.bluez` is not on it (bluetoothd not running).
+    case bluetoothdNotRunning
+    /// The D-Bus system bus itself could not be reached.
+    case busUnavailable(String)
+    /// No such adapter (named), or no adapter at all (nil).
+    case noAdapter(String?)
+    /// The adapter exists but is powered off (or blocked).
+    case adapterPoweredOff(String)
+    /// No peer advertising the transfer service was found before the timeout.
+    case notFound
+    /// The peer did not get ready in time (connect, service resolution).
+    case timeout(String)
+    /// The link went away.
+    case linkLost
+    /// The peer's GATT database has no transfer characteristic.
+    case characteristicMissing
+    /// BlueZ answered with an error (`org.bluez.Error.*`).
+    case bluez(DBusRemoteError)
+    /// Any other D-Bus failure.
+    case dbus(DBusError)
+
+    static func from(_ e: DBusError) -> BlueZError {
+        switch e {
+        case .remote(let r) where r.name == "org.freedesktop.DBus.Error.ServiceUnknown"
+            || r.name == "org.freedesktop.DBus.Error.NameHasNoOwner":
+            return .bluetoothdNotRunning
+        case .remote(let r) where r.name == "org.bluez.Error.NotReady":
+            return .adapterPoweredOff(r.message)
+        case .remote(let r) where r.name.hasPrefix("org.bluez."):
+            return .bluez(r)
+        case .connectionFailed(let name, let message):
+            return .busUnavailable("\(name): \(message)")
+        case .disconnected:
+            return .linkLost
+        default:
+            return .dbus(e)
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import DBus
+import Pipeline
+
+/// The sender side: finds a receiver advertising the transfer service, connects, and returns the
+/// link as a `DatagramTransport`. Discovery is stopped, and the device disconnected, on every exit path.
+public enum GattCentral {
+    /// Scans on `adapter` ("hci1"; nil = first adapter) for up to `timeout`, connects to the first
+    /// receiver found (skipping ones whose RSSI is known and below `minimumRSSI`; an absent RSSI is
+    /// treated as unknown and accepted) and acquires the transfer characteristic.
+    public static func connect(
+        adapter: String? = nil, timeout: Duration = .seconds(30), minimumRSSI: Int16? = nil, bus: DBusConnection? = nil
+    ) async throws(BlueZError) -> GattLink {
+        let connection: DBusConnection
+        if let bus { connection = bus } else { connection = try await BlueZAdapter.systemBus() }
+        let ownsBus = bus == nil
+        do {
+            let adapterPath = try await BlueZAdapter.resolve(connection, name: adapter)
+            let device = try await discover(connection, adapterPath: adapterPath, timeout: timeout, minimumRSSI: minimumRSSI)
+            return try await open(connection, device: device, ownsBus: ownsBus)
+        } catch {
+            if ownsBus { await connection.close() }
+            throw error
+        }
+    }
+
+    static func isCandidate(_ props: [String: DBusValue], adapterPath: String, minimumRSSI: Int16?) -> Bool {
+        guard props["Adapter"]?.objectPath == adapterPath else { return false }
+        let uuids = (props["UUIDs"]?.strings ?? []).map { $0.lowercased() }
+        guard uuids.contains(BlesendGATT.serviceUUID) else { return false }
+        if let minimumRSSI, let rssi = props["RSSI"]?.int16, rssi < minimumRSSI { return false }
+        return true
+    }
+
+    private static func discover(
+        _ bus: DBusConnection, adapterPath: String, timeout: Duration, minimumRSSI: Int16?
+    ) async throws(BlueZError) -> String {
+        let added: AsyncStream<DBusObjectManagerEvent>
+        let changed: AsyncStream<DBusPropertiesChanged>
+        do {
+            added = try await bus.objectManagerEvents(sender: BlueZ.service, path: "/")
+            changed = try await bus.propertiesChanged(sender: BlueZ.service, pathNamespace: adapterPath, interface: BlueZ.device)
+        } catch {
+            throw BlueZError.from(error)
+        }
+        _ = try await bus.bluez(adapterPath, BlueZ.adapter, "SetDiscoveryFilter", [.properties([
+            "UUIDs": .strings([BlesendGATT.serviceUUID]),
+            "Transport": .string("le"),
+        ])])
+        _ = try await bus.bluez(adapterPath, BlueZ.adapter, "StartDiscovery")
+        do {
+            // Devices bluetoothd already knows (seen in this scan, or cached).
+            let objects = try await bus.managedObjects(destination: BlueZ.service, path: "/")
+            var found: String? = objects.keys.sorted().first { path in
+                guard let props = objects[path]?[BlueZ.device] else { return false }
+                return isCandidate(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI)
+            }
+            if found == nil {
+                found = await withTaskGroup(of: String?.self) { group -> String? in
+                    group.addTask {
+                        for await event in added {
+                            if case .added(let path, let ifaces) = event, let props = ifaces[BlueZ.device],
+                               isCandidate(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI) { return path }
+                        }
+                        return nil
+                    }
+                    group.addTask {
+                        for await change in changed where change.changed["UUIDs"] != nil || change.changed["RSSI"] != nil {
+                            if let props = try? await bus.allProperties(destination: BlueZ.service, path: change.path, interface: BlueZ.device),
+                               isCandidate(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI) { return change.path }
+                        }
+                        return nil
+                    }
+                    group.addTask {
+                        try? await Task.sleep(for: timeout)
+                        return nil
+                    }
+                    let first = await group.next() ?? nil
+                    group.cancelAll()
+                    return first
+                }
+            }
+            _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "StopDiscovery", timeout: .seconds(5))
+            guard let found else { throw BlueZError.notFound }
+            return found
+        } catch let e as BlueZError {
+            _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "StopDiscovery", timeout: .seconds(5))
+            throw e
+        } catch {
+            _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "StopDiscovery", timeout: .seconds(5))
+            throw BlueZError.from(error as? DBusError ?? .cancelled)
+        }
+    }
+
+    private static func open(_ bus: DBusConnection, device: String, ownsBus: Bool) async throws(BlueZError) -> GattLink {
+        var tasks: [Task<Void, Never>] = []
+        do {
+            _ = try await bus.bluez(device, BlueZ.device, "Connect", timeout: .seconds(30))
+            let deadline = ContinuousClock.now + .seconds(30)
+            while true {
+                let resolved = try? await bus.property(destination: BlueZ.service, path: device, interface: BlueZ.device, name: "ServicesResolved")
+                if resolved?.bool == true { break }
+                if ContinuousClock.now > deadline { throw BlueZError.timeout("ServicesResolved") }
+                try? await Task.sleep(for: .milliseconds(50))
+            }
+            let objects: DBusManagedObjects
+            do {
+                objects = try await bus.managedObjects(destination: BlueZ.service, path: "/")
+            } catch {
+                throw BlueZError.from(error)
+            }
+            guard let charPath = objects.keys.sorted().first(where: { path in
+                path.hasPrefix(device + "/")
+                    && objects[path]?[BlueZ.gattCharacteristic]?["UUID"]?.string?.lowercased() == BlesendGATT.transferCharacteristicUUID
+            }) else { throw BlueZError.characteristicMissing }
+
+            let link = GattLink(device: device, mtu: 23)
+            let iface = BlueZ.gattCharacteristic
+
+            // Disconnect watch, before anything can go wrong on the link.
+            let deviceChanges = try await mapped { () async throws(DBusError) in try await bus.propertiesChanged(sender: BlueZ.service, path: device, interface: BlueZ.device) }
+            tasks.append(Task {
+                for await change in deviceChanges where change.changed["Connected"]?.bool == false {
+                    await link.close()
+                    return
+                }
+            })
+
+            // Notifications: acquired socket, or StartNotify + PropertiesChanged(Value).
+            var usedStartNotify = false
+            if let reply = try? await bus.bluez(charPath, iface, "AcquireNotify", [.properties([:])]),
+               let fd = reply.first?.unixFD {
+                if let mtu = reply.dropFirst().first?.uint16 { link.updateMTU(Int(mtu)) }
+                link.attachInbound(fd: fd)
+            } else {
+                let values = try await mapped { () async throws(DBusError) in try await bus.propertiesChanged(sender: BlueZ.service, path: charPath, interface: iface) }
+                tasks.append(Task {
+                    for await change in values {
+                        if let v = change.changed["Value"]?.bytes { link.deliver(v) }
+                    }
+                })
+                _ = try await bus.bluez(charPath, iface, "StartNotify")
+                usedStartNotify = true
+            }
+
+            // Writes: acquired socket, or WriteValue type=command.
+            if let reply = try? await bus.bluez(charPath, iface, "AcquireWrite", [.properties([:])]),
+               let fd = reply.first?.unixFD {
+                let mtu = reply.dropFirst().first?.uint16.map(Int.init) ?? link.mtu
+                link.attachOutbound(fd: fd, mtu: mtu)
+            } else {
+                if let mtu = try? await bus.property(destination: BlueZ.service, path: charPath, interface: iface, name: "MTU").uint16 {
+                    link.updateMTU(Int(mtu))
+                }
+                link.setSink { datagram in
+                    do {
+                        _ = try await bus.call(
+                            destination: BlueZ.service, path: charPath, interface: iface, member: "WriteValue",
+                            arguments: [.bytes(datagram), .properties(["type": .string("command")])])
+                    } catch {
+                        throw TransportError.closed
+                    }
+                }
+            }
+
+            let cleanup = tasks
+            let stopNotify = usedStartNotify
+            link.onClose {
+                for t in cleanup { t.cancel() }
+                if stopNotify { _ = try? await bus.bluez(charPath, iface, "StopNotify", timeout: .seconds(5)) }
+                _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(10))
+                if ownsBus { await bus.close() }
+            }
+            return link
+        } catch {
+            for t in tasks { t.cancel() }
+            _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(10))
+            throw (error as? BlueZError) ?? BlueZError.linkLost
+        }
+    }
+
+    private static func mapped<T>(_ body: () async throws(DBusError) -> T) async throws(BlueZError) -> T {
+        do { return try await body() } catch { throw BlueZError.from(error) }
+    }
+}

@@ -1,0 +1,226 @@
+import Glibc
+import Pipeline
+import Synchronization
+
+/// One BLE link as a `DatagramTransport`. Inbound datagrams come from an acquired socket (read pump)
+/// or from D-Bus (`WriteValue` calls / `Value` notifications); outbound ones go to an acquired
+/// socket (non-blocking; on EAGAIN it waits for POLLOUT, never drops) or to a D-Bus sink.
+/// `send` suspends until some outbound path is attached.
+public final class GattLink: DatagramTransport {
+    public typealias Sink = @Sendable ([UInt8]) async throws -> Void
+
+    private struct State {
+        var closed = false
+        var mtu: Int
+        var inFD: Int32 = -1
+        var outFD: Int32 = -1
+        var sink: Sink?
+        var buffer: [[UInt8]] = []
+        var bufferHead = 0
+        var receivers: [CheckedContinuation<[UInt8], any Error>] = []
+        var outboundWaiters: [CheckedContinuation<Void, Never>] = []
+        var onClose: [@Sendable () async -> Void] = []
+    }
+    private let state: Mutex<State>
+    private let waiter = FDWaiter()
+
+    /// The peer's D-Bus device path (`/org/bluez/hci0/dev_...`), when known.
+    public let device: String?
+
+    init(device: String?, mtu: Int) {
+        self.device = device
+        self.state = Mutex(State(mtu: mtu))
+    }
+
+    public var maxDatagramSize: Int { attPayloadSize(mtu: state.withLock { $0.mtu }) }
+    /// The ATT MTU last reported by BlueZ.
+    public var mtu: Int { state.withLock { $0.mtu } }
+    public var isClosed: Bool { state.withLock { $0.closed } }
+
+    func updateMTU(_ mtu: Int) {
+        guard mtu >= 23 else { return }
+        state.withLock { $0.mtu = mtu }
+    }
+
+    /// Registers work to run once when the link closes (BlueZ clean-up, re-advertising).
+    func onClose(_ action: @escaping @Sendable () async -> Void) {
+        let runNow = state.withLock { s -> Bool in
+            if s.closed { return true }
+            s.onClose.append(action)
+            return false
+        }
+        if runNow { Task { await action() } }
+    }
+
+    // MARK: Inbound
+
+    /// Takes ownership of `fd` and reads datagrams from it until EOF (then the link closes).
+    func attachInbound(fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        let accepted = state.withLock { s -> Bool in
+            guard !s.closed else { return false }
+            if s.inFD >= 0 { Glibc.close(s.inFD) }
+            s.inFD = fd
+            return true
+        }
+        guard accepted else {
+            Glibc.close(fd)
+            return
+        }
+        Task.detached { [self] in await readPump(fd: fd) }
+    }
+
+    private func readPump(fd: Int32) async {
+        var buf = [UInt8](repeating: 0, count: 1024)
+        while true {
+            guard state.withLock({ !$0.closed && $0.inFD == fd }) else { return }
+            let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n > 0 {
+                deliver(Array(buf[0..<n]))
+                // Inbound back-pressure: stop reading while the consumer is far behind.
+                while state.withLock({ !$0.closed && $0.buffer.count - $0.bufferHead > 4096 }) {
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+                continue
+            }
+            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
+                await waiter.wait(fd: fd, forWriting: false)
+                continue
+            }
+            // 0 = the other end (bluetoothd) closed: the link is gone.
+            await close()
+            return
+        }
+    }
+
+    /// Queues one inbound datagram (from a socket or from D-Bus).
+    func deliver(_ datagram: [UInt8]) {
+        let receiver = state.withLock { s -> CheckedContinuation<[UInt8], any Error>? in
+            guard !s.closed else { return nil }
+            if !s.receivers.isEmpty { return s.receivers.removeFirst() }
+            s.buffer.append(datagram)
+            return nil
+        }
+        receiver?.resume(returning: datagram)
+    }
+
+    public func receive() async throws -> [UInt8] {
+        try await withCheckedThrowingContinuation { (cont: CheckedContinuation<[UInt8], any Error>) in
+            let result = state.withLock { s -> Result<[UInt8], any Error>? in
+                if s.bufferHead < s.buffer.count {
+                    let d = s.buffer[s.bufferHead]
+                    s.bufferHead += 1
+                    if s.bufferHead > 256, s.bufferHead * 2 > s.buffer.count {
+                        s.buffer.removeFirst(s.bufferHead)
+                        s.bufferHead = 0
+                    }
+                    return .success(d)
+                }
+                if s.closed { return .failure(TransportError.closed) }
+                s.receivers.append(cont)
+                return nil
+            }
+            if let result { cont.resume(with: result) }
+        }
+    }
+
+    // MARK: Outbound
+
+    /// Takes ownership of `fd` (an acquired write/notify socket) as the outbound path.
+    func attachOutbound(fd: Int32, mtu: Int) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        updateMTU(mtu)
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>]? in
+            guard !s.closed else { return nil }
+            if s.outFD >= 0 { Glibc.close(s.outFD) }
+            s.outFD = fd
+            defer { s.outboundWaiters.removeAll() }
+            return s.outboundWaiters
+        }
+        guard let waiters else {
+            Glibc.close(fd)
+            return
+        }
+        for w in waiters { w.resume() }
+    }
+
+    /// Uses a D-Bus call (e.g. `WriteValue` type=command, or a `Value` PropertiesChanged) as the
+    /// outbound path; nil removes it.
+    func setSink(_ sink: Sink?) {
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.sink = sink
+            guard sink != nil else { return [] }
+            defer { s.outboundWaiters.removeAll() }
+            return s.outboundWaiters
+        }
+        for w in waiters { w.resume() }
+    }
+
+    public func send(_ datagram: [UInt8]) async throws {
+        let limit = maxDatagramSize
+        guard datagram.count <= limit else { throw TransportError.datagramTooLarge(size: datagram.count, limit: limit) }
+        while true {
+            enum Path { case fd(Int32), sink(Sink), wait, closed }
+            let path = state.withLock { s -> Path in
+                if s.closed { return .closed }
+                if s.outFD >= 0 { return .fd(s.outFD) }
+                if let sink = s.sink { return .sink(sink) }
+                return .wait
+            }
+            switch path {
+            case .closed:
+                throw TransportError.closed
+            case .wait:
+                await withCheckedContinuation { (cont: CheckedContinuation<Void, Never>) in
+                    let ready = state.withLock { s -> Bool in
+                        if s.closed || s.outFD >= 0 || s.sink != nil { return true }
+                        s.outboundWaiters.append(cont)
+                        return false
+                    }
+                    if ready { cont.resume() }
+                }
+            case .sink(let sink):
+                do {
+                    try await sink(datagram)
+                    return
+                } catch {
+                    if isClosed { throw TransportError.closed }
+                    throw error
+                }
+            case .fd(let fd):
+                let n = datagram.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+                if n == datagram.count { return }
+                if n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ENOBUFS {
+                    await waiter.wait(fd: fd, forWriting: true)  // back-pressure: wait for POLLOUT
+                    continue
+                }
+                await close()
+                throw TransportError.closed
+            }
+        }
+    }
+
+    // MARK: Closing
+
+    public func close() async {
+        let taken = state.withLock { s -> State? in
+            guard !s.closed else { return nil }
+            s.closed = true
+            let copy = s
+            s.receivers.removeAll()
+            s.outboundWaiters.removeAll()
+            s.onClose.removeAll()
+            s.sink = nil
+            s.inFD = -1
+            s.outFD = -1
+            return copy
+        }
+        guard let taken else { return }
+        waiter.cancelAll()
+        for r in taken.receivers { r.resume(throwing: TransportError.closed) }
+        for w in taken.outboundWaiters { w.resume() }
+        if taken.inFD >= 0 { Glibc.close(taken.inFD) }
+        if taken.outFD >= 0 { Glibc.close(taken.outFD) }
+        for action in taken.onClose { await action() }
+    }
+}

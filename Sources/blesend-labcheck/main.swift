@@ -1,0 +1,105 @@
+// VM-lab check for the BlueZ transport (not a product): run inside /work/shared/lab/vm after bt-up.sh.
+//   blesend-labcheck periph [hciN] [senders]   accept `senders` links one after another, echo every datagram
+//   blesend-labcheck central [hciN]            connect, exchange datagrams both ways, burst, report
+//   blesend-labcheck errors                    typed errors: unknown adapter
+import BlueZ
+import Foundation
+import Pipeline
+
+func log(_ s: String) {
+    print("[labcheck \(String(format: "%.3f", ProcessInfo.processInfo.systemUptime))] \(s)")
+    fflush(nil)
+}
+
+let args = CommandLine.arguments
+let role = args.count > 1 ? args[1] : "help"
+let adapter = args.count > 2 ? args[2] : nil
+
+switch role {
+case "periph":
+    let senders = args.count > 3 ? Int(args[3]) ?? 1 : 1
+    let p = try await GattPeripheral.start(adapter: adapter)
+    log("PERIPH READY on \(p.adapterPath)")
+    for n in 1...senders {
+        let link = try await p.accept()
+        log("link \(n) from \(link.device ?? "?") mtu=\(link.mtu) max=\(link.maxDatagramSize)")
+        var count = 0, bytes = 0, largest = 0
+        do {
+            while true {
+                let d = try await link.receive()
+                count += 1; bytes += d.count; largest = max(largest, d.count)
+                if d == Array("bye".utf8) { break }
+                try await link.send(d)  // echo
+            }
+            log("link \(n): received \(count) datagrams, \(bytes) bytes, largest \(largest), mtu=\(link.mtu) max=\(link.maxDatagramSize)")
+        } catch {
+            log("link \(n) ended: \(error) after \(count) datagrams")
+        }
+        // Wait for the sender to disconnect (notices HUP / Connected=false).
+        let t0 = Date()
+        while !link.isClosed, Date().timeIntervalSince(t0) < 15 { try await Task.sleep(for: .milliseconds(50)) }
+        log("link \(n) closed=\(link.isClosed) after \(String(format: "%.2f", Date().timeIntervalSince(t0)))s")
+        await link.close()
+    }
+    await p.close()
+    log("PERIPH DONE")
+case "central":
+    let t0 = Date()
+    let link = try await GattCentral.connect(adapter: adapter, timeout: .seconds(30))
+    log("connected in \(String(format: "%.2f", Date().timeIntervalSince(t0)))s to \(link.device ?? "?") mtu=\(link.mtu) max=\(link.maxDatagramSize)")
+    var failures = 0
+    for size in [1, 5, 20, 100, link.maxDatagramSize] {
+        let d = (0..<size).map { UInt8(truncatingIfNeeded: $0 &+ size) }
+        try await link.send(d)
+        let back = try await link.receive()
+        let ok = back == d
+        if !ok { failures += 1 }
+        log("echo size=\(size) -> \(back.count) \(ok ? "OK" : "MISMATCH")")
+    }
+    do {
+        try await link.send([UInt8](repeating: 0, count: link.maxDatagramSize + 1))
+        failures += 1
+        log("oversize send: no error (FAIL)")
+    } catch {
+        log("oversize send: \(error) (OK)")
+    }
+    let burst = 200
+    let t1 = Date()
+    let sender = Task {
+        for i in 0..<burst {
+            var d = [UInt8](repeating: UInt8(truncatingIfNeeded: i), count: link.maxDatagramSize)
+            d[0] = UInt8(i & 0xFF); d[1] = UInt8(i >> 8)
+            try await link.send(d)
+        }
+    }
+    var got = 0, inOrder = 0
+    while got < burst {
+        let d = try await link.receive()
+        if d.count >= 2, Int(d[0]) | Int(d[1]) << 8 == got { inOrder += 1 }
+        got += 1
+    }
+    try await sender.value
+    let dt = Date().timeIntervalSince(t1)
+    log("burst: \(burst)x\(link.maxDatagramSize) bytes echoed, \(inOrder) in order, \(String(format: "%.2f", dt))s, \(String(format: "%.1f", Double(burst * link.maxDatagramSize * 2) / dt / 1024)) KiB/s both ways")
+    if inOrder != burst { failures += 1 }
+    try await link.send(Array("bye".utf8))
+    try await Task.sleep(for: .milliseconds(300))
+    await link.close()
+    log(failures == 0 ? "CENTRAL OK" : "CENTRAL FAILED \(failures)")
+    exit(failures == 0 ? 0 : 1)
+case "errors":
+    do {
+        _ = try await GattCentral.connect(adapter: "hci9", timeout: .seconds(2))
+        log("hci9: no error (FAIL)")
+    } catch {
+        log("hci9: \(error)")
+    }
+    do {
+        _ = try await GattCentral.connect(adapter: adapter ?? "hci1", timeout: .seconds(3))
+        log("scan with nobody advertising: no error (FAIL)")
+    } catch {
+        log("scan with nobody advertising: \(error)")
+    }
+default:
+    print("usage: blesend-labcheck periph [hciN] [senders] | central [hciN] | errors [hciN]")
+}
