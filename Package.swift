@@ -8,6 +8,7 @@ import PackageDescription
 
 let package = Package(
     name: "blesend",
+    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "blesend", targets: ["blesend"]),
         .executable(name: "blerecv", targets: ["blerecv"]),

@@ -9,7 +9,7 @@ public struct TransferReceiver {
     public enum Event: Equatable, Sendable {
         case fileStarted(sender: String, name: String, size: UInt64?, resumedAt: UInt64)
         case progress(name: String, received: UInt64, size: UInt64?)
-        case fileSaved(sender: String, storedName: String, size: UInt64)
+        case fileSaved(sender: String, name: String, storedName: String, size: UInt64)
         case fileFailed(sender: String, name: String, FileFailure)
         case sessionEnded(sender: String)
     }
@@ -249,7 +249,7 @@ public struct TransferReceiver {
             }
             partials[key] = nil
             remember(key, Completed(storedName: storedName, size: partial.received))
-            pendingEvents.append(.fileSaved(sender: sender, storedName: storedName, size: partial.received))
+            pendingEvents.append(.fileSaved(sender: sender, name: partial.name, storedName: storedName, size: partial.received))
             return [.confirm(id: id, status: .saved, storedName: storedName)]
         default:
             throw .protocolViolation("done for a transfer that is not open")

@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import Keys
+
+/// `blesend keygen`: makes our key pair.
+struct Keygen: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make a key pair: a secret key file (mode 0600) and PATH.pub.",
+        discussion: """
+        The public key is one line starting with blesend-pub1: — give it to your peers. A receiver \
+        adds it with `blerecv trust`; a sender pins a receiver's with `--to`. Compare fingerprints by \
+        reading them aloud.
+
+        Examples:
+          blesend keygen                      # writes ~/.config/blesend/id and id.pub
+          blesend keygen -o ./alice           # writes ./alice and ./alice.pub
+        """)
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the secret key; the public key goes to PATH.pub.", valueName: "path"))
+    var output: String?
+
+    @Flag(name: .long, help: "Replace an existing key pair (the old secret key is lost).")
+    var force = false
+
+    func run() async throws {
+        let path = output ?? KeyLocation.defaultPath
+        try await runReporting(tool: "blesend") { () async throws(CLIError) in
+            if output == nil {
+                // The default folder holds a secret: only its owner may enter it.
+                mkdir(KeyLocation.defaultDirectory.components.dropLast().joined(separator: "/"), 0o755)
+                mkdir(KeyLocation.defaultDirectory, 0o700)
+            }
+            let identity = Identity.generate()
+            do throws(KeyError) {
+                try KeyFile.writeKeyPair(identity, path: path, force: force)
+            } catch {
+                throw CLIError(error)
+            }
+            Console.out("\(identity.publicKey.text)\n")
+            Console.err("blesend: wrote \(path) (secret, keep private) and \(path).pub\n")
+            Console.err("blesend: fingerprint \(identity.publicKey.fingerprint)\n")
+        }
+    }
+}
+
+/// `blesend pubkey`: prints our public key and fingerprint.
+struct Pubkey: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print your public key and its fingerprint.",
+        discussion: """
+        Examples:
+          blesend pubkey                      # the default key
+          blesend pubkey --key ./alice        # another key
+          blesend pubkey > alice.pub          # a file to hand to a receiver
+        """)
+
+    @Option(help: ArgumentHelp("Secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id).", valueName: "path"))
+    var key: String?
+
+    func run() async throws {
+        try await runReporting(tool: "blesend") { () async throws(CLIError) in
+            let identity = try KeyLocation.loadIdentity(key)
+            Console.out("\(identity.publicKey.text)\n")
+            Console.err("fingerprint: \(identity.publicKey.fingerprint)\n")
+        }
+    }
+}
+
+/// `blerecv trust`: adds a sender to a trust directory.
+struct Trust: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Trust a sender: add its public key to a trust directory.",
+        discussion: """
+        Writes DIR/NAME.pub. Refuses a key that is already trusted, or a name in use.
+
+        Examples:
+          blerecv trust blesend-pub1:... --name alice --dir keys
+          blerecv trust ./bob.pub --name bob-laptop --dir keys
+        """)
+
+    @Argument(help: ArgumentHelp("The sender's public key (blesend-pub1:…) or its .pub file.", valueName: "key"))
+    var key: String
+
+    @Option(help: "The name shown for this sender (letters, digits, - _ .).")
+    var name: String
+
+    @Option(help: ArgumentHelp("The trust directory (created if missing).", valueName: "dir"))
+    var dir: String
+
+    func run() async throws {
+        try await runReporting(tool: "blerecv") { () async throws(CLIError) in
+            do throws(KeyError) {
+                let publicKey = try KeyFile.resolvePublicKey(key)
+                let path = try TrustStore.add(publicKey, name: name, directory: dir)
+                Console.err("blerecv: trusting \(name) (fingerprint \(publicKey.fingerprint)): wrote \(path)\n")
+            } catch {
+                throw CLIError(error)
+            }
+        }
+    }
+}
+
+extension String {
+    var components: [String] { split(separator: "/", omittingEmptySubsequences: false).map(String.init) }
+}
+
+/// Runs a command body; a `CLIError` is printed as `tool: error:` / `tool: hint:` and becomes the exit code.
+func runReporting(tool: String, reporter: Reporter? = nil, _ body: () async throws(CLIError) -> Void) async throws {
+    do {
+        try await body()
+    } catch {
+        if let reporter {
+            reporter.error(error)
+        } else {
+            Console.err("\(tool): error: \(error.message)\n")
+            if let hint = error.hint { Console.err("\(tool): hint: \(hint)\n") }
+        }
+        throw ExitCode(error.status.rawValue)
+    }
+}

@@ -1,0 +1,81 @@
+import ArgumentParser
+import Keys
+import Storage
+import Transfer
+
+/// `blerecv [receive] --trust DIR`
+struct Receive: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Receive files from trusted senders.",
+        discussion: """
+        Advertises the blesend service and accepts files only from senders whose public keys are \
+        in the trust directory (one NAME.pub per sender). Files are written to a hidden temporary \
+        file and appear under their name only after the whole file is verified. An existing file \
+        is never replaced unless --force; the new one gets a number (report-1.pdf).
+
+        Examples:
+          blerecv --trust keys/ --out ~/Downloads
+          blerecv --trust keys/ --once
+          blerecv --trust keys/ --stdout > stream.bin
+          blerecv trust ./alice.pub --name alice --dir keys
+
+        Exit codes: 0 ok, 64 usage, 65 key file, 67 no adapter or bluetoothd, 70 integrity, \
+        71 local I/O, 130 interrupted.
+        """)
+
+    @Option(help: ArgumentHelp("Directory of trusted senders' public keys (NAME.pub).", valueName: "dir"))
+    var trust: String
+
+    @Option(help: ArgumentHelp("Your secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id).", valueName: "path"))
+    var key: String?
+
+    @Option(help: ArgumentHelp("Where to put received files.", valueName: "dir"))
+    var out: String = "."
+
+    @Flag(help: "Exit after one sender has finished.")
+    var once = false
+
+    @Flag(help: "Write a single incoming file to standard output instead of a folder, then exit.")
+    var stdout = false
+
+    @Flag(help: "Replace existing files instead of saving under a numbered name.")
+    var force = false
+
+    @Option(help: ArgumentHelp("Bluetooth adapter to use, e.g. hci0 (default: BlueZ's first adapter).", valueName: "hciN"))
+    var adapter: String?
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if stdout && output.json { throw ValidationError("--stdout and --json both want standard output; pick one") }
+        if stdout && out != "." { throw ValidationError("--stdout and --out exclude each other") }
+    }
+
+    func run() async throws {
+        let reporter = output.reporter(tool: "blerecv")
+        Interrupts.shared.install()
+        try await runReporting(tool: "blerecv", reporter: reporter) { () async throws(CLIError) in
+            let identity = try KeyLocation.loadIdentity(key)
+            let trusted: TrustStore
+            do { trusted = try TrustStore.load(directory: trust) } catch { throw CLIError(error) }
+            guard !trusted.peers.isEmpty else {
+                throw CLIError(.keyProblem, "no trusted senders in \(trust) (no *.pub files)",
+                               hint: "add one with: blerecv trust <their key or .pub> --name NAME --dir \(trust)")
+            }
+            let store: any FileStore
+            if stdout {
+                store = StandardOutputStore()
+            } else {
+                let directory = DirectoryFileStore(directory: out, overwrite: force)
+                do { try directory.checkWritable() } catch { throw CLIError(error) }
+                let stale = directory.removeStaleTemporaries()
+                if stale > 0 { reporter.logger.notice("removed \(stale) partial file(s) left by an earlier run") }
+                store = directory
+            }
+            let operation = ReceiveOperation(
+                identity: identity, trust: trusted, store: store, outDirectory: stdout ? nil : out,
+                adapter: adapter, once: once || stdout, reporter: reporter)
+            try await operation.run()
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+
+/// `blesend`: the sender, plus key management.
+public struct BlesendCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "blesend",
+        abstract: "Send files over Bluetooth LE, encrypted and authenticated end to end.",
+        discussion: """
+        Start here:
+          blesend keygen                              # once: make your key pair
+          blesend pubkey                              # show your key, to give to a receiver
+          blesend --to <receiver key or .pub> FILE    # send
+        """,
+        subcommands: [Send.self, Keygen.self, Pubkey.self],
+        defaultSubcommand: Send.self)
+
+    public init() {}
+}
+
+/// `blerecv`: the receiver, plus trust management.
+public struct BlerecvCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "blerecv",
+        abstract: "Receive files over Bluetooth LE from senders you trust.",
+        discussion: """
+        Start here:
+          blesend keygen                                   # once: make this machine's key pair
+          blerecv trust <sender key or .pub> --name alice --dir keys
+          blerecv --trust keys --out ~/Downloads
+        """,
+        subcommands: [Receive.self, Trust.self],
+        defaultSubcommand: Receive.self)
+
+    public init() {}
+}
+
+extension AsyncParsableCommand {
+    /// Parses the process arguments and runs the chosen (async) subcommand, exiting with its status.
+    public static func runAsync() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+}

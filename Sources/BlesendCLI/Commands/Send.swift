@@ -1,0 +1,86 @@
+import ArgumentParser
+import Keys
+import Storage
+import Transfer
+
+/// `blesend [send] --to KEY FILE...`
+struct Send: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Send files to a receiver you pinned by its public key.",
+        discussion: """
+        Scans for a blerecv advertising nearby, checks signal strength, connects, proves the \
+        receiver holds the key given with --to, and sends the files encrypted end to end. If the \
+        link drops, blesend reconnects and resumes where the data stopped.
+
+        Examples:
+          blesend --to blesend-pub1:... report.pdf
+          blesend --to ./receiver.pub a.jpg b.jpg notes.txt
+          tar c photos | blesend --to ./receiver.pub - --name photos.tar
+          blesend --to ./receiver.pub --json big.iso > events.ndjson
+
+        Exit codes: 0 ok, 64 usage, 65 key file, 66 untrusted or mismatched peer, 67 no adapter \
+        or bluetoothd, 68 peer not found, 69 link lost, 70 integrity, 71 local I/O, \
+        72 file rejected by the receiver, 130 interrupted.
+        """)
+
+    @Option(help: ArgumentHelp("The receiver's public key (blesend-pub1:…) or its .pub file.", valueName: "key"))
+    var to: String
+
+    @Argument(help: ArgumentHelp("Files to send; - reads standard input as a stream.", valueName: "file"))
+    var files: [String] = []
+
+    @Option(help: "Name to offer for the standard-input stream (with -).")
+    var name: String?
+
+    @Option(help: ArgumentHelp("Your secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id).", valueName: "path"))
+    var key: String?
+
+    @Option(help: ArgumentHelp("Bluetooth adapter to use, e.g. hci1 (default: BlueZ's first adapter).", valueName: "hciN"))
+    var adapter: String?
+
+    @Option(name: .customLong("min-rssi"), help: ArgumentHelp(
+        "Skip receivers weaker than this, in dBm. -80 suits a room; Apple's sample used -50 (arm's length). Adapters that report no RSSI are not skipped.",
+        valueName: "dBm"))
+    var minRSSI: Int = -80
+
+    @Option(help: ArgumentHelp("Seconds to look for the receiver.", valueName: "seconds"))
+    var timeout: Int = 30
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard !files.isEmpty else { throw ValidationError("give at least one file to send (or - for standard input)") }
+        guard files.filter({ $0 == "-" }).count <= 1 else { throw ValidationError("- (standard input) can be given only once") }
+        if name != nil && !files.contains("-") { throw ValidationError("--name names the standard-input stream; give - as a file") }
+        guard (-127...20).contains(minRSSI) else { throw ValidationError("--min-rssi must be between -127 and 20 dBm") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be at least 1 second") }
+    }
+
+    func run() async throws {
+        let reporter = output.reporter(tool: "blesend")
+        Interrupts.shared.install()
+        try await runReporting(tool: "blesend", reporter: reporter) { () async throws(CLIError) in
+            let identity = try KeyLocation.loadIdentity(key)
+            let receiverKey: PublicKey
+            do { receiverKey = try KeyFile.resolvePublicKey(to) } catch { throw CLIError(error) }
+            var sources: [any FileSource] = []
+            for file in files {
+                if file == "-" {
+                    sources.append(StreamSource(fd: 0, name: name ?? "stdin"))
+                } else {
+                    do { sources.append(try LocalFileSource(path: file)) } catch { throw CLIError(error) }
+                }
+            }
+            let operation = SendOperation(
+                identity: identity, receiverKey: receiverKey, receiverName: Self.peerName(to), sources: sources,
+                adapter: adapter, minRSSI: minRSSI, timeout: .seconds(timeout), reporter: reporter)
+            try await operation.run()
+        }
+    }
+
+    /// A name for the receiver: its .pub file's base name, or "receiver" for a pasted key.
+    static func peerName(_ argument: String) -> String {
+        guard argument.hasSuffix(".pub"), let base = argument.split(separator: "/").last else { return "receiver" }
+        return String(base.dropLast(4))
+    }
+}

@@ -1,0 +1,111 @@
+import BlueZ
+import Keys
+import Session
+import Transfer
+
+/// Turns errors from the layers into what the user reads, with a hint and an exit status.
+extension CLIError {
+    /// For `catch` blocks whose error type the compiler cannot narrow.
+    init(_ error: any Error) {
+        switch error {
+        case let e as CLIError: self = e
+        case let e as KeyError: self.init(e)
+        case let e as StorageError: self.init(e)
+        case let e as SessionError: self.init(e)
+        case let e as BlueZError: self.init(e, adapter: nil)
+        default: self.init(.failure, "\(error)")
+        }
+    }
+
+    init(_ error: KeyError) {
+        self.init(.keyProblem, error.message, hint: error.hint)
+    }
+
+    init(_ error: StorageError) {
+        self.init(.localIO, error.detail, hint: error.code == .noSpace ? "free some space, or receive into another folder with --out" : nil)
+    }
+
+    init(_ error: BlueZError, adapter: String?, timeout: Duration? = nil) {
+        switch error {
+        case .bluetoothdNotRunning:
+            self.init(.bluetoothUnavailable, "bluetoothd is not running (no org.bluez on the system bus)",
+                      hint: "start it with: systemctl start bluetooth")
+        case .busUnavailable(let detail):
+            self.init(.bluetoothUnavailable, "cannot reach the D-Bus system bus: \(detail)",
+                      hint: "is dbus running? DBUS_SYSTEM_BUS_ADDRESS can point elsewhere")
+        case .noAdapter(let name):
+            self.init(.bluetoothUnavailable, name.map { "no Bluetooth adapter called \($0)" } ?? "no Bluetooth adapter found",
+                      hint: "list adapters with: bluetoothctl list   (then pass --adapter hciN)")
+        case .adapterPoweredOff(let name):
+            self.init(.bluetoothUnavailable, "the Bluetooth adapter \(name) is powered off",
+                      hint: "power it on with: bluetoothctl power on   (and check rfkill list)")
+        case .notFound:
+            let wait = timeout.map { " within \(Self.seconds($0)) s" } ?? ""
+            self.init(.peerNotFound, "no receiver found\(wait)",
+                      hint: "is blerecv running nearby? Move closer, lower --min-rssi, or raise --timeout")
+        case .timeout(let what):
+            self.init(.linkLost, "the receiver did not answer in time (\(what))", hint: "move closer and try again")
+        case .linkLost:
+            self.init(.linkLost, "the Bluetooth link was lost", hint: "move closer and send again; the transfer resumes")
+        case .characteristicMissing:
+            self.init(.peerRefused, "the device advertises the service but has no blesend transfer characteristic",
+                      hint: "it may run another version of blesend")
+        case .bluez(let remote):
+            self.init(.bluetoothUnavailable, "BlueZ refused: \(remote.name): \(remote.message)")
+        case .dbus(let dbus):
+            self.init(.bluetoothUnavailable, "D-Bus error: \(dbus)")
+        }
+    }
+
+    init(_ error: SessionError) {
+        switch error {
+        case .refusedByPeer:
+            self.init(.peerRefused, "the receiver refused the connection",
+                      hint: "the receiver must trust your key (blerecv trust <your .pub>), and --to must be the receiver's key")
+        case .peerNotAuthenticated:
+            self.init(.peerRefused, "the device that answered is not the receiver you pinned with --to",
+                      hint: "check the receiver's key and fingerprint (blesend pubkey on the receiver)")
+        case .refusedSender:
+            self.init(.peerRefused, "a sender was refused")
+        case .handshakeTimeout:
+            self.init(.linkLost, "the handshake did not finish in time")
+        case .integrity(let detail):
+            self.init(.integrity, "data failed authentication: \(detail)", hint: "someone may be interfering; try again")
+        case .linkLost:
+            self.init(.linkLost, "the Bluetooth link was lost")
+        case .protocolViolation(let detail):
+            self.init(.integrity, "the peer broke the protocol: \(detail)")
+        case .transfer(.sourceFailed(let detail)):
+            self.init(.localIO, detail)
+        case .transfer(let other):
+            self.init(.integrity, "transfer failed: \(other)")
+        }
+    }
+
+    init(_ failure: FileFailure, name: String) {
+        switch failure {
+        case .integrity:
+            self.init(.integrity, "\(name): the received bytes did not match the sender's hash; nothing was saved",
+                      hint: "send it again")
+        case .couldNotStore(let detail):
+            self.init(.fileRejected, "\(name): the receiver could not store it (\(detail))")
+        case .rejected(let reason):
+            let why = switch reason {
+            case .tooLarge: "too large for the receiver"
+            case .couldNotStore: "the receiver could not store it"
+            case .badName: "its name is not usable"
+            }
+            self.init(.fileRejected, "\(name): refused by the receiver: \(why)")
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> String {
+        let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return value == value.rounded() ? String(Int(value)) : String(format1(value))
+    }
+
+    static func format1(_ value: Double) -> String {
+        let tenths = Int((value * 10).rounded())
+        return "\(tenths / 10).\(abs(tenths % 10))"
+    }
+}

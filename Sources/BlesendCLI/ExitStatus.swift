@@ -1,0 +1,57 @@
+/// The documented exit codes (README, man pages). One distinct code per kind of failure, so that
+/// scripts can tell them apart.
+public enum ExitStatus: Int32, CaseIterable, Sendable {
+    case success = 0
+    /// Something unexpected; the message says what.
+    case failure = 1
+    /// Wrong arguments or options.
+    case usage = 64
+    /// A key file is missing, malformed, or readable by others; a trust directory is unusable.
+    case keyProblem = 65
+    /// The peer refused us, or is not the peer we pinned (untrusted or mismatched key).
+    case peerRefused = 66
+    /// bluetoothd is not running, the system bus is unreachable, or there is no usable adapter.
+    case bluetoothUnavailable = 67
+    /// No receiver was found before `--timeout`.
+    case peerNotFound = 68
+    /// The link was lost and the transfer could not be resumed.
+    case linkLost = 69
+    /// Data failed authentication or the whole-file hash check.
+    case integrity = 70
+    /// A local file could not be read or written (disk full, permissions, missing file).
+    case localIO = 71
+    /// The receiver refused or could not store a file.
+    case fileRejected = 72
+    /// Stopped by SIGINT (Ctrl-C) or SIGTERM; partial files were removed.
+    case interrupted = 130
+
+    public var summary: String {
+        switch self {
+        case .success: "success"
+        case .failure: "unexpected error"
+        case .usage: "usage error"
+        case .keyProblem: "key file problem"
+        case .peerRefused: "untrusted or mismatched peer"
+        case .bluetoothUnavailable: "no adapter, or bluetoothd unreachable"
+        case .peerNotFound: "peer not found"
+        case .linkLost: "link lost and not resumable"
+        case .integrity: "integrity failure"
+        case .localIO: "local I/O failure"
+        case .fileRejected: "file rejected by the receiver"
+        case .interrupted: "interrupted by a signal"
+        }
+    }
+}
+
+/// An error the user sees: what happened, what to do next, and the exit status.
+public struct CLIError: Error, Sendable {
+    public var status: ExitStatus
+    public var message: String
+    public var hint: String?
+
+    public init(_ status: ExitStatus, _ message: String, hint: String? = nil) {
+        self.status = status
+        self.message = message
+        self.hint = hint
+    }
+}

@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Storage
+import Synchronization
+
+/// Ctrl-C and SIGTERM: remove partial files, release BlueZ objects, exit with the documented code.
+final class Interrupts: Sendable {
+    static let shared = Interrupts()
+
+    private let cleanups = Mutex<[Int: @Sendable () async -> Void]>([:])
+    private let nextID = Mutex(0)
+    /// Kept alive for the life of the process; written once, from `install`.
+    nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
+
+    /// Registers work to do on an interrupt; returns a token for `remove`.
+    @discardableResult
+    func add(_ cleanup: @escaping @Sendable () async -> Void) -> Int {
+        let id = nextID.withLock { n in
+            n += 1
+            return n
+        }
+        cleanups.withLock { $0[id] = cleanup }
+        return id
+    }
+
+    func remove(_ id: Int) { cleanups.withLock { $0[id] = nil } }
+
+    /// Installs the handlers (once per process).
+    func install() {
+        guard Self.sources.isEmpty else { return }
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { [self] in handle(signalNumber) }
+            source.resume()
+            Self.sources.append(source)
+        }
+    }
+
+    private func handle(_ signalNumber: Int32) {
+        // Files first: they must not survive even if BlueZ hangs.
+        OpenTemporaries.shared.removeAll()
+        let work = cleanups.withLock { Array($0.values) }
+        Console.err("\r\u{1B}[2Kinterrupted: partial files removed\n")
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await withTaskGroup(of: Void.self) { group in
+                for cleanup in work { group.addTask { await cleanup() } }
+            }
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 2)
+        exit(signalNumber == SIGINT ? ExitStatus.interrupted.rawValue : 128 + signalNumber)
+    }
+}

@@ -1,0 +1,54 @@
+/// One newline-delimited JSON event (docs/json-events.md), with keys in a fixed order:
+/// `event` first, then the fields as given.
+struct JSONLine {
+    enum Value {
+        case string(String)
+        case int(Int64)
+        case double(Double)
+        case bool(Bool)
+        case null
+    }
+
+    var fields: [(String, Value)]
+
+    init(_ event: String, _ fields: [(String, Value)] = []) {
+        self.fields = [("event", .string(event))] + fields
+    }
+
+    var text: String {
+        "{" + fields.map { "\(Self.quote($0.0)):\(Self.render($0.1))" }.joined(separator: ",") + "}"
+    }
+
+    static func render(_ value: Value) -> String {
+        switch value {
+        case .string(let s): quote(s)
+        case .int(let i): String(i)
+        case .double(let d): d.isFinite ? String(d) : "null"
+        case .bool(let b): b ? "true" : "false"
+        case .null: "null"
+        }
+    }
+
+    static func quote(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+}
+
+extension JSONLine.Value {
+    static func of(_ value: UInt64?) -> JSONLine.Value { value.map { .int(Int64(clamping: $0)) } ?? .null }
+    static func of(_ value: String?) -> JSONLine.Value { value.map { .string($0) } ?? .null }
+}

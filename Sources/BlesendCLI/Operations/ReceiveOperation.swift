@@ -1,0 +1,115 @@
+import BlueZ
+import Keys
+import Session
+import SessionRunner
+import Transfer
+
+/// Advertises, accepts one sender at a time, runs the receiver session, reports.
+struct ReceiveOperation {
+    let identity: Identity
+    let trust: TrustStore
+    let store: any FileStore
+    let outDirectory: String?
+    let adapter: String?
+    let once: Bool
+    let reporter: Reporter
+
+    private final class Tally {
+        var saved = 0
+        var failures: [CLIError] = []
+        var sessionEnded = false
+        var current: (name: String, size: UInt64?, at: ContinuousClock.Instant, offset: UInt64)?
+    }
+
+    func run() async throws(CLIError) {
+        let peripheral: GattPeripheral
+        do {
+            peripheral = try await GattPeripheral.start(adapter: adapter)
+        } catch {
+            throw CLIError(error, adapter: adapter)
+        }
+        let cleanup = Interrupts.shared.add { await peripheral.close() }
+        defer { Interrupts.shared.remove(cleanup) }
+        reporter.event(JSONLine("listening", [("adapter", .of(adapter)), ("fingerprint", .string(identity.publicKey.fingerprint)),
+                                              ("trusted", .int(Int64(trust.peers.count)))]))
+        reporter.say("blerecv: waiting for senders (\(trust.peers.count) trusted; this receiver's fingerprint \(identity.publicKey.fingerprint))")
+        var session = ReceiverSession(identity: identity, trust: trust, store: store)
+        let tally = Tally()
+        var failure: CLIError?
+        while true {
+            let link: GattLink
+            do {
+                link = try await peripheral.accept()
+            } catch {
+                failure = CLIError(error, adapter: adapter)
+                break
+            }
+            reporter.mtu = link.mtu
+            reporter.event(JSONLine("connected", [("device", .of(link.device)), ("mtu", .int(Int64(link.mtu)))]))
+            reporter.logger.info("connection from \(link.device ?? "a device"), ATT MTU \(link.mtu)")
+            tally.sessionEnded = false
+            do {
+                _ = try await EndpointRunner.runReceiver(&session, over: link) { handle($0, tally) }
+            } catch {
+                reporter.logger.notice("connection ended: \(error)")
+            }
+            await link.close()
+            if once && tally.sessionEnded { break }
+        }
+        session.shutdown()
+        await peripheral.close()
+        if let failure { throw failure }
+        if let first = tally.failures.first { throw first }
+    }
+
+    private func handle(_ event: ReceiverSession.Event, _ tally: Tally) {
+        switch event {
+        case .authenticated(let sender, let fingerprint):
+            reporter.event(JSONLine("handshake", [("peer", .string(sender)), ("fingerprint", .string(fingerprint))]))
+            reporter.say("blerecv: \(sender) connected [\(fingerprint)]")
+        case .refused(let reason):
+            let text: String
+            switch reason {
+            case .unknownSender(let fingerprint):
+                text = "refused a sender whose key is not trusted [\(fingerprint)]"
+            case .replayedHandshake(let sender):
+                text = "refused a replayed handshake claiming to be \(sender)"
+            case .malformedHandshake:
+                text = "refused a handshake that did not decrypt (the sender pinned another receiver key, or it was damaged)"
+            case .badOpening(let sender):
+                text = "refused \(sender): malformed opening"
+            }
+            reporter.event(JSONLine("refused", [("reason", .string(text))]))
+            reporter.say("blerecv: \(text)")
+        case .transfer(.fileStarted(_, let name, let size, let resumedAt)):
+            if resumedAt > 0 {
+                reporter.event(JSONLine("resumed", [("name", .string(name)), ("offset", .of(resumedAt))]))
+            }
+            tally.current = (name, size, ContinuousClock.now, resumedAt)
+        case .transfer(.progress(let name, let received, let size)):
+            let start = tally.current?.at ?? ContinuousClock.now
+            reporter.progress(name: name, done: received, total: size, startedAt: start, startOffset: tally.current?.offset ?? 0)
+        case .transfer(.fileSaved(let sender, let name, let storedName, let size)):
+            tally.saved += 1
+            let seconds = tally.current.map { Reporter.seconds(ContinuousClock.now - $0.at) } ?? 0
+            let path = outDirectory.map { "\($0)/\(storedName)" } ?? "-"
+            reporter.event(JSONLine("file-done", [
+                ("name", .string(name)), ("stored_name", .string(storedName)), ("path", .string(path)),
+                ("bytes", .of(size)), ("seconds", .double((seconds * 10).rounded() / 10)), ("peer", .string(sender)),
+            ]))
+            var line = "blerecv: received \(name)  \(Formatting.bytes(size))  in \(Formatting.seconds(seconds))"
+            line += "  \(Formatting.rate(seconds > 0 ? Double(size) / seconds : 0))  from \(sender)  -> \(path)"
+            if storedName != name { line += "  (\(name) exists: saved as \(storedName))" }
+            reporter.say(line)
+            tally.current = nil
+        case .transfer(.fileFailed(let sender, let name, let failure)):
+            let error = CLIError(failure, name: "\(name) from \(sender)")
+            tally.failures.append(error)
+            reporter.error(error)
+        case .transfer(.sessionEnded(let sender)):
+            tally.sessionEnded = true
+            reporter.event(JSONLine("done", [("peer", .string(sender)), ("files", .int(Int64(tally.saved)))]))
+            reporter.logger.info("\(sender) finished")
+        }
+    }
+}

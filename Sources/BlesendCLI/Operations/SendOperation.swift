@@ -1,0 +1,139 @@
+import BlueZ
+import Keys
+import Pipeline
+import Session
+import SessionRunner
+import Transfer
+
+/// Scans, connects, runs the sender session, reconnects and resumes after a lost link, reports.
+struct SendOperation {
+    let identity: Identity
+    let receiverKey: PublicKey
+    let receiverName: String
+    let sources: [any FileSource]
+    let adapter: String?
+    let minRSSI: Int
+    let timeout: Duration
+    let reporter: Reporter
+
+    /// Reconnections in a row that moved no data before we give up.
+    static let maxFruitlessReconnects = 5
+
+    /// Per-file bookkeeping for progress and summaries.
+    private final class Progress {
+        var started: [Int: (at: ContinuousClock.Instant, offset: UInt64)] = [:]
+        var acknowledged: UInt64 = 0
+        var savedFiles = 0
+        var savedBytes: UInt64 = 0
+        var failures: [CLIError] = []
+        let begin = ContinuousClock.now
+    }
+
+    func run() async throws(CLIError) {
+        var session = SenderSession(identity: identity, receiverKey: receiverKey, files: sources)
+        let progress = Progress()
+        var fruitless = 0
+        var reconnecting = false
+        while true {
+            reporter.event(JSONLine("scanning", [("adapter", .of(adapter)), ("min_rssi", .int(Int64(minRSSI)))]))
+            if !reconnecting { reporter.logger.info("scanning for a receiver (timeout \(CLIError.seconds(timeout)) s)") }
+            let link: GattLink
+            do {
+                link = try await GattCentral.connect(adapter: adapter, timeout: timeout, minimumRSSI: Int16(minRSSI))
+            } catch {
+                if reconnecting, error == .notFound {
+                    throw CLIError(.linkLost, "the link was lost and the receiver could not be found again within \(CLIError.seconds(timeout)) s",
+                                   hint: "nothing partial was kept as a real file; send again to resume")
+                }
+                throw CLIError(error, adapter: adapter, timeout: timeout)
+            }
+            let cleanup = Interrupts.shared.add { await link.close() }
+            reporter.mtu = link.mtu
+            reporter.event(JSONLine("found", [("device", .of(link.device))]))
+            reporter.event(JSONLine("connected", [("device", .of(link.device)), ("mtu", .int(Int64(link.mtu)))]))
+            reporter.logger.info("connected to \(link.device ?? "receiver"), ATT MTU \(link.mtu)")
+            let before = progress.acknowledged
+            let ending: EndpointRunner.Ending
+            do {
+                ending = try await EndpointRunner.runSender(&session, over: link) { handle($0, progress) }
+            } catch {
+                await link.close()
+                Interrupts.shared.remove(cleanup)
+                guard LinkRecovery.isRecoverable(error) else { throw CLIError(error) }
+                reporter.logger.warning("connection ended: \(error); reconnecting")
+                fruitless = progress.acknowledged > before ? 0 : fruitless + 1
+                if fruitless > Self.maxFruitlessReconnects { throw CLIError(.linkLost, "gave up after \(fruitless) reconnections without progress") }
+                reconnecting = true
+                continue
+            }
+            await link.close()
+            Interrupts.shared.remove(cleanup)
+            if ending == .finished { break }
+            fruitless = progress.acknowledged > before ? 0 : fruitless + 1
+            if fruitless > Self.maxFruitlessReconnects {
+                throw CLIError(.linkLost, "the link kept dropping (\(fruitless) reconnections without progress)",
+                               hint: "move closer to the receiver and send again")
+            }
+            reporter.clearLine()
+            reporter.say("blesend: link lost, reconnecting…")
+            reconnecting = true
+        }
+        let elapsed = Reporter.seconds(ContinuousClock.now - progress.begin)
+        reporter.event(JSONLine("done", [
+            ("files", .int(Int64(progress.savedFiles))), ("failed", .int(Int64(progress.failures.count))),
+            ("bytes", .of(progress.savedBytes)), ("seconds", .double((elapsed * 10).rounded() / 10)),
+        ]))
+        if let first = progress.failures.first { throw first }
+    }
+
+    private func handle(_ event: SenderSession.Event, _ progress: Progress) {
+        switch event {
+        case .authenticated(let fingerprint):
+            reporter.event(JSONLine("handshake", [("peer", .string(receiverName)), ("fingerprint", .string(fingerprint))]))
+            reporter.logger.info("receiver authenticated: \(receiverName) (\(fingerprint))")
+        case .transfer(.fileStarted(let index, let name, _, let resumedAt)):
+            if resumedAt > 0 {
+                reporter.event(JSONLine("resumed", [("name", .string(name)), ("offset", .of(resumedAt))]))
+                reporter.logger.info("resuming \(name) at byte \(resumedAt)")
+            }
+            if progress.started[index] == nil { progress.started[index] = (ContinuousClock.now, resumedAt) }
+        case .transfer(.progress(let index, _, let acknowledged)):
+            progress.acknowledged = acknowledged
+            let source = sources[index]
+            let start = progress.started[index] ?? (ContinuousClock.now, 0)
+            reporter.progress(name: source.name, done: acknowledged, total: source.size, startedAt: start.at, startOffset: 0)
+        case .transfer(.fileSaved(let index, let storedName, let size)):
+            let source = sources[index]
+            let start = progress.started[index]?.at ?? progress.begin
+            let seconds = Reporter.seconds(ContinuousClock.now - start)
+            progress.savedFiles += 1
+            progress.savedBytes += size
+            reporter.progress(name: source.name, done: size, total: size, startedAt: start, startOffset: 0)
+            reporter.event(JSONLine("file-done", [
+                ("name", .string(source.name)), ("stored_name", .string(storedName)), ("bytes", .of(size)),
+                ("seconds", .double((seconds * 10).rounded() / 10)), ("peer", .string(receiverName)),
+                ("fingerprint", .string(receiverKey.fingerprint)),
+            ]))
+            var line = "blesend: sent \(source.name)  \(Formatting.bytes(size))  in \(Formatting.seconds(seconds))"
+            line += "  \(Formatting.rate(seconds > 0 ? Double(size) / seconds : 0))  to \(receiverName) [\(receiverKey.fingerprint)]"
+            if storedName != source.name { line += "  (saved there as \(storedName))" }
+            reporter.say(line)
+        case .transfer(.fileFailed(let index, let failure)):
+            let error = CLIError(failure, name: sources[index].name)
+            progress.failures.append(error)
+            reporter.error(error)
+        case .transfer(.finished):
+            break
+        }
+    }
+}
+
+/// Which session errors a reconnect may cure.
+enum LinkRecovery {
+    static func isRecoverable(_ error: SessionError) -> Bool {
+        switch error {
+        case .linkLost, .handshakeTimeout, .integrity, .protocolViolation: true
+        case .refusedByPeer, .peerNotAuthenticated, .refusedSender, .transfer: false
+        }
+    }
+}

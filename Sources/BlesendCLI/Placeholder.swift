@@ -1,1 +1,0 @@
-// Placeholder so the package builds while this module is written; remove when adding real files.

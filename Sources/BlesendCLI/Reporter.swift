@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+
+/// Everything the tools tell the user, in one place.
+///
+/// - On a terminal (and without `--quiet`): a progress line on stderr that redraws in place, and
+///   a summary line per file.
+/// - Not on a terminal: the summary lines only. `--quiet`: errors only.
+/// - `--json`: newline-delimited JSON events on stdout (docs/json-events.md); stderr keeps errors.
+final class Reporter: @unchecked Sendable {
+    struct Options {
+        var json = false
+        var quiet = false
+        var tool = "blesend"
+    }
+
+    let options: Options
+    let logger: Logger
+    private let interactive: Bool
+    private var lineShown = false
+    private var lastDraw = ContinuousClock.now - .seconds(1)
+    private var lastJSONProgress = ContinuousClock.now - .seconds(1)
+    var mtu: Int?
+    var rssi: Int?
+
+    init(options: Options, logger: Logger) {
+        self.options = options
+        self.logger = logger
+        self.interactive = isatty(2) == 1 && !options.quiet && !options.json
+    }
+
+    // MARK: Events
+
+    func event(_ line: JSONLine) {
+        guard options.json else { return }
+        Console.out(line.text + "\n")
+    }
+
+    /// A line for people: on stderr, unless quiet or in JSON mode.
+    func say(_ text: String) {
+        guard !options.quiet, !options.json else { return }
+        clearLine()
+        Console.err(text + "\n")
+    }
+
+    /// Progress of one file; redraws at most 10 times a second, JSON at most twice a second.
+    func progress(name: String, done: UInt64, total: UInt64?, startedAt: ContinuousClock.Instant, startOffset: UInt64) {
+        let now = ContinuousClock.now
+        let elapsed = Self.seconds(now - startedAt)
+        let rate = elapsed > 0 ? Double(done - min(done, startOffset)) / elapsed : 0
+        if options.json, now - lastJSONProgress >= .milliseconds(500) {
+            lastJSONProgress = now
+            event(JSONLine("progress", [
+                ("name", .string(name)), ("bytes", .of(done)), ("total", .of(total)),
+                ("rate", .double((rate * 10).rounded() / 10)), ("mtu", mtu.map { .int(Int64($0)) } ?? .null),
+            ]))
+        }
+        guard interactive, now - lastDraw >= .milliseconds(100) || total == done else { return }
+        lastDraw = now
+        var line = "  \(Self.clip(name, 24))  \(Formatting.bytes(done))"
+        if let total, total > 0 {
+            let fraction = Double(done) / Double(total)
+            let eta = rate > 0 ? Double(total - min(total, done)) / rate : .infinity
+            line += " / \(Formatting.bytes(total))  \(Formatting.bar(fraction: fraction))  \(Int(fraction * 100))%"
+            line += "  \(Formatting.rate(rate))  ETA \(Formatting.duration(eta))"
+        } else {
+            line += "  \(Formatting.rate(rate))"
+        }
+        var link: [String] = []
+        if let mtu { link.append("mtu \(mtu)") }
+        if let rssi { link.append("rssi \(rssi)") }
+        if !link.isEmpty { line += "  (\(link.joined(separator: ", ")))" }
+        Console.err("\r\u{1B}[2K" + line)
+        lineShown = true
+    }
+
+    /// Prints an error as `tool: error: …` and `tool: hint: …`, and as a JSON event.
+    func error(_ error: CLIError) {
+        clearLine()
+        event(JSONLine("error", [
+            ("code", .string(error.status.summary)), ("exit", .int(Int64(error.status.rawValue))),
+            ("message", .string(error.message)), ("hint", .of(error.hint)),
+        ]))
+        Console.err("\(options.tool): error: \(error.message)\n")
+        if let hint = error.hint { Console.err("\(options.tool): hint: \(hint)\n") }
+    }
+
+    func clearLine() {
+        if lineShown {
+            Console.err("\r\u{1B}[2K")
+            lineShown = false
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    static func clip(_ text: String, _ width: Int) -> String {
+        text.count <= width ? text.padding(width) : String(text.prefix(width - 1)) + "…"
+    }
+}
+
+extension String {
+    func padding(_ width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+}

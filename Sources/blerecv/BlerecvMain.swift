@@ -1,0 +1,6 @@
+import BlesendCLI
+
+@main
+struct BlerecvMain {
+    static func main() async { await BlerecvCommand.runAsync() }
+}

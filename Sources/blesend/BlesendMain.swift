@@ -1,0 +1,6 @@
+import BlesendCLI
+
+@main
+struct BlesendMain {
+    static func main() async { await BlesendCommand.runAsync() }
+}
