@@ -57,6 +57,8 @@ case "$ACCEL" in
 esac
 
 mkdir -p "$WORK/runs"
+# kept (failed or --keep) run folders are pruned after two days
+find "$WORK/runs" -mindepth 1 -maxdepth 1 -name 'run.*' -mtime +2 -exec rm -rf {} + 2>/dev/null
 RUN=$(mktemp -d "$WORK/runs/run.XXXXXX")
 {
   for v in PATH $(compgen -e | grep -E '^(BT_|BTVIRT_|BLESEND_)' | grep -vE '^BLESEND_LAB_(OUT|GUEST)$') ${BLESEND_LAB_PASSENV:-}; do
