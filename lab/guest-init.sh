@@ -50,4 +50,4 @@ console "command done after $(cut -d' ' -f1 /proc/uptime)s (rc=$(cat "$OUT/rc" 2
 sync
 umount "$OUT" 2>/dev/null
 echo o > /proc/sysrq-trigger
-while :; do sleep 1; done
+while :; do sleep 1; done > /dev/null 2>&1
