@@ -15,7 +15,6 @@ mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 # fresh, RAM-backed state: no pairing keys or sockets survive a run
 mount -t tmpfs -o mode=755 tmpfs /run
-mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=1777 tmpfs /var/tmp
 mount -t tmpfs -o mode=700 tmpfs /var/lib/bluetooth
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null

@@ -270,15 +270,19 @@ class Central:
         self.ctx = GLib.MainContext.default()
         self.apath = adapter_path(args.adapter)
 
-    def pump_until(self, cond, timeout, what):
+    def pump_until(self, cond, timeout, what, every=0.05):
+        """Run the GLib main context until cond() is true, checking it every `every` s."""
         end = time.monotonic() + timeout
-        while time.monotonic() < end:
+        while True:
             v = cond()
             if v:
                 return v
-            if not self.ctx.iteration(False):
-                time.sleep(0.01)
-        raise RuntimeError("timed out after %.0fs waiting for %s" % (timeout, what))
+            if time.monotonic() >= end:
+                raise RuntimeError("timed out after %.0fs waiting for %s" % (timeout, what))
+            slice_end = min(end, time.monotonic() + every)
+            while time.monotonic() < slice_end:
+                if not self.ctx.iteration(False):
+                    time.sleep(0.005)
 
     def objects(self):
         return dbus.Interface(self.bus.get_object(BLUEZ, "/"), OBJECT_MANAGER).GetManagedObjects()
@@ -291,9 +295,20 @@ class Central:
                 return str(path)
         return None
 
+    def forget_stale_devices(self, adapter):
+        """Remove disconnected, unpaired devices left by an earlier run on this adapter: BlueZ
+        keeps their GATT-derived UUIDs and ignores the new advertisement's UUIDs for them."""
+        for path, ifaces in self.objects().items():
+            dev = ifaces.get(DEVICE1)
+            if dev and str(dev.get("Adapter")) == self.apath and not dev.get("Connected") \
+                    and not dev.get("Paired"):
+                log("central", "removing stale device", path)
+                adapter.RemoveDevice(dbus.ObjectPath(path))
+
     def connect(self):
         power_on(self.bus, self.args.adapter)
         adapter = dbus.Interface(self.bus.get_object(BLUEZ, self.apath), ADAPTER1)
+        self.forget_stale_devices(adapter)
         peer = self.find_peer()
         if not peer:
             adapter.SetDiscoveryFilter({"Transport": "le",
