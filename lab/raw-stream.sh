@@ -31,7 +31,7 @@ rc=0
 for mode in acquirewrite writevalue; do
   flag=()
   [ "$mode" = writevalue ] && flag=(--writevalue)
-  echo "raw-stream: $mode, $BYTES bytes, peripheral hci0 -> central hci1" >&2
+  echo "raw-stream: $mode, $BYTES bytes, central hci1 -> peripheral hci0" >&2
   if ! /usr/bin/python3 "$LAB/raw-stream.py" run --bytes "$BYTES" "${flag[@]}" | tee -a "$results"; then
     echo "raw-stream: $mode FAILED" >&2
     rc=1
