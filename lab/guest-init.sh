@@ -5,6 +5,7 @@
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=dumb LANG=C.UTF-8
 KROOT=
+# shellcheck disable=SC2013  # the kernel command line is a list of words
 for arg in $(cat /proc/cmdline); do
   case "$arg" in blesend.kroot=*) KROOT=${arg#blesend.kroot=};; esac
 done

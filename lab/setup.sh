@@ -58,10 +58,14 @@ if [ "${BLESEND_LAB_FORCE:-0}" = 1 ] || [ ! -f "$KROOT/boot/vmlinuz-$KV" ] || [ 
   mkdir -p "$WORK/debs"
   rm -f "$WORK/debs/${KDEB}"_*.deb
   say "downloading $KDEB"
-  # apt-get download as root warns about the unsandboxed download; that is expected here.
-  (cd "$WORK/debs" && apt-get download -q "$KDEB" 2>&1 | grep -v 'unsandboxed' || true)
-  deb=$(ls "$WORK/debs/${KDEB}"_*.deb 2>/dev/null | head -n1 || true)
-  [ -n "$deb" ] || die "apt-get download $KDEB produced no .deb (try: apt-get update)"
+  # (as root, apt-get download warns that the download is unsandboxed; that is expected)
+  if ! (cd "$WORK/debs" && apt-get download -q "$KDEB") > "$WORK/debs/download.log" 2>&1; then
+    cat "$WORK/debs/download.log" >&2
+    die "apt-get download $KDEB failed (try: apt-get update)"
+  fi
+  debs=("$WORK/debs/${KDEB}"_*.deb)
+  deb=${debs[0]}
+  [ -f "$deb" ] || die "apt-get download $KDEB produced no .deb"
   say "unpacking $(basename "$deb") into $KROOT"
   rm -rf "$KROOT" "$KROOT.tmp"
   mkdir -p "$KROOT.tmp"

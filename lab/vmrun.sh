@@ -41,7 +41,9 @@ done
 
 KV=$(cat "$WORK/kernel-version" 2>/dev/null || true)
 KERNEL=$KROOT/boot/vmlinuz-$KV
-[ -n "$KV" ] && [ -f "$KERNEL" ] && [ -f "$INITRD" ] || die "no kernel/initramfs in $WORK: run lab/setup.sh first (as root)"
+if [ -z "$KV" ] || [ ! -f "$KERNEL" ] || [ ! -f "$INITRD" ]; then
+  die "no kernel/initramfs in $WORK: run lab/setup.sh first (as root)"
+fi
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run lab/setup.sh"
 case "$LAB$KROOT" in *[[:space:]]*) die "paths with spaces cannot go on the kernel command line";; esac
 
@@ -53,7 +55,7 @@ if [ "$ACCEL" = auto ]; then
 fi
 case "$ACCEL" in
   kvm) ACCEL_ARGS=(-accel kvm -cpu host);;
-  tcg) ACCEL_ARGS=(-accel tcg,thread=multi,tb-size=256 -cpu max);;
+  tcg) ACCEL_ARGS=(-accel "tcg,thread=multi,tb-size=256" -cpu max);;
 esac
 
 mkdir -p "$WORK/runs"
