@@ -1,0 +1,105 @@
+#!/bin/bash
+# blesend lab, inside the VM: bring up real BlueZ on two virtual LE controllers.
+#   kernel modules (preloaded) -> system dbus-daemon -> btvirt (hci0 + hci1 on /dev/vhci)
+#   -> bluetoothd -> wait until bluetoothd reports both adapters Powered.
+# Logs and pid files: /run/blesend-lab/{dbus,btvirt,bluetoothd,btmon}.*
+# Env:
+#   BTVIRT_ARGS    btvirt options (default "-L -l2": two LE-only controllers)
+#   BT_NCTRL       controllers to wait for (default 2)
+#   BT_MAINCONF    main.conf contents, printf %b escapes allowed; e.g. '[GATT]\nChannels=1'
+#                  turns EATT off (ATT then uses the fixed channel, CID 4)
+#   BT_DEBUG=1     bluetoothd -d
+#   BT_MON=1       record HCI traffic with btmon -w /run/blesend-lab/btmon.snoop
+#   BT_UP_TIMEOUT  seconds (default 40)
+# Exit 0 when every adapter is powered; 1 (after printing diagnostics) otherwise.
+set -uo pipefail
+shopt -s nullglob
+
+LOGDIR=/run/blesend-lab
+mkdir -p "$LOGDIR"
+want=${BT_NCTRL:-2}
+limit=${BT_UP_TIMEOUT:-40}
+SECONDS=0
+
+say() { printf 'bt-up: %s\n' "$*"; }
+kernel_ctrls() { local c=(/sys/class/bluetooth/hci[0-9]*); echo "${#c[@]}"; }
+powered() {   # prints "b true" / "b false", nothing if bluetoothd does not know the adapter
+  busctl --system get-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered 2>/dev/null
+}
+diagnostics() {
+  echo "---- bt-up diagnostics (after ${SECONDS}s)"
+  hciconfig -a 2>&1 | grep -E '^hci|UP|DOWN'
+  busctl --system tree org.bluez 2>&1 | head -20
+  echo "-- dmesg (bluetooth)"; dmesg | grep -iE 'bluetooth|hci[0-9]|vhci' | tail -20
+  echo "-- bluetoothd.log"; tail -n 40 "$LOGDIR/bluetoothd.log" 2>/dev/null
+  echo "-- btvirt.log"; tail -n 20 "$LOGDIR/btvirt.log" 2>/dev/null
+}
+start_btvirt() {
+  # shellcheck disable=SC2086  # BTVIRT_ARGS is a word list on purpose
+  btvirt ${BTVIRT_ARGS:--L -l2} >> "$LOGDIR/btvirt.log" 2>&1 &
+  echo $! > "$LOGDIR/btvirt.pid"
+  while [ "$(kernel_ctrls)" -lt "$want" ] && [ "$SECONDS" -lt "$limit" ]; do sleep 0.1; done
+}
+
+# 1. Modules. Load up front everything the kernel would otherwise request on demand later:
+#    btvirt opens AF_ALG crypto sockets (af_alg, algif_hash/skcipher, ecb, cmac), SMP's ECDH
+#    needs a DRBG, bluetoothd pulls in bnep/rfcomm. Under TCG each on-demand modprobe takes
+#    seconds; while it runs btvirt stops servicing the first controller and the kernel's 2 s
+#    HCI_Reset timeout fires ("hci0: Opcode 0x0c03 failed: -110"), losing that adapter.
+modprobe -a bluetooth hci_vhci cmac ecdh_generic af_alg algif_hash algif_skcipher ecb ctr ccm \
+  drbg jitterentropy_rng sha512_generic sha3_generic ansi_cprng bnep rfcomm \
+  || { say "modprobe failed (is /lib/modules bound to the guest kernel's tree?)"; exit 1; }
+
+# 2. System bus.
+mkdir -p /run/dbus
+dbus-daemon --system --fork --print-pid > "$LOGDIR/dbus.pid" || { say "dbus-daemon failed"; exit 1; }
+
+# 3. Optional HCI trace, then the controllers (before bluetoothd, so it finds them at start).
+if [ -n "${BT_MON:-}" ]; then
+  btmon -w "$LOGDIR/btmon.snoop" > /dev/null 2>&1 &
+  echo $! > "$LOGDIR/btmon.pid"
+  sleep 0.2
+fi
+start_btvirt
+t_ctrl=$SECONDS
+
+# 4. bluetoothd: foreground, experimental interfaces on, optional custom main.conf.
+conf=/etc/bluetooth/main.conf
+if [ -n "${BT_MAINCONF:-}" ]; then
+  conf=$LOGDIR/main.conf
+  printf '%b\n' "$BT_MAINCONF" > "$conf"
+fi
+btd=/usr/libexec/bluetooth/bluetoothd
+[ -x "$btd" ] || btd=/usr/sbin/bluetoothd
+# shellcheck disable=SC2046
+"$btd" -n -E -f "$conf" $([ -n "${BT_DEBUG:-}" ] && echo -d) > "$LOGDIR/bluetoothd.log" 2>&1 &
+echo $! > "$LOGDIR/bluetoothd.pid"
+
+# 5. Wait. Repair path for a controller whose init still timed out: after 8 s run
+#    "hciconfig hciN up" (re-runs the init) twice, then restart btvirt.
+repairs=0 last_repair=$SECONDS up=0
+while :; do
+  up=0 missing=()
+  for ((i = 0; i < want; i++)); do
+    if [ "$(powered "hci$i")" = "b true" ]; then up=$((up + 1)); else missing+=("hci$i"); fi
+  done
+  [ "$up" -ge "$want" ] || [ "$SECONDS" -ge "$limit" ] && break
+  if [ $((SECONDS - last_repair)) -ge 8 ]; then
+    repairs=$((repairs + 1)) last_repair=$SECONDS
+    if [ "$repairs" -le 2 ]; then
+      for h in "${missing[@]}"; do
+        if [ -z "$(powered "$h")" ]; then say "$h unknown to bluetoothd; hciconfig $h up"; hciconfig "$h" up; fi
+      done
+    else
+      say "restarting btvirt"
+      kill "$(cat "$LOGDIR/btvirt.pid")" 2>/dev/null
+      while [ "$(kernel_ctrls)" -gt 0 ] && [ "$SECONDS" -lt "$limit" ]; do sleep 0.1; done
+      start_btvirt
+    fi
+  fi
+  sleep 0.3
+done
+say "controllers in kernel after ${t_ctrl}s; $up/$want adapters powered in bluetoothd after ${SECONDS}s (repairs: $repairs)"
+[ "$up" -ge "$want" ] && exit 0
+diagnostics
+exit 1

@@ -1,0 +1,96 @@
+#!/bin/bash
+# blesend lab: run one command inside a throw-away QEMU VM with real kernel Bluetooth.
+#
+# Usage: vmrun.sh [--mem MiB] [--cpus N] [--timeout S] [--keep] [--tcg|--kvm] -- command [args...]
+#
+# The VM boots Debian's stock kernel (unpacked by setup.sh) and uses this machine's root
+# filesystem read-only over 9p with a RAM overlay on top, so every host path (the checkout,
+# .build/, the Swift toolchain) exists in the guest at the same place. The command runs as
+# root in the current directory, with PATH, BT_*, BTVIRT_*, BLESEND_* and the variables named
+# in $BLESEND_LAB_PASSENV carried over. Its writes go to guest RAM, except for
+# $BLESEND_LAB_OUT (guest) = a run folder under $BLESEND_LAB_WORK/runs (host), which is removed
+# after a successful run unless --keep is given.
+#
+# Exit status: the command's own; 124 on timeout; 125 if the VM stopped without a result;
+# 2 on usage errors.
+set -uo pipefail
+
+LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+WORK=${BLESEND_LAB_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/blesend-lab}
+KROOT=$WORK/kernel
+INITRD=$WORK/initramfs.cpio.gz
+MEM=1024 CPUS=1 TIMEOUT=600 KEEP=0 ACCEL=auto
+
+usage() { echo "usage: vmrun.sh [--mem MiB] [--cpus N] [--timeout S] [--keep] [--tcg|--kvm] -- cmd [args...]" >&2; exit 2; }
+die() { printf 'vmrun: error: %s\n' "$*" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --mem) MEM=${2:?}; shift;;
+    --cpus) CPUS=${2:?}; shift;;
+    --timeout) TIMEOUT=${2:?}; shift;;
+    --keep) KEEP=1;;
+    --tcg) ACCEL=tcg;;
+    --kvm) ACCEL=kvm;;
+    --) shift; break;;
+    -h|--help) usage;;
+    *) break;;
+  esac
+  shift
+done
+[ $# -gt 0 ] || usage
+
+KV=$(cat "$WORK/kernel-version" 2>/dev/null || true)
+KERNEL=$KROOT/boot/vmlinuz-$KV
+if [ -z "$KV" ] || [ ! -f "$KERNEL" ] || [ ! -f "$INITRD" ]; then
+  die "no kernel/initramfs in $WORK: run lab/setup.sh first (as root)"
+fi
+command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run lab/setup.sh"
+case "$LAB$KROOT" in *[[:space:]]*) die "paths with spaces cannot go on the kernel command line";; esac
+
+# KVM only with real hardware virtualisation. A /dev/kvm backed by anything else (seen:
+# kvm_pvm on a nested cloud VM) cannot boot a stock kernel, so fall back to TCG.
+if [ "$ACCEL" = auto ]; then
+  ACCEL=tcg
+  if [ -w /dev/kvm ] && { [ -d /sys/module/kvm_intel ] || [ -d /sys/module/kvm_amd ]; }; then ACCEL=kvm; fi
+fi
+case "$ACCEL" in
+  kvm) ACCEL_ARGS=(-accel kvm -cpu host);;
+  tcg) ACCEL_ARGS=(-accel "tcg,thread=multi,tb-size=256" -cpu max);;
+esac
+
+mkdir -p "$WORK/runs"
+# kept (failed or --keep) run folders are pruned after two days
+find "$WORK/runs" -mindepth 1 -maxdepth 1 -name 'run.*' -mtime +2 -exec rm -rf {} + 2>/dev/null
+RUN=$(mktemp -d "$WORK/runs/run.XXXXXX")
+{
+  for v in PATH $(compgen -e | grep -E '^(BT_|BTVIRT_|BLESEND_)' | grep -vE '^BLESEND_LAB_(OUT|GUEST)$') ${BLESEND_LAB_PASSENV:-}; do
+    [ -n "${!v+set}" ] && printf 'export %s=%q\n' "$v" "${!v}"
+  done
+  printf '%q ' "$@"; echo
+} > "$RUN/cmd.sh"
+pwd > "$RUN/cwd"
+
+start=$(date +%s%N)
+timeout --foreground -k 5 "$TIMEOUT" qemu-system-x86_64 "${ACCEL_ARGS[@]}" -m "$MEM" -smp "$CPUS" \
+  -M q35 -nodefaults -no-user-config -display none -no-reboot \
+  -chardev stdio,id=console,signal=off -serial chardev:console \
+  -kernel "$KERNEL" -initrd "$INITRD" \
+  -append "console=ttyS0 quiet loglevel=3 panic=-1 blesend.init=$LAB/guest-init.sh blesend.kroot=$KROOT" \
+  -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+  -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+  -fsdev local,id=out,path="$RUN",security_model=none,multidevs=remap \
+  -device virtio-9p-pci,fsdev=out,mount_tag=out \
+  -device virtio-rng-pci < /dev/null | tr -d '\r'
+qemu_rc=${PIPESTATUS[0]}
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+
+if [ "$qemu_rc" = 124 ]; then
+  echo "vmrun: timed out after ${TIMEOUT}s" >&2; rc=124
+elif [ -s "$RUN/rc" ]; then
+  rc=$(cat "$RUN/rc")
+else
+  echo "vmrun: the VM stopped without a result (qemu exit $qemu_rc)" >&2; rc=125
+fi
+printf 'vmrun: accel=%s wall=%d.%01ds rc=%s run=%s\n' "$ACCEL" $((ms / 1000)) $((ms % 1000 / 100)) "$rc" "$RUN" >&2
+if [ "$KEEP" = 0 ] && [ "$rc" = 0 ]; then rm -rf "$RUN"; fi
+exit "$rc"
