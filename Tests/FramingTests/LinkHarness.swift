@@ -43,6 +43,7 @@ struct LinkHarness {
             case .a: try a.receive(datagram: datagram, now: now)
             case .b: try b.receive(datagram: datagram, now: now)
             }
+            flush()   // as a real driver does: answer each datagram before the next one arrives
         }
         if vanished != .a { try a.handleTimers(now: now) }
         if vanished != .b { try b.handleTimers(now: now) }
