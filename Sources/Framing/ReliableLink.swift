@@ -348,13 +348,15 @@ public struct ReliableLink {
 
         if let sampleSent { updateRTT(sample: now.duration(since: sampleSent).nanoseconds) }
 
-        // Fast retransmit: a later frame arrived but these did not; at most once per SRTT each.
+        // Fast retransmit: a later frame arrived but these did not. The first time at once; again
+        // only once a smoothed RTT has passed since the last transmission.
         if highestSelective > 0 {
             let gap = smoothedRTT ?? rto
             for offset in 0..<highestSelective {
                 let index = slotIndex(outHead, offset: offset)
                 guard var frame = outbound[index], !frame.acknowledged, !frame.retransmitQueued,
-                      now.duration(since: frame.lastSent).nanoseconds >= gap else { continue }
+                      frame.transmissions == 1 || now.duration(since: frame.lastSent).nanoseconds >= gap
+                else { continue }
                 frame.retransmitQueued = true
                 outbound[index] = frame
                 queuedRetransmits += 1
