@@ -58,7 +58,7 @@ let package = Package(
         .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
-        .testTarget(name: "FramingTests", dependencies: ["Framing", "Pipeline"]),
+        .testTarget(name: "FramingTests", dependencies: ["Framing", "Pipeline", "MemoryTransport"]),
         .testTarget(name: "HandshakeTests", dependencies: ["Handshake", "Sodium"]),
         .testTarget(name: "RecordTests", dependencies: ["Record", "Sodium"]),
         .testTarget(name: "TransferTests", dependencies: ["Transfer", "Pipeline"]),

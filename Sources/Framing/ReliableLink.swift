@@ -305,8 +305,11 @@ public struct ReliableLink {
             statistics.droppedOutOfWindow += 1   // stale (reordered) or acknowledging unsent frames
             return
         }
+        // RTT samples come only from frames the previous ack could have reported (within 32 of
+        // its cumulative point): a frame further out may have waited in the peer's reorder buffer
+        // behind a gap, and its "RTT" would be the repair time. Karn: never from retransmitted frames.
         var sampleSent: Instant?
-        func acknowledge(_ frame: inout OutboundFrame, _ link: inout ReliableLink) {
+        func acknowledge(_ frame: inout OutboundFrame, _ link: inout ReliableLink, offset: Int) {
             guard !frame.acknowledged else { return }
             frame.acknowledged = true
             link.bufferedOutboundBytes -= frame.payloadCount
@@ -314,13 +317,13 @@ public struct ReliableLink {
                 frame.retransmitQueued = false
                 link.queuedRetransmits -= 1
             }
-            if frame.transmissions == 1 {   // Karn: no samples from retransmitted frames
+            if frame.transmissions == 1, offset <= 32 {
                 sampleSent = max(sampleSent ?? frame.lastSent, frame.lastSent)
             }
         }
-        for _ in 0..<advance {
+        for offset in 0..<advance {
             if var frame = outbound[outHead] {
-                acknowledge(&frame, &self)
+                acknowledge(&frame, &self, offset: offset)
             }
             outbound[outHead] = nil
             outHead = (outHead + 1) % configuration.window
@@ -335,7 +338,7 @@ public struct ReliableLink {
                 for bit in 0..<limit where bitmap & (1 << UInt32(bit)) != 0 {
                     let index = slotIndex(outHead, offset: bit + 1)
                     if var frame = outbound[index] {
-                        acknowledge(&frame, &self)
+                        acknowledge(&frame, &self, offset: advance + bit + 1)
                         outbound[index] = frame
                     }
                     highestSelective = bit + 1
@@ -345,13 +348,15 @@ public struct ReliableLink {
 
         if let sampleSent { updateRTT(sample: now.duration(since: sampleSent).nanoseconds) }
 
-        // Fast retransmit: a later frame arrived but these did not; at most once per SRTT each.
+        // Fast retransmit: a later frame arrived but these did not. The first time at once; again
+        // only once a smoothed RTT has passed since the last transmission.
         if highestSelective > 0 {
             let gap = smoothedRTT ?? rto
             for offset in 0..<highestSelective {
                 let index = slotIndex(outHead, offset: offset)
                 guard var frame = outbound[index], !frame.acknowledged, !frame.retransmitQueued,
-                      now.duration(since: frame.lastSent).nanoseconds >= gap else { continue }
+                      frame.transmissions == 1 || now.duration(since: frame.lastSent).nanoseconds >= gap
+                else { continue }
                 frame.retransmitQueued = true
                 outbound[index] = frame
                 queuedRetransmits += 1

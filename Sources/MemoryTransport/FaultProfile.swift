@@ -10,7 +10,8 @@ public struct FaultProfile: Sendable, Equatable {
     public var corruption: Double
     /// Fixed one-way delay.
     public var latency: Duration
-    /// Extra uniform random delay in 0...jitter.
+    /// Extra uniform random delay in 0...jitter. Jitter never reorders: datagrams that are not
+    /// picked for `reordering` arrive in the order they were sent.
     public var jitter: Duration
     /// Largest extra delay of a reordered datagram.
     public var reorderDelay: Duration

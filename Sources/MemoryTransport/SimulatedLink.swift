@@ -40,6 +40,7 @@ public struct SimulatedLink {
 
     private var inFlight: [InFlight] = []
     private var order = 0
+    private var lastDue: [Side: Instant] = [:]
 
     public init(faults: FaultProfile = .clean, maxDatagramSize: Int, seed: UInt64) {
         self.faults = faults
@@ -73,12 +74,16 @@ public struct SimulatedLink {
                 bytes[bit / 8] ^= 1 << UInt8(bit % 8)
                 counters[side, default: Counters()].corrupted += 1
             }
-            var delay = faults.latency + randomDuration(upTo: faults.jitter)
+            var due = now.advanced(by: faults.latency + randomDuration(upTo: faults.jitter))
             if random.chance(faults.reordering) {
-                delay += randomDuration(upTo: faults.reorderDelay)
+                due = due.advanced(by: randomDuration(upTo: faults.reorderDelay))
                 counters[side, default: Counters()].reordered += 1
+            } else {
+                // Jitter alone keeps a direction first-in first-out, as a BLE link does.
+                due = max(due, lastDue[side.peer] ?? .zero)
+                lastDue[side.peer] = due
             }
-            inFlight.append(InFlight(due: now.advanced(by: delay), order: order, to: side.peer, datagram: bytes))
+            inFlight.append(InFlight(due: due, order: order, to: side.peer, datagram: bytes))
             order += 1
         }
     }
