@@ -54,9 +54,10 @@ let package = Package(
         .executableTarget(name: "blesend-bench", dependencies: ["Simulation", "Session", "MemoryTransport", "Sodium", "Framing", "Record", "Transfer", "Keys"]),
         .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline"]),  // VM-lab check for the BlueZ transport
 
-        // Tests: one target per module.
+        // Tests: one target per module, plus shared test helpers (a private dbus-daemon, running binaries).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
-        .testTarget(name: "DBusTests", dependencies: ["DBus"]),
+        .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
         .testTarget(name: "FramingTests", dependencies: ["Framing", "Pipeline", "MemoryTransport"]),
         .testTarget(name: "HandshakeTests", dependencies: ["Handshake", "Sodium"]),
@@ -67,6 +68,6 @@ let package = Package(
         .testTarget(name: "SessionTests", dependencies: ["Session", "Simulation", "MemoryTransport", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline"]),
         .testTarget(name: "SessionRunnerTests", dependencies: ["SessionRunner", "Session", "MemoryTransport", "Keys", "Transfer", "Pipeline"]),
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
-        .testTarget(name: "CLITests", dependencies: ["BlesendCLI"]),
+        .testTarget(name: "CLITests", dependencies: ["BlesendCLI", "Keys", "TestSupport"]),
     ]
 )

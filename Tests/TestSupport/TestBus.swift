@@ -4,16 +4,16 @@ import Foundation
 /// A private `dbus-daemon` for one test, started with posix_spawn (empty signal mask) under a tiny
 /// shell that kills the daemon as soon as our end of its stdin pipe closes (including when the
 /// test process dies).
-final class TestBus: @unchecked Sendable {
-    let address: String
-    let daemonPID: pid_t
+public final class TestBus: @unchecked Sendable {
+    public let address: String
+    public let daemonPID: pid_t
     private let shellPID: pid_t
     private var controlFD: Int32
     private let directory: String
 
-    struct SpawnError: Error, CustomStringConvertible { var description: String }
+    public struct SpawnError: Error, CustomStringConvertible { public var description: String }
 
-    init() throws {
+    public init() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dbus-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         directory = dir
@@ -103,11 +103,11 @@ final class TestBus: @unchecked Sendable {
     }
 
     /// Kills the daemon abruptly (the bus "goes away").
-    func killDaemon() {
+    public func killDaemon() {
         kill(daemonPID, SIGKILL)
     }
 
-    func stop() {
+    public func stop() {
         if controlFD >= 0 {
             close(controlFD)
             controlFD = -1

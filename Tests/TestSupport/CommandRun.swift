@@ -1,0 +1,60 @@
+import Foundation
+
+/// Runs one of the package's built executables and captures what it prints and its exit status.
+public struct CommandRun: Sendable {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
+
+    /// The folder holding the built products (next to the test bundle).
+    public static var productsDirectory: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    }
+
+    /// Runs `tool` (e.g. "blesend") with `arguments`; `environment` entries are added to ours.
+    public static func run(_ tool: String, _ arguments: [String], environment: [String: String] = [:],
+                           stdin: Data? = nil, timeout: TimeInterval = 60) throws -> CommandRun {
+        let process = Process()
+        process.executableURL = productsDirectory.appendingPathComponent(tool)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try input.fileHandleForWriting.close()
+        // Read both pipes while the tool runs, so a chatty tool cannot block on a full pipe.
+        let outData = Locked(Data()), errData = Locked(Data())
+        let group = DispatchGroup()
+        for (pipe, sink) in [(out, outData), (err, errData)] {
+            group.enter()
+            DispatchQueue.global().async {
+                sink.set(pipe.fileHandleForReading.readDataToEndOfFile())
+                group.leave()
+            }
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        group.wait()
+        process.waitUntilExit()
+        return CommandRun(status: process.terminationStatus,
+                          stdout: String(decoding: outData.get(), as: UTF8.self),
+                          stderr: String(decoding: errData.get(), as: UTF8.self))
+    }
+}
+
+final class Locked<T>: @unchecked Sendable {
+    private var value: T
+    private let lock = NSLock()
+    init(_ value: T) { self.value = value }
+    func set(_ new: T) { lock.lock(); value = new; lock.unlock() }
+    func get() -> T { lock.lock(); defer { lock.unlock() }; return value }
+}

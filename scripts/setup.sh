@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what blesend needs to build and test on Debian 12, as root: the C libraries
+# (libsodium, libdbus), a D-Bus daemon for the tests, and the VM lab (QEMU, BlueZ, a kernel).
+# Idempotent. The Swift 6 toolchain itself must already be on PATH (Debian does not package it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=(libsodium-dev libdbus-1-dev pkg-config dbus)
+if ! dpkg -s "${need[@]}" >/dev/null 2>&1; then
+  echo "setup: installing ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+  echo "setup: error: no swift on PATH; install a Swift 6 toolchain (swift.org) first" >&2
+  exit 1
+fi
+
+lab/setup.sh
+echo "setup: ok ($(swift --version 2>&1 | head -1))"
