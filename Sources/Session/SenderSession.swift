@@ -86,6 +86,8 @@ public struct SenderSession {
 
     public mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
         guard var link else { return }
+        // Move the link out (not copy) so its buffers stay uniquely referenced: no copy-on-write per datagram.
+        self.link = nil
         defer { self.link = link }
         do {
             try link.receive(datagram: datagram, now: now)
@@ -112,8 +114,13 @@ public struct SenderSession {
     /// has room (so memory stays bounded by the window, whatever the file size).
     public mutating func nextDatagram(now: Instant) throws(SessionError) -> [UInt8]? {
         guard var link else { return nil }
+        // Move the link and the codec out (not copy) so their buffers stay uniquely referenced:
+        // no copy-on-write of the link's frame rings per datagram, nor of the codec's buffers per record.
+        self.link = nil
         defer { self.link = link }
         if case .established(var codec) = state {
+            state = .disconnected
+            defer { state = .established(codec) }
             let fillTarget = configuration.link.window * link.maxDatagramSize
             while link.bufferedOutboundBytes < fillTarget, transfer.hasMessageReady {
                 let message: TransferMessage?
@@ -133,7 +140,6 @@ public struct SenderSession {
                     throw .protocolViolation("\(error)")
                 }
             }
-            state = .established(codec)
         }
         return link.nextDatagram(now: now)
     }

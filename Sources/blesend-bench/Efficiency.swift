@@ -16,7 +16,7 @@ enum EfficiencyBench {
         print("== efficiency: 1 MiB file, LoopbackRun (SimulatedLink, 10 ms one way), file bytes / all datagram bytes both ways")
         print(padded("link", 10) + padded("MTU", 5) + padded("datagram", 10) + leftPadded("efficiency", 11)
               + leftPadded("on wire", 12) + leftPadded("virt. time", 13) + leftPadded("conns", 7)
-              + leftPadded("retx S/R", 10) + leftPadded("first data", 12) + "  goal")
+              + leftPadded("retx S/R", 11) + leftPadded("fast/RTO", 11) + leftPadded("first data", 12) + "  goal")
         var allPass = true
         let profiles: [(String, FaultProfile)] = [("clean", .clean), ("loss 5%", FaultProfile(loss: 0.05))]
         for (label, faults) in profiles {
@@ -34,6 +34,8 @@ enum EfficiencyBench {
                 let intact = outcome.finished && store.committed["efficiency.bin"] != nil && store.patternMismatches == 0
                 let retxS = sender.linkStatistics?.retransmissions ?? -1
                 let retxR = receiver.linkStatistics?.retransmissions ?? -1
+                let fast = sender.linkStatistics?.fastRetransmissions ?? -1
+                let timeouts = sender.linkStatistics?.timeouts ?? -1
                 var goal = ""
                 if label == "clean", let target = goals[mtu] {
                     let pass = intact && efficiency >= target
@@ -49,13 +51,15 @@ enum EfficiencyBench {
                       + leftPadded("\(wire) B", 12)
                       + leftPadded(fixed(seconds(outcome.virtualTime), 3) + " s", 13)
                       + leftPadded("\(outcome.connections)", 7)
-                      + leftPadded("\(retxS)/\(retxR)", 10)
+                      + leftPadded("\(retxS)/\(retxR)", 11)
+                      + leftPadded("\(fast)/\(timeouts)", 11)
                       + leftPadded(outcome.timeToFirstData.map(milliseconds) ?? "-", 12)
                       + "  " + goal)
                 flushOutput()
             }
         }
         print("(retx S/R: retransmitted data frames from the last connection's sender / receiver link statistics;")
+        print(" fast/RTO: of the sender's, fast retransmissions / retransmission-timer expiries that doubled the RTO;")
         print(" first data: virtual time from connect to the third data frame leaving the sender, i.e. past the handshake.)")
         return allPass
     }
