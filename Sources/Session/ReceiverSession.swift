@@ -95,9 +95,8 @@ public struct ReceiverSession {
     }
 
     public mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
-        guard var link else { return }
         // Move the link out (not copy) so its buffers stay uniquely referenced: no copy-on-write per datagram.
-        self.link = nil
+        guard var link = self.link.take() else { return }
         do {
             try link.receive(datagram: datagram, now: now)
         } catch {
