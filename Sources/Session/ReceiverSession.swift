@@ -97,7 +97,8 @@ public struct ReceiverSession {
     }
 
     public mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
-        guard var link else { return }
+        // Move the link out (not copy) so its buffers stay uniquely referenced: no copy-on-write per datagram.
+        guard var link = self.link.take() else { return }
         do {
             try link.receive(datagram: datagram, now: now)
         } catch {
@@ -162,12 +163,14 @@ public struct ReceiverSession {
             do { try link.send(message: reply) } catch { throw SessionError(error) }
             state = .established(codec)
         case .established(var codec):
+            // Move the codec out (not copy) so its buffers stay uniquely referenced; put back on every path.
+            state = .idle
+            defer { state = .established(codec) }
             let incoming = try codec.open(message)
             let replies: [TransferMessage]
             do {
                 replies = try transfer.receive(incoming, now: now)
             } catch {
-                state = .established(codec)
                 throw .transfer(error)
             }
             for reply in replies {
@@ -175,7 +178,6 @@ public struct ReceiverSession {
                     throw SessionError(error)
                 } catch let error as SessionError { throw error } catch { throw .protocolViolation("\(error)") }
             }
-            state = .established(codec)
         }
     }
 

@@ -87,7 +87,8 @@ public struct SenderSession {
     }
 
     public mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
-        guard var link else { return }
+        // Move the link out (not copy) so its buffers stay uniquely referenced: no copy-on-write per datagram.
+        guard var link = self.link.take() else { return }
         defer { self.link = link }
         do {
             try link.receive(datagram: datagram, now: now)
@@ -113,9 +114,13 @@ public struct SenderSession {
     /// The next datagram to transmit now, if any. Pulls file data into the link while the link
     /// has room (so memory stays bounded by the window, whatever the file size).
     public mutating func nextDatagram(now: Instant) throws(SessionError) -> [UInt8]? {
-        guard var link else { return nil }
+        // Move the link and the codec out (not copy) so their buffers stay uniquely referenced:
+        // no copy-on-write of the link's frame rings per datagram, nor of the codec's buffers per record.
+        guard var link = self.link.take() else { return nil }
         defer { self.link = link }
         if case .established(var codec) = state {
+            state = .disconnected
+            defer { state = .established(codec) }
             let fillTarget = configuration.link.window * link.maxDatagramSize
             while link.bufferedOutboundBytes < fillTarget, transfer.hasMessageReady {
                 let message: TransferMessage?
@@ -135,7 +140,6 @@ public struct SenderSession {
                     throw .protocolViolation("\(error)")
                 }
             }
-            state = .established(codec)
         }
         return link.nextDatagram(now: now)
     }
