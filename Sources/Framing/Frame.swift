@@ -26,7 +26,8 @@ public struct Fragment: Equatable, Sendable {
 public enum Frame: Equatable, Sendable {
     /// A data frame: one fragment with its sequence number.
     case data(sequence: SequenceNumber, fragment: Fragment)
-    /// An ack frame: the next sequence number expected, and which of the 32 after it arrived
-    /// (bit i set: `cumulative + 1 + i` was received).
-    case ack(cumulative: SequenceNumber, selectiveAcks: UInt32)
+    /// An ack frame: the next sequence number expected, and a bitmap of which frames after it
+    /// arrived: bit i (least significant first) of byte j set means `cumulative + 1 + 8j + i` was
+    /// received. Trailing zero bytes are not sent, so the bitmap is often empty.
+    case ack(cumulative: SequenceNumber, selectiveAcks: [UInt8])
 }

@@ -48,13 +48,13 @@ public struct FrameCodec: Codec, Sendable {
         return out
     }
 
-    /// An ack frame: always 8 bytes.
-    public static func encodeAck(cumulative: SequenceNumber, selectiveAcks: UInt32) -> [UInt8] {
+    /// An ack frame: 4 bytes plus the bitmap.
+    public static func encodeAck(cumulative: SequenceNumber, selectiveAcks: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(FrameLayout.ackFrameSize)
+        out.reserveCapacity(FrameLayout.ackFrameBaseSize + selectiveAcks.count)
         out.append(kindBit | UInt8(truncatingIfNeeded: cumulative.value >> 8))
         out.append(UInt8(truncatingIfNeeded: cumulative.value))
-        out.appendBigEndian(selectiveAcks)
+        out += selectiveAcks
         out.appendBigEndian(CRC16.checksum(out))
         return out
     }
@@ -77,11 +77,9 @@ public struct FrameCodec: Codec, Sendable {
 
         if first & kindBit != 0 {
             guard first & (startBit | endBit) == 0 else { throw .reservedBits }
-            guard datagram.count >= FrameLayout.ackFrameSize else { throw .truncated }
-            guard datagram.count == FrameLayout.ackFrameSize, let bitmap = try? reader.readUInt32() else {
-                throw .badLength
-            }
-            return .ack(cumulative: sequence, selectiveAcks: bitmap)
+            let bitmap = reader.readRest()
+            guard bitmap.count <= FrameLayout.maxSelectiveAckBytes else { throw .badLength }
+            return .ack(cumulative: sequence, selectiveAcks: Array(bitmap))
         }
 
         var messageLength: UInt16?

@@ -8,14 +8,16 @@ public enum FrameLayout {
     public static let lengthSize = 2
     /// Header + CRC: what every frame costs.
     public static let overhead = headerSize + crcSize
-    /// An ack frame: header, `u32` bitmap, CRC.
-    public static let ackFrameSize = 8
+    /// An ack frame without a bitmap: header and CRC.
+    public static let ackFrameBaseSize = overhead
+    /// The longest selective-ack bitmap: the largest window (4096 frames) in bits.
+    public static let maxSelectiveAckBytes = 512
     /// Smallest continuation frame (one fragment byte).
     public static let minimumDataFrameSize = overhead + 1
     /// Smallest start frame (length + one fragment byte).
     public static let minimumStartFrameSize = overhead + lengthSize + 1
-    /// The smallest datagram size a link works with: an ack frame must fit.
-    public static let minimumDatagramSize = ackFrameSize
+    /// The smallest datagram size a link works with: an ack with a 32-frame bitmap must fit.
+    public static let minimumDatagramSize = 8
     /// Largest message length the format can announce.
     public static let maxMessageLength = 65535
 

@@ -299,7 +299,7 @@ public struct ReliableLink {
         retransmitDeadline = next
     }
 
-    private mutating func processAck(cumulative: SequenceNumber, bitmap: UInt32, now: Instant) {
+    private mutating func processAck(cumulative: SequenceNumber, bitmap: [UInt8], now: Instant) {
         let advance = sendUnacknowledged.distance(to: cumulative)
         guard advance <= inFlight else {
             statistics.droppedOutOfWindow += 1   // stale (reordered) or acknowledging unsent frames
@@ -332,10 +332,10 @@ public struct ReliableLink {
         if advance > 0 { lastProgress = now }
 
         var highestSelective = 0
-        if bitmap != 0 {
-            let limit = min(32, inFlight - 1)
+        if !bitmap.isEmpty {
+            let limit = min(bitmap.count * 8, inFlight - 1)
             if limit > 0 {
-                for bit in 0..<limit where bitmap & (1 << UInt32(bit)) != 0 {
+                for bit in 0..<limit where bitmap[bit >> 3] & (1 << UInt8(bit & 7)) != 0 {
                     let index = slotIndex(outHead, offset: bit + 1)
                     if var frame = outbound[index] {
                         acknowledge(&frame, &self, offset: advance + bit + 1)
@@ -442,12 +442,18 @@ public struct ReliableLink {
         inHead = (inHead + 1) % configuration.window
     }
 
-    private func selectiveAckBitmap() -> UInt32 {
-        guard reorderBuffered > 0 else { return 0 }
-        var bitmap: UInt32 = 0
-        for bit in 0..<min(32, configuration.window - 1) where inbound[slotIndex(inHead, offset: bit + 1)] != nil {
-            bitmap |= 1 << UInt32(bit)
+    /// Which frames after the cumulative point are buffered, up to the last one, as few bytes as
+    /// that takes (and no more than the datagram holds).
+    private func selectiveAckBitmap() -> [UInt8] {
+        guard reorderBuffered > 0 else { return [] }
+        let reach = min(configuration.window - 1, (maxDatagramSize - FrameLayout.ackFrameBaseSize) * 8)
+        var bitmap = [UInt8](repeating: 0, count: (reach + 7) / 8)
+        var used = 0
+        for bit in 0..<reach where inbound[slotIndex(inHead, offset: bit + 1)] != nil {
+            bitmap[bit >> 3] |= 1 << UInt8(bit & 7)
+            used = (bit >> 3) + 1
         }
+        bitmap.removeLast(bitmap.count - used)
         return bitmap
     }
 }

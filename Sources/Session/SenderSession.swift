@@ -43,6 +43,12 @@ public struct SenderSession {
 
     public var isFinished: Bool { transfer.isFinished }
     public var isConnected: Bool { link != nil }
+    /// The handshake is complete on the current link: what is sent now is file data.
+    public var isEstablished: Bool {
+        if case .established = state { return true }
+        return false
+    }
+
     /// Nothing left to send or acknowledge on the current link.
     public var isLinkIdle: Bool { link?.isIdle ?? true }
     public var linkStatistics: LinkStatistics? { link?.statistics }

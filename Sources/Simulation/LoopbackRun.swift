@@ -36,7 +36,8 @@ public struct LoopbackRun {
         public var senderErrors: [SessionError] = []
         public var receiverErrors: [SessionError] = []
         public var virtualTime: Duration = .zero
-        /// Virtual time from the first connection to the first data byte leaving the sender.
+        /// Virtual time from the first connection to the first datagram after the handshake
+        /// (which carries the first file bytes).
         public var timeToFirstData: Duration?
         public var finished = false
     }
@@ -82,7 +83,7 @@ public struct LoopbackRun {
                 // 1. Everything both sides want to send now.
                 do {
                     while let datagram = try sender.nextDatagram(now: now) {
-                        if outcome.timeToFirstData == nil, sender.linkStatistics.map({ $0.dataFramesSent > 2 }) == true {
+                        if outcome.timeToFirstData == nil, sender.isEstablished {
                             outcome.timeToFirstData = now.duration(since: connectedAt)
                         }
                         link.transmit(datagram, from: .a, now: now)

@@ -60,7 +60,7 @@ enum EfficiencyBench {
         }
         print("(retx S/R: retransmitted data frames from the last connection's sender / receiver link statistics;")
         print(" fast/RTO: of the sender's, fast retransmissions / retransmission-timer expiries that doubled the RTO;")
-        print(" first data: virtual time from connect to the third data frame leaving the sender, i.e. past the handshake.)")
+        print(" first data: virtual time from connect to the first datagram after the handshake round trip (10 ms each way here).)")
         return allPass
     }
 }

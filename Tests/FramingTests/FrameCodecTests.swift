@@ -9,9 +9,10 @@ import Testing
         .data(sequence: SequenceNumber(8191), fragment: Fragment(messageLength: 65535, isEnd: false, bytes: [9])),
         .data(sequence: SequenceNumber(4660), fragment: Fragment(messageLength: nil, isEnd: false, bytes: ArraySlice(0..<200))),
         .data(sequence: SequenceNumber(1), fragment: Fragment(messageLength: nil, isEnd: true, bytes: [0xFF])),
-        .ack(cumulative: SequenceNumber(0), selectiveAcks: 0),
-        .ack(cumulative: SequenceNumber(8191), selectiveAcks: 0xFFFF_FFFF),
-        .ack(cumulative: SequenceNumber(300), selectiveAcks: 0x8000_0001),
+        .ack(cumulative: SequenceNumber(0), selectiveAcks: []),
+        .ack(cumulative: SequenceNumber(8191), selectiveAcks: [0xFF, 0xFF, 0xFF, 0xFF]),
+        .ack(cumulative: SequenceNumber(300), selectiveAcks: [0x01, 0, 0, 0x80]),
+        .ack(cumulative: SequenceNumber(9), selectiveAcks: Array(repeating: 0x5A, count: 16)),
     ]
 
     @Test(arguments: samples)
@@ -31,9 +32,10 @@ import Testing
         #expect(data.count == 8)
         let crc = CRC16.checksum(data[0..<6])
         #expect(data[6] == UInt8(crc >> 8) && data[7] == UInt8(crc & 0xFF))
-        let ack = FrameCodec.encode(.ack(cumulative: SequenceNumber(5), selectiveAcks: 0x0102_0304))
-        #expect(Array(ack.prefix(6)) == [0x80, 0x05, 1, 2, 3, 4])
-        #expect(ack.count == FrameLayout.ackFrameSize)
+        let ack = FrameCodec.encode(.ack(cumulative: SequenceNumber(5), selectiveAcks: [1, 2, 3]))
+        #expect(Array(ack.prefix(5)) == [0x80, 0x05, 1, 2, 3])
+        #expect(ack.count == FrameLayout.ackFrameBaseSize + 3)
+        #expect(FrameCodec.encode(.ack(cumulative: SequenceNumber(5), selectiveAcks: [])).count == 4)
     }
 
     @Test func overheadIsFourBytesPlusTwoPerMessage() {
@@ -61,8 +63,10 @@ import Testing
         #expect(throws: FramingError.truncated) { try FrameCodec.decode(sealed([0x40, 0x01, 0x00])) }
         #expect(throws: FramingError.emptyFragment) { try FrameCodec.decode(sealed([0x40, 0x01, 0x00, 0x05])) }
         #expect(throws: FramingError.badLength) { try FrameCodec.decode(sealed([0x60, 0x01, 0x00, 0x00, 0x07])) }
-        #expect(throws: FramingError.truncated) { try FrameCodec.decode(sealed([0x80, 0x01, 0, 0, 0])) }
-        #expect(throws: FramingError.badLength) { try FrameCodec.decode(sealed([0x80, 0x01, 0, 0, 0, 0, 0])) }
+        // Acks carry a bitmap of any length up to 512 bytes.
+        #expect(throws: Never.self) { try FrameCodec.decode(sealed([0x80, 0x01, 0, 0, 0])) }
+        #expect(throws: Never.self) { try FrameCodec.decode(sealed([0x80, 0x01] + [UInt8](repeating: 0xFF, count: 512))) }
+        #expect(throws: FramingError.badLength) { try FrameCodec.decode(sealed([0x80, 0x01] + [UInt8](repeating: 0, count: 513))) }
         #expect(throws: Never.self) { try FrameCodec.decode(sealed([0x00, 0x01, 0x42])) }
         #expect(throws: Never.self) { try FrameCodec.decode(sealed([0x60, 0x01, 0x00, 0x01, 0x42])) }
     }
