@@ -56,12 +56,12 @@ let package = Package(
 
         // Tests: one target per module, plus shared test helpers (a private dbus-daemon, running binaries).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "SodiumTests", dependencies: ["Sodium"]),
+        .testTarget(name: "SodiumTests", dependencies: ["Sodium", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
         .testTarget(name: "FramingTests", dependencies: ["Framing", "Pipeline", "MemoryTransport"]),
-        .testTarget(name: "HandshakeTests", dependencies: ["Handshake", "Sodium"]),
-        .testTarget(name: "RecordTests", dependencies: ["Record", "Sodium"]),
+        .testTarget(name: "HandshakeTests", dependencies: ["Handshake", "Sodium", "TestSupport"]),
+        .testTarget(name: "RecordTests", dependencies: ["Record", "Sodium", "TestSupport"]),
         .testTarget(name: "TransferTests", dependencies: ["Transfer", "Pipeline"]),
         .testTarget(name: "KeysTests", dependencies: ["Keys"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Transfer"]),

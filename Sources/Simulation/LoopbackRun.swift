@@ -77,10 +77,18 @@ public struct LoopbackRun {
                 break
             }
             let connectedAt = now
-            var lost = false
 
-            while now < deadline {
-                // 1. Everything both sides want to send now.
+            rounds: while now < deadline {
+                var lost = false
+                defer {
+                    if lost {
+                        link.cut()
+                        sender.linkLost()
+                        receiver.linkLost(now: now)
+                    }
+                    record(&sender, &receiver)
+                }
+                // 1. Everything the sender wants to send now (cuts and MTU changes happen here).
                 do {
                     while let datagram = try sender.nextDatagram(now: now) {
                         if outcome.timeToFirstData == nil, sender.isEstablished {
@@ -99,26 +107,21 @@ public struct LoopbackRun {
                         if let cut = pendingCuts.first, datagramsFromSender >= cut {
                             pendingCuts.removeFirst()
                             lost = true
-                            break
+                            continue connections
                         }
                     }
                 } catch {
                     outcome.senderErrors.append(error)
-                    if !isRecoverable(error) { break connections }
                     lost = true
+                    if isRecoverable(error) { continue connections }
+                    break connections
                 }
-                while !lost, let datagram = receiver.nextDatagram(now: now) {
+                // 2. ... and the receiver.
+                while let datagram = receiver.nextDatagram(now: now) {
                     link.transmit(datagram, from: .b, now: now)
                     outcome.bytesFromReceiver += datagram.count
                 }
-                if lost {
-                    link.cut()
-                    sender.linkLost()
-                    receiver.linkLost(now: now)
-                    record(&sender, &receiver)
-                    continue connections
-                }
-                // 2. Deliver what is due.
+                // 3. Deliver what is due.
                 for (side, datagram) in link.deliver(now: now) {
                     do {
                         if side == .b {
@@ -127,52 +130,45 @@ public struct LoopbackRun {
                             try sender.receive(datagram: datagram, now: now)
                         }
                     } catch {
-                        if side == .b { outcome.receiverErrors.append(error) } else { outcome.senderErrors.append(error) }
-                        if side == .a, !isRecoverable(error) { record(&sender, &receiver); break connections }
                         lost = true
-                        break
+                        if side == .b {
+                            outcome.receiverErrors.append(error)
+                        } else {
+                            outcome.senderErrors.append(error)
+                            if !isRecoverable(error) { break connections }
+                        }
+                        continue connections
                     }
                 }
-                record(&sender, &receiver)
                 if sender.isFinished && (receiver.connectionComplete || !receiver.isConnected) {
                     outcome.finished = true
                     break connections
                 }
-                if receiver.connectionComplete { lost = true }
-                if lost {
-                    link.cut()
-                    sender.linkLost()
-                    receiver.linkLost(now: now)
-                    record(&sender, &receiver)
+                if receiver.connectionComplete {
+                    lost = true
                     continue connections
                 }
-                // 3. Move the clock to the next thing that happens, and run timers.
-                let next = [link.nextDeliveryTime, sender.nextDeadline, receiver.nextDeadline].compactMap { $0 }.min()
-                guard let next else {
-                    // Nothing in flight and nobody waiting: if the sender has nothing to say, we are stuck.
+                // 4. Move the clock to the next thing that happens, and run the timers.
+                guard let next = [link.nextDeliveryTime, sender.nextDeadline, receiver.nextDeadline].compactMap({ $0 }).min() else {
+                    // Nothing in flight and nobody waiting.
                     if sender.isFinished { outcome.finished = true; break connections }
                     now = now.advanced(by: .milliseconds(1))
-                    continue
+                    continue rounds
                 }
                 now = max(now, next)
                 do {
                     try sender.handleTimers(now: now)
                 } catch {
                     outcome.senderErrors.append(error)
-                    if !isRecoverable(error) { break connections }
                     lost = true
+                    if isRecoverable(error) { continue connections }
+                    break connections
                 }
                 do {
                     try receiver.handleTimers(now: now)
                 } catch {
                     outcome.receiverErrors.append(error)
                     lost = true
-                }
-                if lost {
-                    link.cut()
-                    sender.linkLost()
-                    receiver.linkLost(now: now)
-                    record(&sender, &receiver)
                     continue connections
                 }
             }

@@ -1,6 +1,7 @@
 import Foundation
 import Handshake
 import Sodium
+import TestSupport
 import Testing
 
 /// One vector in the cacophony JSON format (fields this suite needs; others are ignored).

@@ -1,4 +1,5 @@
 import Sodium
+import TestSupport
 import Testing
 
 /// The plaintext shared by RFC 8439 §2.8.2 and draft-irtf-cfrg-xchacha-03 §A.3.1.

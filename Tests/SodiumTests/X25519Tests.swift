@@ -1,4 +1,5 @@
 import Sodium
+import TestSupport
 import Testing
 
 @Suite struct X25519Tests {

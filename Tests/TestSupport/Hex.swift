@@ -1,5 +1,5 @@
 /// Hex decoding for test vectors. Returns nil on malformed input so tests fail instead of trapping.
-func bytes(hex: String) -> [UInt8]? {
+public func bytes(hex: String) -> [UInt8]? {
     let digits = Array(hex.filter { !$0.isWhitespace }.utf8)
     guard digits.count % 2 == 0 else { return nil }
     var result: [UInt8] = []
@@ -22,6 +22,6 @@ private func nibble(_ digit: UInt8) -> UInt8? {
     }
 }
 
-func hex(_ bytes: some Collection<UInt8>) -> String {
+public func hex(_ bytes: some Collection<UInt8>) -> String {
     bytes.map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
 }
