@@ -32,6 +32,8 @@ public struct ReceiverSession {
     private var transfer: TransferReceiver
     private var replayGuard = HandshakeReplayGuard()
     private var link: ReliableLink?
+    /// When the peer was last heard from on the current link.
+    private var lastHeard = Instant.zero
     private var state = State.idle
     private var events: [Event] = []
 
@@ -75,6 +77,7 @@ public struct ReceiverSession {
             throw .protocolViolation("cannot start the handshake: \(error)")
         }
         link = ReliableLink(configuration: configuration.link, maxDatagramSize: maxDatagramSize)
+        lastHeard = now
     }
 
     /// The connection ended (for whatever reason). Partial files wait for the sender to resume.
@@ -99,6 +102,7 @@ public struct ReceiverSession {
     public mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
         // Move the link out (not copy) so its buffers stay uniquely referenced: no copy-on-write per datagram.
         guard var link = self.link.take() else { return }
+        lastHeard = now
         do {
             try link.receive(datagram: datagram, now: now)
         } catch {
@@ -118,12 +122,14 @@ public struct ReceiverSession {
     }
 
     public var nextDeadline: Instant? {
-        let linkDeadline = link?.nextDeadline
+        guard let link else { return nil }
+        var deadline = lastHeard.advanced(by: configuration.idleTimeout)
+        if let linkDeadline = link.nextDeadline { deadline = min(deadline, linkDeadline) }
         switch state {
-        case .awaitingHello(_, let deadline), .refusing(let deadline):
-            return linkDeadline.map { min($0, deadline) } ?? deadline
+        case .awaitingHello(_, let handshakeDeadline), .refusing(let handshakeDeadline):
+            return min(deadline, handshakeDeadline)
         default:
-            return linkDeadline
+            return deadline
         }
     }
 
@@ -136,6 +142,7 @@ public struct ReceiverSession {
         default:
             break
         }
+        if link != nil, now >= lastHeard.advanced(by: configuration.idleTimeout) { throw .linkLost }
         do {
             try link?.handleTimers(now: now)
         } catch {

@@ -29,6 +29,8 @@ public struct SenderSession {
     private let configuration: SessionConfiguration
     private var transfer: TransferSender
     private var link: ReliableLink?
+    /// When the peer was last heard from on the current link.
+    private var lastHeard = Instant.zero
     private var state = State.disconnected
     private var events: [Event] = []
 
@@ -78,6 +80,7 @@ public struct SenderSession {
             throw .protocolViolation("cannot start the handshake: \(error)")
         }
         self.link = link
+        lastHeard = now
     }
 
     /// The link went away. Transfer state is kept for the next `connect`.
@@ -95,6 +98,7 @@ public struct SenderSession {
     public mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
         // Move the link out (not copy) so its buffers stay uniquely referenced: no copy-on-write per datagram.
         guard var link = self.link.take() else { return }
+        lastHeard = now
         defer { self.link = link }
         do {
             try link.receive(datagram: datagram, now: now)
@@ -106,10 +110,15 @@ public struct SenderSession {
         }
     }
 
-    public var nextDeadline: Instant? { link?.nextDeadline }
+    public var nextDeadline: Instant? {
+        guard let link else { return nil }
+        let silence = lastHeard.advanced(by: configuration.idleTimeout)
+        return link.nextDeadline.map { min($0, silence) } ?? silence
+    }
 
     public mutating func handleTimers(now: Instant) throws(SessionError) {
         guard link != nil else { return }
+        if now >= lastHeard.advanced(by: configuration.idleTimeout) { throw .linkLost }
         do {
             try link?.handleTimers(now: now)
         } catch {

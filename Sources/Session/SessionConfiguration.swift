@@ -7,11 +7,16 @@ public struct SessionConfiguration: Sendable {
     public var handshakeTimeout: Duration
     /// Records per key before rekeying.
     public var rekeyAfterRecords: UInt64
+    /// A connection on which nothing arrives for this long is treated as lost (a peer that holds
+    /// the link but stopped talking). The framing layer alone cannot tell when it has nothing in flight.
+    public var idleTimeout: Duration
 
-    public init(link: LinkConfiguration = .init(), handshakeTimeout: Duration = .seconds(10), rekeyAfterRecords: UInt64 = 65_536) {
+    public init(link: LinkConfiguration = .init(), handshakeTimeout: Duration = .seconds(10),
+                rekeyAfterRecords: UInt64 = 65_536, idleTimeout: Duration = .seconds(30)) {
         self.link = link
         self.handshakeTimeout = handshakeTimeout
         self.rekeyAfterRecords = rekeyAfterRecords
+        self.idleTimeout = idleTimeout
     }
 }
 

@@ -121,8 +121,9 @@ public struct LoopbackRun {
                     link.transmit(datagram, from: .b, now: now)
                     outcome.bytesFromReceiver += datagram.count
                 }
-                // 3. Deliver what is due.
-                for (side, datagram) in link.deliver(now: now) {
+                // 3. Deliver what is due; if anything arrived, both sides may answer at once.
+                let due = link.deliver(now: now)
+                for (side, datagram) in due {
                     do {
                         if side == .b {
                             try receiver.receive(datagram: datagram, now: now)
@@ -148,6 +149,7 @@ public struct LoopbackRun {
                     lost = true
                     continue connections
                 }
+                if !due.isEmpty { continue rounds }
                 // 4. Move the clock to the next thing that happens, and run the timers.
                 guard let next = [link.nextDeliveryTime, sender.nextDeadline, receiver.nextDeadline].compactMap({ $0 }).min() else {
                     // Nothing in flight and nobody waiting.

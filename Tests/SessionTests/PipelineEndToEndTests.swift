@@ -110,3 +110,30 @@ func aCutLinkReconnectsAndResumes(mtu: Int) throws {
     #expect(pair.store.committed["b"] == [])
     #expect(pair.store.committed["c"] == bytes(70_000, seed: 3))
 }
+
+@Test func aPeerThatHoldsTheLinkButFallsSilentIsALostLink() throws {
+    let pair = Pair()
+    var (sender, receiver) = pair.endpoints(files: [MemoryFileSource(name: "f", bytes: [1, 2, 3])])
+    try sender.connect(maxDatagramSize: 244, now: .zero, wallClock: LoopbackRun.wallClockBase)
+    try receiver.accept(maxDatagramSize: 244, now: .zero)
+    // The sender's first message goes out; the receiver never answers.
+    while try sender.nextDatagram(now: .zero) != nil {}
+    var now = Instant.zero
+    var lost = false
+    for _ in 0..<1000 {
+        guard let next = sender.nextDeadline else { break }
+        now = next
+        do {
+            try sender.handleTimers(now: now)
+            while try sender.nextDatagram(now: now) != nil {}
+        } catch {
+            #expect(error == .linkLost)
+            lost = true
+            break
+        }
+    }
+    #expect(lost)
+    #expect(now <= Instant.zero.advanced(by: .seconds(31)), "given up after \(now)")
+    // The receiver, hearing nothing after its handshake timeout, gives up too.
+    #expect(throws: SessionError.handshakeTimeout) { try receiver.handleTimers(now: Instant.zero.advanced(by: .seconds(10))) }
+}
