@@ -31,4 +31,7 @@ public struct Identity: Sendable {
 
     /// The secret key's one-line text form. Handle with care: this is the secret.
     public var secretText: String { KeyText.encode(prefix: KeyText.secretPrefix, key: secretKey) }
+
+    /// The secret key's text form as bytes; the caller wipes them (`secureZero`) after use.
+    public func secretTextBytes() -> [UInt8] { KeyText.encodedBytes(prefix: KeyText.secretPrefix, key: secretKey) }
 }

@@ -61,7 +61,7 @@ public enum KeyFile {
                                hint: "pick another path with -o, or pass --force to replace it (the old key is lost)")
             }
         }
-        var secretLine = Array(("# blesend secret key: keep this file private (mode 0600)\n" + identity.secretText + "\n").utf8)
+        var secretLine = Array("# blesend secret key: keep this file private (mode 0600)\n".utf8) + identity.secretTextBytes() + [0x0A]
         defer { secureZero(&secretLine) }
         try writeNew(path: path, contents: secretLine, mode: 0o600)
         let publicLine = Array(("# blesend public key: share this line, fingerprint \(identity.publicKey.fingerprint)\n"

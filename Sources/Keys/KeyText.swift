@@ -19,10 +19,17 @@ enum KeyText {
     }
 
     static func encode(prefix: String, key: SecureBytes) -> String {
+        var text = encodedBytes(prefix: prefix, key: key)
+        defer { secureZero(&text) }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The text form as bytes, so that a secret's can be wiped after use.
+    static func encodedBytes(prefix: String, key: SecureBytes) -> [UInt8] {
         key.withUnsafeBytes { raw in
             var payload = Array(raw) + checksum(prefix: prefix, key: raw)
             defer { secureZero(&payload) }
-            return prefix + Base64URL.encode(payload)
+            return Array(prefix.utf8) + Base64URL.encodeToBytes(payload)
         }
     }
 

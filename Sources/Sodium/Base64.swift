@@ -4,14 +4,30 @@ import CSodium
 public enum Base64URL {
     /// The text form of `bytes`.
     public static func encode(_ bytes: some Collection<UInt8>) -> String {
+        var text = encodeToBytes(bytes)
+        defer { secureZero(&text) }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The text form of `bytes` as ASCII bytes, for secrets: the caller wipes the result.
+    public static func encodeToBytes(_ bytes: some Collection<UInt8>) -> [UInt8] {
         LibSodium.requireInitialized()
         let variant = Int32(sodium_base64_VARIANT_URLSAFE_NO_PADDING)
         let length = sodium_base64_encoded_len(bytes.count, variant)
-        var out = [CChar](repeating: 0, count: length)
-        withContiguousBytes(bytes) { source in
-            _ = sodium_bin2base64(&out, length, source.baseAddress?.assumingMemoryBound(to: UInt8.self), source.count, variant)
+        var out = [UInt8](repeating: 0, count: length)
+        out.withUnsafeMutableBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                guard let base = chars.baseAddress else { return }
+                withContiguousBytes(bytes) { source in
+                    _ = sodium_bin2base64(base, length, source.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                                          source.count, variant)
+                }
+            }
         }
-        return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let used = out.firstIndex(of: 0) ?? out.count
+        let text = Array(out[..<used])
+        secureZero(&out)
+        return text
     }
 
     /// Decodes `text` into a secret buffer of exactly `count` bytes; nil if it is not valid
