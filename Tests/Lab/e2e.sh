@@ -88,22 +88,23 @@ wait_for() {
   return 1
 }
 
-# Wait (bounded) for a background process; prints its exit status (124 after the deadline: killed).
+# Wait (bounded) for a background child of this shell; sets WRC to its exit status (124 after the
+# deadline: killed). Not for $(...): a subshell cannot wait for its parent's children.
+WRC=0
 wait_pid() {
   local pid=$1 limit=$2 i=0
   while kill -0 "$pid" 2>/dev/null; do
     if [ "$i" -ge $((limit * 10)) ]; then
       kill "$pid" 2>/dev/null; sleep 1; kill -9 "$pid" 2>/dev/null
       wait "$pid" 2>/dev/null
-      echo 124
+      WRC=124
       return
     fi
     sleep 0.1
     i=$((i + 1))
   done
-  local rc=0
-  wait "$pid" 2>/dev/null || rc=$?
-  echo "$rc"
+  WRC=0
+  wait "$pid" 2>/dev/null || WRC=$?
 }
 
 valid_json() { /usr/bin/python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' < "$1"; }
@@ -168,7 +169,7 @@ start_recv() {
 stop_recv() {
   [ -n "$RECV_PID" ] || return 0
   kill "$RECV_PID" 2>/dev/null
-  wait_pid "$RECV_PID" 10 > /dev/null
+  wait_pid "$RECV_PID" 10
   RECV_PID=""
 }
 # The long-running receiver shared by several cases (also proves it re-advertises after each sender).
@@ -188,10 +189,8 @@ send_run() {
   local name=$1; shift
   SLOG=$W/logs/send-$name
   local t; t=$(now)
-  "$SEND" --adapter hci1 --key "$W/keys/sender" --timeout 40 "$@" > "$SLOG.out" 2> "$SLOG.err" &
-  local pid=$!
-  PIDS+=("$pid")
-  SRC=$(wait_pid "$pid" "$SEND_TIMEOUT")
+  SRC=0
+  timeout -k 5 "$SEND_TIMEOUT" "$SEND" --adapter hci1 --key "$W/keys/sender" --timeout 40 "$@" > "$SLOG.out" 2> "$SLOG.err" || SRC=$?
   SEND_SECS=$(elapsed "$t")
   log "blesend $name: exit $SRC after ${SEND_SECS}s"
 }
@@ -314,7 +313,7 @@ print(b)' "$SLOG.out" 2>/dev/null)
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
-  SRC=$(wait_pid "$pid" "$SEND_TIMEOUT")
+  wait_pid "$pid" "$SEND_TIMEOUT"; SRC=$WRC
   SEND_SECS=$(elapsed "$t")
   log "blesend cut: exit $SRC after ${SEND_SECS}s"
   check "never cut the link (progress $progress_bytes; $(cat "$W/logs/busctl.out" 2>/dev/null))" [ "$cut" = 1 ]
@@ -334,7 +333,7 @@ print(b)' "$SLOG.out" 2>/dev/null)
   local rpid=$RECV_PID
   send_run once --to "$RPUB" "$W/files/k20.bin"
   check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
-  local rrc; rrc=$(wait_pid "$rpid" 20)
+  local rrc; wait_pid "$rpid" 20; rrc=$WRC
   RECV_PID=""
   check "blerecv --once exit $rrc, want 0" [ "$rrc" = 0 ]
   check "k20.bin differs or missing" same "$W/files/k20.bin" "$W/out-once/k20.bin"
@@ -353,7 +352,7 @@ print(b)' "$SLOG.out" 2>/dev/null)
   wait_for "$RECV_LOG.err" 'waiting for senders' 30 "$rpid" || fail "receiver did not start"
   send_run stdin --to "$RPUB" - --name s.bin < "$W/files/s.bin"
   check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
-  rrc=$(wait_pid "$rpid" 20)
+  wait_pid "$rpid" 20; rrc=$WRC
   RECV_PID=""
   check "blerecv --stdout exit $rrc, want 0" [ "$rrc" = 0 ]
   check "stream differs" same "$W/files/s.bin" "$W/out-stdout/out"
@@ -394,7 +393,7 @@ run_mtu() {
     check "sender MTU '$mtu' is not small (<= 64)" small_mtu "$mtu"
   fi
   check "stdout has a line that is not JSON" valid_json "$SLOG.out"
-  local rrc; rrc=$(wait_pid "$rpid" 20)
+  local rrc; wait_pid "$rpid" 20; rrc=$WRC
   RECV_PID=""
   check "blerecv --once exit $rrc, want 0" [ "$rrc" = 0 ]
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
