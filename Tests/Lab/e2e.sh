@@ -88,6 +88,26 @@ wait_for() {
   return 1
 }
 
+# max_progress FILE: the largest "bytes" of the progress events in a --json log (builtins only)
+max_progress() {
+  local l b=0 re='"event":"progress",.*"bytes":([0-9]+)'
+  [ -f "$1" ] || { echo 0; return; }
+  while IFS= read -r l; do [[ $l =~ $re ]] && [ "${BASH_REMATCH[1]}" -gt "$b" ] && b=${BASH_REMATCH[1]}; done < "$1"
+  echo "$b"
+}
+# wait_for2 FILE1 REGEX1 FILE2 REGEX2 SECONDS PID: either file matches (polls with builtins only).
+file_has() { local l; [ -f "$1" ] || return 1; while IFS= read -r l || [ -n "$l" ]; do [[ $l =~ $2 ]] && return 0; done < "$1"; return 1; }
+wait_for2() {
+  local deadline=$((SECONDS + $5))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    file_has "$1" "$2" && return 0
+    file_has "$3" "$4" && return 0
+    kill -0 "$6" 2>/dev/null || return 1
+    sleep 0.2
+  done
+  return 1
+}
+
 # Wait (bounded) for a background child of this shell; sets WRC to its exit status (124 after the
 # deadline: killed). Not for $(...): a subshell cannot wait for its parent's children.
 WRC=0
@@ -161,7 +181,7 @@ start_recv() {
     > "$RECV_LOG.out" 2> "$RECV_LOG.err" &
   RECV_PID=$!
   PIDS+=("$RECV_PID")
-  if ! wait_for "$RECV_LOG.out" '"listening"' 30 "$RECV_PID" && ! wait_for "$RECV_LOG.err" 'waiting for senders' 1 "$RECV_PID"; then
+  if ! wait_for2 "$RECV_LOG.out" '"listening"' "$RECV_LOG.err" 'waiting for senders' 30 "$RECV_PID"; then
     echo "# receiver $name did not start:"; sed 's/^/#   | /' "$RECV_LOG.err" | tail -n 20
     return 1
   fi
@@ -291,27 +311,37 @@ run_main() {
   ensure_main_recv
   SLOG=$W/logs/send-cut
   local t pid i cut=0 progress_bytes=""
+  CUT_HOW=none
   t=$(now)
   "$SEND" --adapter hci1 --key "$W/keys/sender" --timeout 40 --json --to "$RPUB" "$W/files/m1b.bin" > "$SLOG.out" 2> "$SLOG.err" &
   pid=$!
   PIDS+=("$pid")
   # wait until some file bytes were acknowledged, then cut the link
-  for i in $(seq 1 600); do
-    progress_bytes=$(/usr/bin/python3 -c '
-import json,sys
-b=0
-for l in open(sys.argv[1]):
-    try: o=json.loads(l)
-    except ValueError: continue
-    if o.get("event")=="progress": b=max(b,o.get("bytes") or 0)
-print(b)' "$SLOG.out" 2>/dev/null)
+  for i in $(seq 1 300); do
+    progress_bytes=$(max_progress "$SLOG.out")
     if [ "${progress_bytes:-0}" -ge 65536 ]; then
-      log "cutting the link at $progress_bytes acknowledged bytes"
-      if busctl --system call org.bluez "$PEER_DEV" org.bluez.Device1 Disconnect > "$W/logs/busctl.out" 2>&1; then cut=1; fi
+      log "cutting the link at $progress_bytes acknowledged bytes: busctl Device1.Disconnect"
+      ( busctl --system call org.bluez "$PEER_DEV" org.bluez.Device1 Disconnect > "$W/logs/busctl.out" 2>&1
+        echo "rc $? at $(elapsed "$T0")s" >> "$W/logs/busctl.out" ) &
+      PIDS+=("$!")
+      # BlueZ 5.66 in the lab defers Device1.Disconnect while traffic flows (see report); if the
+      # link is still up after 3 s, cut it one layer lower: HCI LE Disconnect from another process.
+      local j handle=""
+      for j in $(seq 1 15); do
+        handle=$(hcitool -i hci1 con | sed -n 's/.*handle \([0-9]*\).*/\1/p' | head -n 1)
+        [ -z "$handle" ] && break
+        sleep 0.2
+      done
+      if [ -z "$handle" ]; then
+        cut=1; CUT_HOW="Device1.Disconnect"
+      else
+        log "link still up 3 s after Device1.Disconnect; hcitool -i hci1 ledc $handle"
+        hcitool -i hci1 ledc "$handle" >> "$W/logs/busctl.out" 2>&1 && { cut=1; CUT_HOW="HCI LE Disconnect (Device1.Disconnect had no effect)"; }
+      fi
       break
     fi
     kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
+    sleep 0.2
   done
   wait_pid "$pid" "$SEND_TIMEOUT"; SRC=$WRC
   SEND_SECS=$(elapsed "$t")
@@ -322,7 +352,8 @@ print(b)' "$SLOG.out" 2>/dev/null)
   check "no resumed event" has_event "$SLOG.out" resumed
   check "want 2+ connected events" [ "$(grep -c '"event":"connected"' "$SLOG.out")" -ge 2 ]
   check "stdout has a line that is not JSON" valid_json "$SLOG.out"
-  log "resumed at offset $(json_get "$SLOG.out" resumed offset)"
+  log "cut by $CUT_HOW; resumed at offset $(json_get "$SLOG.out" resumed offset); busctl: $(tr '\n' ' ' < "$W/logs/busctl.out")"
+  echo "# METRIC cut_how='$CUT_HOW' resumed_offset=$(json_get "$SLOG.out" resumed offset) cut_total_s=$SEND_SECS"
   check "a hidden file is in the out dir" hidden_files "$MAIN_OUT"
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
   stop_recv
