@@ -88,6 +88,13 @@ wait_for() {
   return 1
 }
 
+# count_event FILE EVENT: how many EVENT lines a --json log has (builtins only)
+count_event() {
+  local l n=0
+  [ -f "$1" ] || { echo 0; return; }
+  while IFS= read -r l; do [[ $l == *"\"event\":\"$2\""* ]] && n=$((n + 1)); done < "$1"
+  echo "$n"
+}
 # max_progress FILE: the largest "bytes" of the progress events in a --json log (builtins only)
 max_progress() {
   local l b=0 re='"event":"progress",.*"bytes":([0-9]+)'
@@ -328,15 +335,21 @@ run_main() {
       # link is still up after 3 s, cut it one layer lower: HCI LE Disconnect from another process.
       local j handle=""
       for j in $(seq 1 15); do
-        handle=$(hcitool -i hci1 con | sed -n 's/.*handle \([0-9]*\).*/\1/p' | head -n 1)
-        [ -z "$handle" ] && break
+        [ "$(count_event "$SLOG.out" scanning)" -ge 2 ] && break   # blesend noticed and rescans
         sleep 0.2
       done
-      if [ -z "$handle" ]; then
+      if [ "$(count_event "$SLOG.out" scanning)" -ge 2 ]; then
         cut=1; CUT_HOW="Device1.Disconnect"
       else
-        log "link still up 3 s after Device1.Disconnect; hcitool -i hci1 ledc $handle"
-        hcitool -i hci1 ledc "$handle" >> "$W/logs/busctl.out" 2>&1 && { cut=1; CUT_HOW="HCI LE Disconnect (Device1.Disconnect had no effect)"; }
+        for j in $(seq 1 10); do
+          handle=$(hcitool -i hci1 con 2>/dev/null | sed -n 's/.*handle \([0-9][0-9]*\).*/\1/p' | head -n 1)
+          [ -n "$handle" ] && break
+          sleep 0.2
+        done
+        log "blesend still on the link 3 s after Device1.Disconnect; hcitool -i hci1 ledc '$handle'"
+        if [ -n "$handle" ] && hcitool -i hci1 ledc "$handle" >> "$W/logs/busctl.out" 2>&1; then
+          cut=1; CUT_HOW="HCI LE Disconnect (Device1.Disconnect had no effect)"
+        fi
       fi
       break
     fi
