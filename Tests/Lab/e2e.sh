@@ -326,26 +326,23 @@ run_main() {
   # wait until some file bytes were acknowledged, then cut the link
   for i in $(seq 1 300); do
     progress_bytes=$(max_progress "$SLOG.out")
-    if [ "${progress_bytes:-0}" -ge 65536 ]; then
-      log "cutting the link at $progress_bytes acknowledged bytes: busctl Device1.Disconnect"
+    if [ "${progress_bytes:-0}" -ge 32768 ]; then
+      local handle
+      handle=$(hcitool -i hci1 con 2>/dev/null | sed -n 's/.*handle \([0-9][0-9]*\).*/\1/p' | head -n 1)
+      log "cutting the link (handle $handle) at $progress_bytes acknowledged bytes: busctl Device1.Disconnect"
       ( busctl --system call org.bluez "$PEER_DEV" org.bluez.Device1 Disconnect > "$W/logs/busctl.out" 2>&1
         echo "rc $? at $(elapsed "$T0")s" >> "$W/logs/busctl.out" ) &
       PIDS+=("$!")
       # BlueZ 5.66 in the lab defers Device1.Disconnect while traffic flows (see report); if the
       # link is still up after 3 s, cut it one layer lower: HCI LE Disconnect from another process.
-      local j handle=""
-      for j in $(seq 1 15); do
-        [ "$(count_event "$SLOG.out" scanning)" -ge 2 ] && break   # blesend noticed and rescans
-        sleep 0.2
+      local deadline=$((SECONDS + 3))
+      while [ "$SECONDS" -lt "$deadline" ]; do
+        [ "$(grep -c '"event":"scanning"' "$SLOG.out")" -ge 2 ] && break   # blesend noticed, rescans
+        sleep 0.3
       done
-      if [ "$(count_event "$SLOG.out" scanning)" -ge 2 ]; then
+      if [ "$(grep -c '"event":"scanning"' "$SLOG.out")" -ge 2 ]; then
         cut=1; CUT_HOW="Device1.Disconnect"
       else
-        for j in $(seq 1 10); do
-          handle=$(hcitool -i hci1 con 2>/dev/null | sed -n 's/.*handle \([0-9][0-9]*\).*/\1/p' | head -n 1)
-          [ -n "$handle" ] && break
-          sleep 0.2
-        done
         log "blesend still on the link 3 s after Device1.Disconnect; hcitool -i hci1 ledc '$handle'"
         if [ -n "$handle" ] && hcitool -i hci1 ledc "$handle" >> "$W/logs/busctl.out" 2>&1; then
           cut=1; CUT_HOW="HCI LE Disconnect (Device1.Disconnect had no effect)"
