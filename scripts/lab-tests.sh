@@ -3,7 +3,7 @@
 #
 # Usage: scripts/lab-tests.sh [--no-build] [--goodput] [vmrun options]
 #   boot 1: default main.conf          -> Tests/Lab/e2e.sh main  (every case but the MTU one)
-#   boot 2: [GATT] ExchangeMTU=23      -> Tests/Lab/e2e.sh mtu   (forced small MTU)
+#   boot 2: [GATT] ExchangeMTU=48      -> Tests/Lab/e2e.sh mtu   (forced small MTU)
 #   --goodput: a third boot runs scripts/lab-goodput.sh (blesend vs raw-stream, same boot)
 # Exit status: 0 if every boot passed, else the first failing boot's status.
 set -uo pipefail
@@ -41,8 +41,8 @@ step() {   # step NAME command...
 }
 step "e2e main (default main.conf)" \
   lab/run-suite.sh --timeout 900 "${vm_opts[@]}" -- Tests/Lab/e2e.sh main
-step "e2e mtu (ExchangeMTU=23)" \
-  env BT_MAINCONF='[GATT]\nExchangeMTU=23' lab/run-suite.sh --timeout 600 "${vm_opts[@]}" -- Tests/Lab/e2e.sh mtu
+step "e2e mtu (ExchangeMTU=48)" \
+  env BT_MAINCONF='[GATT]\nExchangeMTU=48' lab/run-suite.sh --timeout 600 "${vm_opts[@]}" -- Tests/Lab/e2e.sh mtu
 if [ "$goodput" = 1 ]; then
   step "goodput (blesend vs raw-stream)" \
     lab/run-suite.sh --timeout 900 "${vm_opts[@]}" -- scripts/lab-goodput.sh

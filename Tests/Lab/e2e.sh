@@ -3,7 +3,8 @@
 #
 # Usage (host):  lab/run-suite.sh -- Tests/Lab/e2e.sh [main|mtu|all]
 #   main  (default) every case except the forced-small-MTU one; needs the default main.conf
-#   mtu   only the small-MTU case; boot with BT_MAINCONF='[GATT]\nExchangeMTU=23'
+#   mtu   only the small-MTU case; boot with BT_MAINCONF='[GATT]\nExchangeMTU=48' (below 48 bluetoothd 5.66
+#         cannot create its GATT database: setsockopt(L2CAP_OPTIONS) EINVAL, the adapters never come up)
 #   all   both groups in one boot (MTU case then only checks the file, not that the MTU is small)
 # Runs inside the VM after bt-up.sh (BLESEND_LAB_BT=1): receiver blerecv on hci0 (00:AA:01:00:00:00),
 # sender blesend on hci1. Binaries: $BLESEND_BIN (default .build/debug). Prints "ok - name" /
