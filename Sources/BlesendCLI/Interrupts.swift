@@ -11,6 +11,11 @@ final class Interrupts: Sendable {
 
     private let cleanups = Mutex<[Int: @Sendable () async -> Void]>([:])
     private let nextID = Mutex(0)
+    private let interrupting = Mutex(false)
+
+    /// True once SIGINT/SIGTERM arrived: the process is about to exit, and errors caused by the
+    /// clean-up (a closed peripheral, a closed link) are not worth reporting.
+    var isInterrupting: Bool { interrupting.withLock { $0 } }
     /// Kept alive for the life of the process; written once, from `install`.
     nonisolated(unsafe) private static var sources: [any DispatchSourceSignal] = []
 
@@ -40,6 +45,7 @@ final class Interrupts: Sendable {
     }
 
     private func handle(_ signalNumber: Int32) {
+        interrupting.withLock { $0 = true }
         // Files first: they must not survive even if BlueZ hangs.
         OpenTemporaries.shared.removeAll()
         let work = cleanups.withLock { Array($0.values) }

@@ -42,6 +42,7 @@ public enum GattCentral {
         } catch {
             throw BlueZError.from(error)
         }
+        await forgetStaleDevices(bus, adapterPath: adapterPath)
         _ = try await bus.bluez(adapterPath, BlueZ.adapter, "SetDiscoveryFilter", [.properties([
             "UUIDs": .strings([BlesendGATT.serviceUUID]),
             "Transport": .string("le"),
@@ -88,6 +89,21 @@ public enum GattCentral {
         } catch {
             _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "StopDiscovery", timeout: .seconds(5))
             throw BlueZError.from(error as? DBusError ?? .cancelled)
+        }
+    }
+
+    /// bluetoothd keeps a disconnected, unpaired peer's object with the UUIDs from its last GATT
+    /// discovery and ignores the service UUIDs of later advertisements. A receiver that restarted
+    /// (its service unregistered while we were connected) therefore never matches again. Such
+    /// objects hold nothing worth keeping (no bond), so drop them before scanning; bluetoothd
+    /// recreates them from the next advertisement.
+    static func forgetStaleDevices(_ bus: DBusConnection, adapterPath: String) async {
+        guard let objects = try? await bus.managedObjects(destination: BlueZ.service, path: "/") else { return }
+        for (path, ifaces) in objects {
+            guard let props = ifaces[BlueZ.device], props["Adapter"]?.objectPath == adapterPath,
+                  props["Connected"]?.bool != true, props["Paired"]?.bool != true, props["Trusted"]?.bool != true
+            else { continue }
+            _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "RemoveDevice", [.objectPath(path)], timeout: .seconds(5))
         }
     }
 

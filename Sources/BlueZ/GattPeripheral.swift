@@ -199,9 +199,26 @@ public actor GattPeripheral {
         guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw DBusErrorReply.failed("socketpair: errno \(errno)")
         }
-        if write { link.attachInbound(fd: pair[0]) } else { link.attachOutbound(fd: pair[0], mtu: mtu) }
+        if write {
+            // bluetoothd forwards each incoming Write Command into its end with MSG_DONTWAIT and
+            // silently drops the value on EAGAIN. For a unix socket the sender's send buffer bounds
+            // what can wait for us, so give bluetoothd's end room for well over a full window.
+            Self.enlargeSendBuffer(pair[1], bytes: 4 << 20)
+            link.attachInbound(fd: pair[0])
+        } else {
+            link.attachOutbound(fd: pair[0], mtu: mtu)
+        }
         // pair[1] goes to bluetoothd; the connection closes our copy after sending (transfersFDs).
         return [.unixFD(pair[1]), .uint16(UInt16(clamping: mtu))]
+    }
+
+    /// SO_SNDBUFFORCE (needs CAP_NET_ADMIN) past `wmem_max`, else plain SO_SNDBUF (capped by the kernel).
+    static func enlargeSendBuffer(_ fd: Int32, bytes: Int32) {
+        var size = bytes
+        let len = socklen_t(MemoryLayout<Int32>.size)
+        if setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, len) != 0 {
+            _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, len)
+        }
     }
 
     private func startNotify() async throws {

@@ -41,6 +41,9 @@ struct ReceiveOperation {
             do {
                 link = try await peripheral.accept()
             } catch {
+                // SIGINT/SIGTERM closed the peripheral: the handler exits with its own status, so
+                // do not print a bogus "link was lost" error meanwhile.
+                while Interrupts.shared.isInterrupting { try? await Task.sleep(for: .seconds(1)) }
                 failure = CLIError(error, adapter: adapter)
                 break
             }
