@@ -129,7 +129,7 @@ public enum GattCentral {
                     && objects[path]?[BlueZ.gattCharacteristic]?["UUID"]?.string?.lowercased() == BlesendGATT.transferCharacteristicUUID
             }) else { throw BlueZError.characteristicMissing }
 
-            let link = GattLink(device: device, mtu: 23)
+            let link = GattLink(device: device, mtu: 23, sendsNotifications: false)
             let iface = BlueZ.gattCharacteristic
 
             // Disconnect watch, before anything can go wrong on the link.

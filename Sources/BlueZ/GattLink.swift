@@ -26,13 +26,21 @@ public final class GattLink: DatagramTransport {
 
     /// The peer's D-Bus device path (`/org/bluez/hci0/dev_...`), when known.
     public let device: String?
+    /// Whether our datagrams go out as notifications (the peripheral) rather than Write Commands.
+    let sendsNotifications: Bool
 
-    init(device: String?, mtu: Int) {
+    init(device: String?, mtu: Int, sendsNotifications: Bool) {
         self.device = device
+        self.sendsNotifications = sendsNotifications
         self.state = Mutex(State(mtu: mtu))
     }
 
-    public var maxDatagramSize: Int { attPayloadSize(mtu: state.withLock { $0.mtu }) }
+    /// The largest datagram we may send: notifications carry 2 bytes less than writes (see
+    /// `attNotificationSize`).
+    public var maxDatagramSize: Int {
+        let mtu = state.withLock { $0.mtu }
+        return sendsNotifications ? attNotificationSize(mtu: mtu) : attPayloadSize(mtu: mtu)
+    }
     /// The ATT MTU last reported by BlueZ.
     public var mtu: Int { state.withLock { $0.mtu } }
     public var isClosed: Bool { state.withLock { $0.closed } }

@@ -184,7 +184,7 @@ public actor GattPeripheral {
             }
             await current.close()  // a different peer: the old link is over
         }
-        let link = GattLink(device: device, mtu: mtu ?? 23)
+        let link = GattLink(device: device, mtu: mtu ?? 23, sendsNotifications: true)
         current = link
         link.onClose { [weak self] in await self?.linkClosed(link) }
         if acceptWaiters.isEmpty { pendingLinks.append(link) } else { acceptWaiters.removeFirst().resume(returning: link) }

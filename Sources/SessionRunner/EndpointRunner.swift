@@ -76,9 +76,14 @@ public enum EndpointRunner {
     private static func run<E: Endpoint>(_ endpoint: inout E, transport: any DatagramTransport, inbox: Inbox,
                                          clock: MonotonicClock, report: ([E.Event]) -> Void) async throws(SessionError) -> Ending {
         var lingerStart: Instant?
+        var datagramSize = transport.maxDatagramSize
         while true {
             if Task.isCancelled { return .linkLost }
             let now = clock.now
+            if transport.maxDatagramSize != datagramSize {
+                datagramSize = transport.maxDatagramSize
+                endpoint.setMaxDatagramSize(datagramSize)
+            }
             // Transmit everything that is ready.
             while let datagram = try endpoint.nextDatagram(now: now) {
                 do {
@@ -140,6 +145,7 @@ protocol Endpoint {
     /// The work is done even if the link closes now.
     var isDone: Bool { get }
     mutating func takeEvents() -> [Event]
+    mutating func setMaxDatagramSize(_ size: Int)
 }
 
 struct SenderEndpoint: Endpoint {
@@ -152,6 +158,7 @@ struct SenderEndpoint: Endpoint {
     var isSettled: Bool { session.isFinished && session.isLinkIdle }
     var isDone: Bool { session.isFinished }
     mutating func takeEvents() -> [SenderSession.Event] { session.takeEvents() }
+    mutating func setMaxDatagramSize(_ size: Int) { session.setMaxDatagramSize(size) }
 }
 
 struct ReceiverEndpoint: Endpoint {
@@ -164,4 +171,5 @@ struct ReceiverEndpoint: Endpoint {
     var isSettled: Bool { session.connectionComplete }
     var isDone: Bool { session.senderSaidGoodbye }
     mutating func takeEvents() -> [ReceiverSession.Event] { session.takeEvents() }
+    mutating func setMaxDatagramSize(_ size: Int) { session.setMaxDatagramSize(size) }
 }
