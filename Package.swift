@@ -51,7 +51,7 @@ let package = Package(
         ]),
         .executableTarget(name: "blesend", dependencies: ["BlesendCLI"]),
         .executableTarget(name: "blerecv", dependencies: ["BlesendCLI"]),
-        .executableTarget(name: "blesend-bench", dependencies: ["Simulation", "Session", "MemoryTransport", "Sodium", "Framing", "Record", "Transfer", "Keys"]),
+        .executableTarget(name: "blesend-bench", dependencies: ["Simulation", "Session", "SessionRunner", "MemoryTransport", "Sodium", "Framing", "Record", "Transfer", "Keys"]),
         .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline"]),  // VM-lab check for the BlueZ transport
 
         // Tests: one target per module, plus shared test helpers (a private dbus-daemon, running binaries).

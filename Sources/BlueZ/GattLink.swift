@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import Pipeline
 import Synchronization
@@ -23,6 +24,15 @@ public final class GattLink: DatagramTransport {
     }
     private let state: Mutex<State>
     private let waiter = FDWaiter()
+    private let inboundQueue = DispatchQueue(label: "blesend.gattlink.inbound")
+    private let inbound = Mutex(InboundSource())
+
+    /// The read source of the acquired socket, and whether back-pressure has paused it.
+    /// (`@unchecked`: only touched under the mutex.)
+    private struct InboundSource: @unchecked Sendable {
+        var source: (any DispatchSourceRead)?
+        var paused = false
+    }
 
     /// The peer's D-Bus device path (`/org/bluez/hci0/dev_...`), when known.
     public let device: String?
@@ -63,8 +73,13 @@ public final class GattLink: DatagramTransport {
     // MARK: Inbound
 
     /// Takes ownership of `fd` and reads datagrams from it until EOF (then the link closes).
+    ///
+    /// One persistent read source per socket: each readiness event drains everything waiting and
+    /// hands it over at once. (A one-shot source per wait costs several system calls and a thread
+    /// hop per datagram, which dominated the receiver's CPU time in the emulated lab.)
     func attachInbound(fd: Int32) {
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: inboundQueue)
         let accepted = state.withLock { s -> Bool in
             guard !s.closed else { return false }
             if s.inFD >= 0 { Glibc.close(s.inFD) }
@@ -75,51 +90,106 @@ public final class GattLink: DatagramTransport {
             Glibc.close(fd)
             return
         }
-        Task.detached { [self] in await readPump(fd: fd) }
-    }
-
-    private func readPump(fd: Int32) async {
-        var buf = [UInt8](repeating: 0, count: 1024)
-        while true {
-            guard state.withLock({ !$0.closed && $0.inFD == fd }) else { return }
-            let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if n > 0 {
-                deliver(Array(buf[0..<n]))
-                // Inbound back-pressure: stop reading while the consumer is far behind.
-                while state.withLock({ !$0.closed && $0.buffer.count - $0.bufferHead > 4096 }) {
-                    try? await Task.sleep(for: .milliseconds(5))
+        var scratch = [UInt8](repeating: 0, count: 1024)
+        source.setEventHandler { [weak self] in
+            guard let self else { return }
+            var batch: [[UInt8]] = []
+            var ended = false
+            while batch.count < 512 {
+                let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                if n > 0 {
+                    batch.append(Array(scratch[0..<n]))
+                    continue
                 }
-                continue
+                if n < 0, errno == EINTR { continue }
+                // 0 = the other end (bluetoothd) closed: the link is gone.
+                ended = !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                break
             }
-            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
-                await waiter.wait(fd: fd, forWriting: false)
-                continue
+            if !batch.isEmpty { self.deliver(batch) }
+            if ended {
+                source.cancel()
+                Task { await self.close() }
             }
-            // 0 = the other end (bluetoothd) closed: the link is gone.
-            await close()
-            return
+        }
+        inbound.withLock { $0 = InboundSource(source: source) }
+        source.resume()
+    }
+
+    /// Queues one inbound datagram (from D-Bus).
+    func deliver(_ datagram: [UInt8]) { deliver([datagram]) }
+
+    /// Queues inbound datagrams, waking a waiting receiver once. Far behind, the socket is left
+    /// unread (bluetoothd then buffers) until the consumer catches up.
+    private func deliver(_ datagrams: [[UInt8]]) {
+        let (receiver, backlog) = state.withLock { s -> (CheckedContinuation<[UInt8], any Error>?, Int) in
+            guard !s.closed else { return (nil, 0) }
+            s.buffer.append(contentsOf: datagrams)
+            let backlog = s.buffer.count - s.bufferHead
+            guard !s.receivers.isEmpty else { return (nil, backlog) }
+            return (s.receivers.removeFirst(), backlog)
+        }
+        if backlog > Self.pauseBacklog { setInboundPaused(true) }
+        // The woken receiver takes the oldest datagram; `receiveAvailable` then takes the rest.
+        if let receiver, let first = takeOne() { receiver.resume(returning: first) }
+    }
+
+    static let pauseBacklog = 4096
+
+    private func setInboundPaused(_ paused: Bool) {
+        inbound.withLock { inbound in
+            guard let source = inbound.source, inbound.paused != paused else { return }
+            inbound.paused = paused
+            if paused { source.suspend() } else { source.resume() }
         }
     }
 
-    /// Queues one inbound datagram (from a socket or from D-Bus).
-    func deliver(_ datagram: [UInt8]) {
-        let receiver = state.withLock { s -> CheckedContinuation<[UInt8], any Error>? in
-            guard !s.closed else { return nil }
-            if !s.receivers.isEmpty { return s.receivers.removeFirst() }
-            s.buffer.append(datagram)
-            return nil
+    /// Called after the consumer took datagrams: a paused socket is read again once the backlog is small.
+    private func consumed() {
+        let small = state.withLock { $0.buffer.count - $0.bufferHead < Self.pauseBacklog / 4 }
+        if small { setInboundPaused(false) }
+    }
+
+    private func takeOne() -> [UInt8]? {
+        state.withLock { s -> [UInt8]? in
+            guard s.bufferHead < s.buffer.count else { return nil }
+            let d = s.buffer[s.bufferHead]
+            s.bufferHead += 1
+            if s.bufferHead == s.buffer.count {
+                s.buffer.removeAll(keepingCapacity: true)
+                s.bufferHead = 0
+            }
+            return d
         }
-        receiver?.resume(returning: datagram)
+    }
+
+    public func receiveAvailable() async throws -> [[UInt8]] {
+        let first = try await receive()
+        let rest = state.withLock { s -> ArraySlice<[UInt8]> in
+            defer {
+                s.buffer.removeAll(keepingCapacity: true)
+                s.bufferHead = 0
+            }
+            return s.buffer[s.bufferHead...]
+        }
+        consumed()
+        return [first] + rest
     }
 
     public func receive() async throws -> [UInt8] {
+        let datagram = try await nextDatagram()
+        consumed()
+        return datagram
+    }
+
+    private func nextDatagram() async throws -> [UInt8] {
         try await withCheckedThrowingContinuation { (cont: CheckedContinuation<[UInt8], any Error>) in
             let result = state.withLock { s -> Result<[UInt8], any Error>? in
                 if s.bufferHead < s.buffer.count {
                     let d = s.buffer[s.bufferHead]
                     s.bufferHead += 1
-                    if s.bufferHead > 256, s.bufferHead * 2 > s.buffer.count {
-                        s.buffer.removeFirst(s.bufferHead)
+                    if s.bufferHead == s.buffer.count {
+                        s.buffer.removeAll(keepingCapacity: true)
                         s.bufferHead = 0
                     }
                     return .success(d)
@@ -225,6 +295,11 @@ public final class GattLink: DatagramTransport {
         }
         guard let taken else { return }
         waiter.cancelAll()
+        inbound.withLock { inbound in
+            if inbound.paused { inbound.source?.resume() }
+            inbound.source?.cancel()
+            inbound = InboundSource()
+        }
         for r in taken.receivers { r.resume(throwing: TransportError.closed) }
         for w in taken.outboundWaiters { w.resume() }
         if taken.inFD >= 0 { Glibc.close(taken.inFD) }

@@ -16,6 +16,14 @@ public protocol DatagramTransport: AnyObject, Sendable {
 
     /// Tears the link down. Pending and later calls throw `TransportError.closed`.
     func close() async
+
+    /// Waits for at least one datagram and returns it with every other datagram already waiting,
+    /// in order: one wake-up for a burst instead of one per datagram.
+    func receiveAvailable() async throws -> [[UInt8]]
+}
+
+extension DatagramTransport {
+    public func receiveAvailable() async throws -> [[UInt8]] { [try await receive()] }
 }
 
 public enum TransportError: Error, Equatable, Sendable {

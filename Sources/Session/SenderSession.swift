@@ -54,6 +54,8 @@ public struct SenderSession {
     /// Nothing left to send or acknowledge on the current link.
     public var isLinkIdle: Bool { link?.isIdle ?? true }
     public var linkStatistics: LinkStatistics? { link?.statistics }
+    /// The link's smoothed round-trip time and current retransmission timeout.
+    public var linkTiming: (smoothedRTT: Duration?, rto: Duration)? { link.map { ($0.smoothedRoundTripTime, $0.retransmissionTimeout) } }
 
     public mutating func takeEvents() -> [Event] {
         events += transfer.takeEvents().map(Event.transfer)

@@ -64,7 +64,7 @@ public enum EndpointRunner {
         Task {
             while !Task.isCancelled {
                 do {
-                    inbox.put(try await transport.receive())
+                    inbox.put(try await transport.receiveAvailable())
                 } catch {
                     break
                 }

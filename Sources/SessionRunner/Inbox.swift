@@ -5,6 +5,19 @@ import Synchronization
 final class Inbox: Sendable {
     private struct State {
         var queue: [[UInt8]] = []
+        var head = 0
+
+        mutating func takeFirst() -> [UInt8]? {
+            guard head < queue.count else { return nil }
+            defer {
+                head += 1
+                if head == queue.count {
+                    queue.removeAll(keepingCapacity: true)
+                    head = 0
+                }
+            }
+            return queue[head]
+        }
         var closed = false
         var waiter: CheckedContinuation<Item, Never>?
         var waiterID = 0
@@ -18,16 +31,19 @@ final class Inbox: Sendable {
 
     private let state = Mutex(State())
 
-    func put(_ datagram: [UInt8]) {
+    /// Adds datagrams in order; wakes the waiting loop once.
+    func put(_ datagrams: [[UInt8]]) {
+        guard let first = datagrams.first else { return }
         let waiter = state.withLock { s -> CheckedContinuation<Item, Never>? in
             if let waiter = s.waiter {
                 s.waiter = nil
+                s.queue.append(contentsOf: datagrams.dropFirst())
                 return waiter
             }
-            s.queue.append(datagram)
+            s.queue.append(contentsOf: datagrams)
             return nil
         }
-        waiter?.resume(returning: .datagram(datagram))
+        waiter?.resume(returning: .datagram(first))
     }
 
     func close() {
@@ -42,7 +58,7 @@ final class Inbox: Sendable {
     /// A datagram already waiting, without suspending.
     func poll() -> Item? {
         state.withLock { s in
-            if !s.queue.isEmpty { return .datagram(s.queue.removeFirst()) }
+            if let next = s.takeFirst() { return .datagram(next) }
             return s.closed ? .closed : nil
         }
     }
@@ -61,7 +77,7 @@ final class Inbox: Sendable {
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in
             let immediate = state.withLock { s -> Item? in
-                if !s.queue.isEmpty { return .datagram(s.queue.removeFirst()) }
+                if let next = s.takeFirst() { return .datagram(next) }
                 if s.closed { return .closed }
                 if s.waiterID != id { return .timeout }
                 s.waiter = continuation

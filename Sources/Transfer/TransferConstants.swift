@@ -1,9 +1,9 @@
 /// Transfer-layer constants, named as in docs/protocol.md.
 public enum TransferConstants {
     /// File bytes a sender may have sent beyond the receiver's last `ack`.
-    public static let transferWindow: UInt64 = 65_536
+    public static let transferWindow: UInt64 = 262_144
     /// The receiver sends `ack` at least this often (in file bytes).
-    public static let ackInterval: UInt64 = 16_384
+    public static let ackInterval: UInt64 = 32_768
     /// Largest `data` payload a sender produces.
     public static let maxDataPerRecord = 4_096
     /// Longest file name in an offer, in UTF-8 bytes.

@@ -14,6 +14,7 @@ usage: blesend-bench [efficiency | cpu [MiB] | memory [MiB] | all]
   efficiency  wire efficiency of a 1 MiB transfer at MTU 23/185/247/517, clean and 5 % loss
   cpu         whole-stack CPU time / bare XChaCha20-Poly1305 seal+open (64 MiB, MTU 247 and 517)
   memory      peak RSS while 1 GiB flows through the pipeline in memory (child processes)
+  runner      CPU per datagram of the async driver over an in-memory transport pair
   (no argument = all three)
 """
 
@@ -37,6 +38,11 @@ case "pipeline-only":
     for _ in 0..<3 {
         print("pipeline \(mib) MiB MTU \(mtu): \(milliseconds(CPUBench.pipeline(source: source, datagramSize: attPayloadSize(mtu: mtu))))")
     }
+case "runner":
+    // The async driver's CPU cost per datagram, `runner [MiB] [MTU]`.
+    let mib = arguments.count >= 2 ? Int(arguments[1]) ?? 4 : 4
+    let mtu = arguments.count >= 3 ? Int(arguments[2]) ?? 517 : 517
+    await RunnerBench.run(mib: mib, mtu: mtu)
 case "efficiency":
     exit(EfficiencyBench.run() ? 0 : 1)
 case "cpu":

@@ -66,6 +66,7 @@ struct SendOperation {
                 reconnecting = true
                 continue
             }
+            logLinkStatistics(session)
             await link.close()
             Interrupts.shared.remove(cleanup)
             if ending == .finished { break }
@@ -84,6 +85,12 @@ struct SendOperation {
             ("bytes", .of(progress.savedBytes)), ("seconds", .double((elapsed * 10).rounded() / 10)),
         ]))
         if let first = progress.failures.first { throw first }
+    }
+
+    private func logLinkStatistics(_ session: SenderSession) {
+        guard let stats = session.linkStatistics, let timing = session.linkTiming else { return }
+        let srtt = timing.smoothedRTT.map { "\(Int(Reporter.seconds($0) * 1000)) ms" } ?? "-"
+        reporter.logger.debug("link: \(stats.dataFramesSent) data frames (\(stats.payloadBytesSent) bytes), \(stats.retransmissions) retransmitted (\(stats.fastRetransmissions) fast, \(stats.timeouts) timeouts), \(stats.acksReceived) acks in; srtt \(srtt), rto \(Int(Reporter.seconds(timing.rto) * 1000)) ms")
     }
 
     private func handle(_ event: SenderSession.Event, _ progress: Progress) {
