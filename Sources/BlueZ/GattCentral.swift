@@ -7,15 +7,17 @@ public enum GattCentral {
     /// Scans on `adapter` ("hci1"; nil = first adapter) for up to `timeout`, connects to the first
     /// receiver found (skipping ones whose RSSI is known and below `minimumRSSI`; an absent RSSI is
     /// treated as unknown and accepted) and acquires the transfer characteristic.
+    /// `excluding` lists device paths not to connect to again (receivers that failed the handshake).
     public static func connect(
-        adapter: String? = nil, timeout: Duration = .seconds(30), minimumRSSI: Int16? = nil, bus: DBusConnection? = nil
+        adapter: String? = nil, timeout: Duration = .seconds(30), minimumRSSI: Int16? = nil,
+        excluding: Set<String> = [], bus: DBusConnection? = nil
     ) async throws(BlueZError) -> GattLink {
         let connection: DBusConnection
         if let bus { connection = bus } else { connection = try await BlueZAdapter.systemBus() }
         let ownsBus = bus == nil
         do {
             let adapterPath = try await BlueZAdapter.resolve(connection, name: adapter)
-            let device = try await discover(connection, adapterPath: adapterPath, timeout: timeout, minimumRSSI: minimumRSSI)
+            let device = try await discover(connection, adapterPath: adapterPath, timeout: timeout, minimumRSSI: minimumRSSI, excluding: excluding)
             return try await open(connection, device: device, ownsBus: ownsBus)
         } catch {
             if ownsBus { await connection.close() }
@@ -32,7 +34,7 @@ public enum GattCentral {
     }
 
     private static func discover(
-        _ bus: DBusConnection, adapterPath: String, timeout: Duration, minimumRSSI: Int16?
+        _ bus: DBusConnection, adapterPath: String, timeout: Duration, minimumRSSI: Int16?, excluding: Set<String>
     ) async throws(BlueZError) -> String {
         let added: AsyncStream<DBusObjectManagerEvent>
         let changed: AsyncStream<DBusPropertiesChanged>
@@ -53,19 +55,20 @@ public enum GattCentral {
             let objects = try await bus.managedObjects(destination: BlueZ.service, path: "/")
             var found: String? = objects.keys.sorted().first { path in
                 guard let props = objects[path]?[BlueZ.device] else { return false }
-                return isCandidate(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI)
+                return !excluding.contains(path) && isCandidate(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI)
             }
             if found == nil {
                 found = await withTaskGroup(of: String?.self) { group -> String? in
                     group.addTask {
                         for await event in added {
-                            if case .added(let path, let ifaces) = event, let props = ifaces[BlueZ.device],
+                            if case .added(let path, let ifaces) = event, let props = ifaces[BlueZ.device], !excluding.contains(path),
                                isCandidate(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI) { return path }
                         }
                         return nil
                     }
                     group.addTask {
-                        for await change in changed where change.changed["UUIDs"] != nil || change.changed["RSSI"] != nil {
+                        for await change in changed where (change.changed["UUIDs"] != nil || change.changed["RSSI"] != nil)
+                            && !excluding.contains(change.path) {
                             if let props = try? await bus.allProperties(destination: BlueZ.service, path: change.path, interface: BlueZ.device),
                                isCandidate(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI) { return change.path }
                         }

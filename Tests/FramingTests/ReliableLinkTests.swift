@@ -119,10 +119,11 @@ import Testing
 
     @Test func datagramSizeChangeMidStream() throws {
         var h = LinkHarness(datagramSize: 510, faults: .clean, seed: 8)
-        let messages = randomMessages(count: 60, maxSize: 5000, seed: 9)
+        // More than a window of frames, so that some are built after the change.
+        let messages = randomMessages(count: 240, maxSize: 5000, seed: 9)
         for m in messages { try h.a.send(message: m) }
         _ = try h.step()
-        #expect(h.a.statistics.dataFramesSent == 128)
+        #expect(h.a.statistics.dataFramesSent == h.a.configuration.window)
         // Down to 20: frames built from now on must fit; clean link, so nothing old is resent.
         h.a.maxDatagramSize = 20
         let before = h.a.statistics.datagramBytesSent

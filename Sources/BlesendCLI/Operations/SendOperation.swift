@@ -34,13 +34,20 @@ struct SendOperation {
         let progress = Progress()
         var fruitless = 0
         var reconnecting = false
+        // Receivers that failed the handshake: another device may hold the pinned key.
+        var wrongReceivers: Set<String> = []
+        var refusal: CLIError?
         while true {
             reporter.event(JSONLine("scanning", [("adapter", .of(adapter)), ("min_rssi", .int(Int64(minRSSI)))]))
             if !reconnecting { reporter.logger.info("scanning for a receiver (timeout \(CLIError.seconds(timeout)) s)") }
             let link: GattLink
             do {
-                link = try await GattCentral.connect(adapter: adapter, timeout: timeout, minimumRSSI: Int16(minRSSI))
+                // After a refusal, look briefly for another receiver before reporting it.
+                let scanTime = refusal == nil ? timeout : min(timeout, .seconds(5))
+                link = try await GattCentral.connect(adapter: adapter, timeout: scanTime, minimumRSSI: Int16(minRSSI),
+                                                     excluding: wrongReceivers)
             } catch {
+                if let refusal, error == .notFound { throw refusal }
                 if reconnecting, error == .notFound {
                     throw CLIError(.linkLost, "the link was lost and the receiver could not be found again within \(CLIError.seconds(timeout)) s",
                                    hint: "nothing partial was kept as a real file; send again to resume")
@@ -59,6 +66,13 @@ struct SendOperation {
             } catch {
                 await link.close()
                 Interrupts.shared.remove(cleanup)
+                if error == .refusedByPeer || error == .peerNotAuthenticated, let device = link.device, progress.acknowledged == 0 {
+                    // Not the receiver we pinned (or it does not trust us): try any other one nearby.
+                    reporter.logger.info("\(device) failed the handshake (\(error)); looking for another receiver")
+                    wrongReceivers.insert(device)
+                    refusal = CLIError(error)
+                    continue
+                }
                 guard LinkRecovery.isRecoverable(error) else { throw CLIError(error) }
                 reporter.logger.warning("connection ended: \(error); reconnecting")
                 fruitless = progress.acknowledged > before ? 0 : fruitless + 1
