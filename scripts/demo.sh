@@ -4,10 +4,10 @@
 # file from hci1 (blesend) to hci0 (blerecv), showing progress and the result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-swift build
 if [ "${BLESEND_DEMO_IN_VM:-}" != 1 ]; then
-  exec env BLESEND_DEMO_IN_VM=1 BLESEND_LAB_PASSENV="TERM" lab/run-suite.sh -- "$0"
+  scripts/setup.sh
+  swift build
+  exec env BLESEND_DEMO_IN_VM=1 BLESEND_LAB_PASSENV="TERM" lab/run-suite.sh -- "$PWD/scripts/demo.sh"
 fi
 
 # --- inside the VM from here on ---

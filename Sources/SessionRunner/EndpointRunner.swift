@@ -79,6 +79,8 @@ public enum EndpointRunner {
         var datagramSize = transport.maxDatagramSize
         while true {
             if Task.isCancelled { return .linkLost }
+            // Report what the last datagrams caused before sending more (sending may block for a while).
+            report(endpoint.takeEvents())
             let now = clock.now
             if transport.maxDatagramSize != datagramSize {
                 datagramSize = transport.maxDatagramSize
