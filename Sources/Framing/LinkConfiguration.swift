@@ -15,7 +15,7 @@ public struct LinkConfiguration: Sendable, Equatable {
     /// Largest message accepted from above or from the peer (clamped to 1...65535).
     public var maxMessageLength: Int
 
-    public init(window: Int = 512,
+    public init(window: Int = 256,
                 ackEvery: Int = 32,
                 ackDelay: Duration = .milliseconds(20),
                 initialRTO: Duration = .seconds(1),

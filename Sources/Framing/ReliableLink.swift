@@ -151,7 +151,7 @@ public struct ReliableLink {
         if queuedRetransmits > 0, let datagram = nextRetransmission(now: now) {
             return count(datagram)
         }
-        if inFlight < configuration.window, pendingHead < pending.count {
+        if inFlight < effectiveWindow, pendingHead < pending.count {
             return count(nextNewFrame(now: now))
         }
         return nil
@@ -440,6 +440,13 @@ public struct ReliableLink {
     private mutating func advanceReceiveWindow() {
         receiveNext = receiveNext.advanced(by: 1)
         inHead = (inHead + 1) % configuration.window
+    }
+
+    /// Frames allowed in flight: the configured window, but never more than one ack's bitmap can
+    /// describe at this datagram size (at MTU 23 a 16-byte bitmap covers 128 frames), or frames the
+    /// peer did receive would be resent at every timeout.
+    var effectiveWindow: Int {
+        min(configuration.window, (maxDatagramSize - FrameLayout.ackFrameBaseSize) * 8)
     }
 
     /// Which frames after the cumulative point are buffered, up to the last one, as few bytes as
