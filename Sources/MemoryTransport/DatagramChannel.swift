@@ -19,6 +19,15 @@ final class DatagramChannel: Sendable {
 
         var count: Int { queue.count - head }
 
+        /// The oldest datagram; a sender waiting for room gets its datagram queued, and is returned to be woken.
+        mutating func takeNext() -> ([UInt8], CheckedContinuation<Void, any Error>?) {
+            let datagram = popFirst()
+            guard !senders.isEmpty else { return (datagram, nil) }
+            let sender = senders.removeFirst()
+            queue.append(sender.datagram)
+            return (datagram, sender.waiter.continuation)
+        }
+
         mutating func popFirst() -> [UInt8] {
             let datagram = queue[head]
             queue[head] = []
@@ -90,13 +99,7 @@ final class DatagramChannel: Sendable {
         let outcome: Outcome = state.withLock { state in
             if state.closed { return .closed }
             if state.count > 0 {
-                let datagram = state.popFirst()
-                var woken: CheckedContinuation<Void, any Error>?
-                if !state.senders.isEmpty {
-                    let sender = state.senders.removeFirst()
-                    state.queue.append(sender.datagram)
-                    woken = sender.waiter.continuation
-                }
+                let (datagram, woken) = state.takeNext()
                 return .datagram(datagram, woken)
             }
             state.nextID += 1
@@ -115,13 +118,7 @@ final class DatagramChannel: Sendable {
                         if state.closed { return .failed(TransportError.closed) }
                         if Task.isCancelled { return .failed(CancellationError()) }
                         if state.count > 0 {   // a sender delivered meanwhile
-                            let datagram = state.popFirst()
-                            var woken: CheckedContinuation<Void, any Error>?
-                            if !state.senders.isEmpty {
-                                let sender = state.senders.removeFirst()
-                                state.queue.append(sender.datagram)
-                                woken = sender.waiter.continuation
-                            }
+                            let (datagram, woken) = state.takeNext()
                             return .ready(datagram, woken)
                         }
                         state.receivers.append(Waiter(id: id, continuation: continuation))
