@@ -16,7 +16,7 @@ func open(_ wire: [[UInt8]], key: SecureBytes, rekeyAfter: UInt64 = rekeyAfterRe
     var opener = RecordOpener(key: key, rekeyAfter: rekeyAfter)
     var records: [Record] = []
     for bytes in wire {
-        do { try opener.decode(bytes, into: &records) } catch { return (records, error as? RecordError) }
+        do { try opener.decode(bytes, into: &records) } catch { return (records, error) }
     }
     return (records, nil)
 }
