@@ -73,15 +73,20 @@ case "central":
         }
     }
     var got = 0, inOrder = 0
+    var seen = Set<Int>()
     while got < burst {
         let d = try await link.receive()
-        if d.count >= 2, Int(d[0]) | Int(d[1]) << 8 == got { inOrder += 1 }
+        if d.count >= 2 {
+            let index = Int(d[0]) | Int(d[1]) << 8
+            if index == got { inOrder += 1 }
+            seen.insert(index)
+        }
         got += 1
     }
     try await sender.value
     let dt = Date().timeIntervalSince(t1)
-    log("burst: \(burst)x\(link.maxDatagramSize) bytes echoed, \(inOrder) in order, \(String(format: "%.2f", dt))s, \(String(format: "%.1f", Double(burst * link.maxDatagramSize * 2) / dt / 1024)) KiB/s both ways")
-    if inOrder != burst { failures += 1 }
+    log("burst: \(burst)x\(link.maxDatagramSize) bytes echoed, \(seen.count) distinct, \(inOrder) in order (the transport may reorder), \(String(format: "%.2f", dt))s, \(String(format: "%.1f", Double(burst * link.maxDatagramSize * 2) / dt / 1024)) KiB/s both ways")
+    if seen.count != burst { failures += 1 }
     try await link.send(Array("bye".utf8))
     try await Task.sleep(for: .milliseconds(300))
     await link.close()
