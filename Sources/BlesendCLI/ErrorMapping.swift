@@ -99,13 +99,9 @@ extension CLIError {
         }
     }
 
+    /// "30" or "2.5": whole seconds without a fraction.
     static func seconds(_ duration: Duration) -> String {
-        let value = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        return value == value.rounded() ? String(Int(value)) : String(format1(value))
-    }
-
-    static func format1(_ value: Double) -> String {
-        let tenths = Int((value * 10).rounded())
-        return "\(tenths / 10).\(abs(tenths % 10))"
+        let value = duration.seconds
+        return value == value.rounded() ? String(Int(value)) : Formatting.oneDecimal(value)
     }
 }

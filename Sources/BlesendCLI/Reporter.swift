@@ -23,7 +23,6 @@ final class Reporter: @unchecked Sendable {
     private var lastDraw = ContinuousClock.now - .seconds(1)
     private var lastJSONProgress = ContinuousClock.now - .seconds(1)
     var mtu: Int?
-    var rssi: Int?
 
     init(options: Options, logger: Logger) {
         self.options = options
@@ -48,7 +47,7 @@ final class Reporter: @unchecked Sendable {
     /// Progress of one file; redraws at most 10 times a second, JSON at most twice a second.
     func progress(name: String, done: UInt64, total: UInt64?, startedAt: ContinuousClock.Instant, startOffset: UInt64) {
         let now = ContinuousClock.now
-        let elapsed = Self.seconds(now - startedAt)
+        let elapsed = (now - startedAt).seconds
         let rate = elapsed > 0 ? Double(done - min(done, startOffset)) / elapsed : 0
         if options.json, now - lastJSONProgress >= .milliseconds(500) {
             lastJSONProgress = now
@@ -68,10 +67,7 @@ final class Reporter: @unchecked Sendable {
         } else {
             line += "  \(Formatting.rate(rate))"
         }
-        var link: [String] = []
-        if let mtu { link.append("mtu \(mtu)") }
-        if let rssi { link.append("rssi \(rssi)") }
-        if !link.isEmpty { line += "  (\(link.joined(separator: ", ")))" }
+        if let mtu { line += "  (mtu \(mtu))" }
         Console.err("\r\u{1B}[2K" + line)
         lineShown = true
     }
@@ -92,10 +88,6 @@ final class Reporter: @unchecked Sendable {
             Console.err("\r\u{1B}[2K")
             lineShown = false
         }
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     static func clip(_ text: String, _ width: Int) -> String {

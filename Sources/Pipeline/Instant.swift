@@ -31,6 +31,11 @@ public struct Instant: Comparable, Hashable, Sendable, CustomStringConvertible {
 }
 
 extension Duration {
+    /// The duration in seconds, as a `Double`.
+    public var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+
     /// The duration as whole nanoseconds, clamped to `Int64`.
     public var nanoseconds: Int64 {
         let (seconds, attoseconds) = components

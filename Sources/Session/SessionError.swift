@@ -30,6 +30,14 @@ public enum SessionError: Error, Equatable, Sendable {
 }
 
 extension SessionError {
+    /// Whether a sender should reconnect and resume after this error; the others end the session.
+    public var isRecoverable: Bool {
+        switch self {
+        case .linkLost, .handshakeTimeout, .integrity, .protocolViolation: true
+        case .refusedByPeer, .peerNotAuthenticated, .refusedSender, .transfer: false
+        }
+    }
+
     init(_ error: LinkError) {
         switch error {
         case .linkDead: self = .linkLost

@@ -95,7 +95,6 @@ public enum EndpointRunner {
                     return .linkLost
                 }
             }
-            report(endpoint.takeEvents())
             if endpoint.isComplete {
                 // Give the last acknowledgements a moment to leave before the caller disconnects.
                 if endpoint.isSettled || lingerStart.map({ now.duration(since: $0) > .milliseconds(300) }) == true {

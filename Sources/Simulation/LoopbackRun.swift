@@ -113,7 +113,7 @@ public struct LoopbackRun {
                 } catch {
                     outcome.senderErrors.append(error)
                     lost = true
-                    if isRecoverable(error) { continue connections }
+                    if error.isRecoverable { continue connections }
                     break connections
                 }
                 // 2. ... and the receiver.
@@ -136,7 +136,7 @@ public struct LoopbackRun {
                             outcome.receiverErrors.append(error)
                         } else {
                             outcome.senderErrors.append(error)
-                            if !isRecoverable(error) { break connections }
+                            if !error.isRecoverable { break connections }
                         }
                         continue connections
                     }
@@ -163,7 +163,7 @@ public struct LoopbackRun {
                 } catch {
                     outcome.senderErrors.append(error)
                     lost = true
-                    if isRecoverable(error) { continue connections }
+                    if error.isRecoverable { continue connections }
                     break connections
                 }
                 do {
@@ -178,13 +178,5 @@ public struct LoopbackRun {
         record(&sender, &receiver)
         outcome.virtualTime = now.duration(since: .zero)
         return outcome
-    }
-
-    /// Errors after which a real sender reconnects and resumes; the others end the session.
-    public static func isRecoverable(_ error: SessionError) -> Bool {
-        switch error {
-        case .linkLost, .integrity, .protocolViolation, .handshakeTimeout: return true
-        case .refusedByPeer, .peerNotAuthenticated, .refusedSender, .transfer: return false
-        }
     }
 }

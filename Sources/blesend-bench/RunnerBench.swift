@@ -40,23 +40,17 @@ enum RunnerBench {
         let ending = try? await EndpointRunner.runSender(&sender, over: pair.first) { _ in }
         await pair.first.close()
         _ = try? await receiving.value
-        let cpu = cpuSeconds() - cpu0, wall = Reporter.seconds(ContinuousClock.now - wall0)
+        let cpu = cpuSeconds() - cpu0, wall = (ContinuousClock.now - wall0).seconds
         let frames = (sender.linkStatistics?.datagramsSent ?? 0)
         let ok = store.value.committed["r.bin"] == bytes
         let pipeline = CPUBench.pipeline(source: MemoryFileSource(name: "cpu.bin", bytes: bytes), datagramSize: datagram)
         print("runner \(mib) MiB MTU \(mtu): \(ending.map { "\($0)" } ?? "failed"), intact \(ok); CPU \(String(format2(cpu))) s, wall \(String(format2(wall))) s; \(frames) sender datagrams")
         print("   CPU per sender datagram (both sides, async path): \(String(format2(cpu / Double(max(frames, 1)) * 1e6))) µs")
-        print("   synchronous pipeline on the same bytes: \(milliseconds(pipeline)) → async path costs \(String(format2(cpu / Reporter.seconds(pipeline))))× the pipeline")
+        print("   synchronous pipeline on the same bytes: \(milliseconds(pipeline)) → async path costs \(String(format2(cpu / (pipeline).seconds)))× the pipeline")
     }
 
     static func format2(_ x: Double) -> String {
         let h = Int((x * 100).rounded())
         return "\(h / 100).\(h % 100 < 10 ? "0" : "")\(h % 100)"
-    }
-}
-
-enum Reporter {
-    static func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 }

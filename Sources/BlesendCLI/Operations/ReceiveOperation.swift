@@ -94,7 +94,7 @@ struct ReceiveOperation {
             reporter.progress(name: name, done: received, total: size, startedAt: start, startOffset: tally.current?.offset ?? 0)
         case .transfer(.fileSaved(let sender, let name, let storedName, let size)):
             tally.saved += 1
-            let seconds = tally.current.map { Reporter.seconds(ContinuousClock.now - $0.at) } ?? 0
+            let seconds = tally.current.map { (ContinuousClock.now - $0.at).seconds } ?? 0
             let path = outDirectory.map { "\($0)/\(storedName)" } ?? "-"
             reporter.event(JSONLine("file-done", [
                 ("name", .string(name)), ("stored_name", .string(storedName)), ("path", .string(path)),

@@ -73,7 +73,7 @@ struct SendOperation {
                     refusal = CLIError(error)
                     continue
                 }
-                guard LinkRecovery.isRecoverable(error) else { throw CLIError(error) }
+                guard error.isRecoverable else { throw CLIError(error) }
                 reporter.logger.warning("connection ended: \(error); reconnecting")
                 fruitless = progress.acknowledged > before ? 0 : fruitless + 1
                 if fruitless > Self.maxFruitlessReconnects { throw CLIError(.linkLost, "gave up after \(fruitless) reconnections without progress") }
@@ -93,7 +93,7 @@ struct SendOperation {
             reporter.say("blesend: link lost, reconnecting…")
             reconnecting = true
         }
-        let elapsed = Reporter.seconds(ContinuousClock.now - progress.begin)
+        let elapsed = (ContinuousClock.now - progress.begin).seconds
         reporter.event(JSONLine("done", [
             ("files", .int(Int64(progress.savedFiles))), ("failed", .int(Int64(progress.failures.count))),
             ("bytes", .of(progress.savedBytes)), ("seconds", .double((elapsed * 10).rounded() / 10)),
@@ -103,8 +103,8 @@ struct SendOperation {
 
     private func logLinkStatistics(_ session: SenderSession) {
         guard let stats = session.linkStatistics, let timing = session.linkTiming else { return }
-        let srtt = timing.smoothedRTT.map { "\(Int(Reporter.seconds($0) * 1000)) ms" } ?? "-"
-        reporter.logger.debug("link: \(stats.dataFramesSent) data frames (\(stats.payloadBytesSent) bytes), \(stats.retransmissions) retransmitted (\(stats.fastRetransmissions) fast, \(stats.timeouts) timeouts), \(stats.acksReceived) acks in; srtt \(srtt), rto \(Int(Reporter.seconds(timing.rto) * 1000)) ms")
+        let srtt = timing.smoothedRTT.map { "\(Int(($0).seconds * 1000)) ms" } ?? "-"
+        reporter.logger.debug("link: \(stats.dataFramesSent) data frames (\(stats.payloadBytesSent) bytes), \(stats.retransmissions) retransmitted (\(stats.fastRetransmissions) fast, \(stats.timeouts) timeouts), \(stats.acksReceived) acks in; srtt \(srtt), rto \(Int((timing.rto).seconds * 1000)) ms")
     }
 
     private func handle(_ event: SenderSession.Event, _ progress: Progress) {
@@ -126,7 +126,7 @@ struct SendOperation {
         case .transfer(.fileSaved(let index, let storedName, let size)):
             let source = sources[index]
             let start = progress.started[index]?.at ?? progress.begin
-            let seconds = Reporter.seconds(ContinuousClock.now - start)
+            let seconds = (ContinuousClock.now - start).seconds
             progress.savedFiles += 1
             progress.savedBytes += size
             reporter.progress(name: source.name, done: size, total: size, startedAt: start, startOffset: 0)
@@ -145,16 +145,6 @@ struct SendOperation {
             reporter.error(error)
         case .transfer(.finished):
             break
-        }
-    }
-}
-
-/// Which session errors a reconnect may cure.
-enum LinkRecovery {
-    static func isRecoverable(_ error: SessionError) -> Bool {
-        switch error {
-        case .linkLost, .handshakeTimeout, .integrity, .protocolViolation: true
-        case .refusedByPeer, .peerNotAuthenticated, .refusedSender, .transfer: false
         }
     }
 }
