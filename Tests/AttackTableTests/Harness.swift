@@ -66,6 +66,9 @@ final class Target {
     func contents(_ name: String) -> [UInt8]? {
         FileManager.default.contents(atPath: out + "/" + name).map { Array($0) }
     }
+
+    /// Whether the folder holds `name` with exactly `bytes` (a Bool, so a failure does not print the bytes).
+    func holds(_ name: String, _ bytes: [UInt8]) -> Bool { contents(name) == bytes }
 }
 
 /// The last two checks of every row: nothing at the path the attack aimed at, and nothing in the

@@ -121,7 +121,7 @@ func floodingBeforeAuthentication(variant: String) throws {
     var sender = target.sender([MemoryFileSource(name: "secret.txt", bytes: secret)])
     let outcome = LoopbackRun.run(sender: &sender, receiver: &receiver, options: .init(maxDatagramSize: 244))
     #expect(outcome.finished)
-    #expect(target.contents("secret.txt") == secret)
+    #expect(target.holds("secret.txt", secret))
     expectNothingLeft(target, at: "secret-1.txt", besides: ["secret.txt"])
 }
 
@@ -233,20 +233,20 @@ func targetFileAlreadyExisting(variant: String) throws {
     switch variant {
     case "replaced with --force":
         #expect(stored == [name])
-        #expect(target.contents(name) == secret)
+        #expect(target.holds(name, secret))
         expectNothingLeft(target, at: "report-1.pdf", besides: [name])
     case "a 255-byte name taken":
         let numbered = String(repeating: "n", count: 249) + "-1.pdf"
         #expect(stored == [numbered])
         #expect(numbered.utf8.count == 255)
         #expect(target.contents(name) == old, "the existing file is untouched")
-        #expect(target.contents(numbered) == secret)
+        #expect(target.holds(numbered, secret))
         expectNothingLeft(target, at: nil, besides: [name, numbered])
     default:
         #expect(stored == ["report-1.pdf"])
         #expect(outcome.senderEvents.compactMap(\.savedAs) == ["report-1.pdf"], "the sender is told the stored name")
         #expect(target.contents(name) == old, "the existing file is untouched")
-        #expect(target.contents("report-1.pdf") == secret)
+        #expect(target.holds("report-1.pdf", secret))
         expectNothingLeft(target, at: "report-2.pdf", besides: [name, "report-1.pdf"])
     }
 }
