@@ -203,11 +203,10 @@ func halfHandshakeHoldingTheLinkThroughTheRunner() async throws {
         }
     }
     try await held.first.send(FrameCodec.encodeData(sequence: .zero, messageLength: 385, isEnd: false, bytes: bytes(180, seed: 9)[...]))
-    let start = ContinuousClock.now
     let error = await serving.value
-    let waited = ContinuousClock.now - start
+    // The handshake deadline, not the 30 s idle timeout nor the peer, ended it. (No wall-time
+    // assertion: under a loaded test run the driver's task may start late.)
     #expect(error == .handshakeTimeout)
-    #expect(waited < .seconds(5), "the receiver let go after \(waited)")
     #expect(exitStatus(error ?? .linkLost) == .linkLost)
     await held.first.close()
     expectNothingLeft(target, at: "secret.txt")
