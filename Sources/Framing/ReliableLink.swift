@@ -88,6 +88,7 @@ public struct ReliableLink {
         self.outbound = Array(repeating: nil, count: configuration.window)
         self.inbound = Array(repeating: nil, count: configuration.window)
         self.reassembler = MessageReassembler(maxMessageLength: configuration.maxMessageLength)
+        self.receiveWindow = configuration.window
         self.rto = configuration.initialRTO.nanoseconds
     }
 
@@ -97,6 +98,14 @@ public struct ReliableLink {
     public var maxIncomingMessageLength: Int {
         get { reassembler.maxMessageLength }
         set { reassembler.maxMessageLength = min(newValue, configuration.maxMessageLength) }
+    }
+
+    /// Data frames accepted from the next expected one on (so at most `receiveWindow - 1` held out
+    /// of order): `configuration.window` unless lowered, e.g. by a session before the peer has
+    /// authenticated. Frames beyond it are dropped as out of window and retransmitted by the peer.
+    /// Clamped to 1...`configuration.window`.
+    public var receiveWindow: Int {
+        didSet { receiveWindow = min(max(receiveWindow, 1), configuration.window) }
     }
 
     /// Bytes from the peer held here and not yet taken with `nextMessage`: fragments buffered out
@@ -409,7 +418,7 @@ public struct ReliableLink {
     private mutating func processData(sequence: SequenceNumber, fragment: Fragment, now: Instant) throws(FramingError) {
         let window = configuration.window
         let offset = receiveNext.distance(to: sequence)
-        guard offset < window else {
+        guard offset < receiveWindow else {
             if sequence.distance(to: receiveNext) <= window {
                 statistics.droppedDuplicate += 1   // delivered already; our ack was probably lost
                 ackImmediately = true

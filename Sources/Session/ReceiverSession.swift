@@ -79,8 +79,10 @@ public struct ReceiverSession {
             throw .protocolViolation("cannot start the handshake: \(error)")
         }
         var link = ReliableLink(configuration: configuration.link, maxDatagramSize: maxDatagramSize)
-        // Until the peer has authenticated, nothing longer than a handshake message is accepted.
+        // Until the peer has authenticated, nothing longer than a handshake message is accepted,
+        // and only a handshake's worth of frames is buffered.
         link.maxIncomingMessageLength = maxHandshakeMessageLength
+        link.receiveWindow = handshakeReceiveWindow
         self.link = link
         lastHeard = now
     }
@@ -174,6 +176,7 @@ public struct ReceiverSession {
             }
             do { try link.send(message: reply) } catch { throw SessionError(error) }
             link.maxIncomingMessageLength = FrameLayout.maxMessageLength
+            link.receiveWindow = configuration.link.window
             state = .established(codec)
         case .established(var codec):
             // Move the codec out (not copy) so its buffers stay uniquely referenced; put back on every path.

@@ -75,8 +75,10 @@ public struct SenderSession {
             var initiator = try NoiseIKInitiator(localStatic: identity.secretKey, remoteStatic: receiverKey.bytes,
                                                  prologue: blesendPrologue, ephemeral: ephemeral)
             try link.send(message: try initiator.writeMessage1(payload: payload))
-            // Until the receiver has authenticated, nothing longer than a handshake message is accepted.
+            // Until the receiver has authenticated, nothing longer than a handshake message is
+            // accepted, and only a handshake's worth of frames is buffered.
             link.maxIncomingMessageLength = maxHandshakeMessageLength
+            link.receiveWindow = handshakeReceiveWindow
             state = .awaitingResponse(initiator)
         } catch let error as LinkError {
             throw SessionError(error)
@@ -180,6 +182,7 @@ public struct SenderSession {
             let codec = makeSecureTransferCodec(send: keys.initiatorToResponder, receive: keys.responderToInitiator,
                                                 rekeyAfter: configuration.rekeyAfterRecords)
             link.maxIncomingMessageLength = FrameLayout.maxMessageLength
+            link.receiveWindow = configuration.link.window
             events.append(.authenticated(fingerprint: receiverKey.fingerprint))
             let reply: TransferMessage
             do {

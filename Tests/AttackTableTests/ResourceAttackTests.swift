@@ -17,10 +17,11 @@ import Transfer
 /// docs/threat-model.md, attack table, "Resources" rows.
 
 /// The most a peer that has not authenticated can make a receiver hold for its connection, in
-/// bytes of frames: a full reorder buffer (window - 1 out-of-order frames, each at most a
-/// datagram's fragment) plus one open message of at most `maxHandshakeMessageLength`.
+/// fragment bytes: a full pre-authentication reorder buffer (`handshakeReceiveWindow - 1`
+/// out-of-order frames, each at most a datagram's fragment) plus one open message of at most
+/// `maxHandshakeMessageLength`. At the largest datagram (510 bytes): 31 * 506 + 512 = 16,198.
 func preAuthenticationBound(datagramSize: Int) -> Int {
-    (SessionConfiguration().link.window - 1) * (datagramSize - FrameLayout.overhead) + maxHandshakeMessageLength
+    (handshakeReceiveWindow - 1) * (datagramSize - FrameLayout.overhead) + maxHandshakeMessageLength
 }
 
 /// What a flood did to the receiver's connection.
@@ -89,7 +90,7 @@ func floodingBeforeAuthentication(variant: String) throws {
             (1..<SequenceNumber.modulus).lazy.map { FrameCodec.encodeData(sequence: SequenceNumber($0), messageLength: nil, isEnd: false, bytes: fragment) }
         }
         effect = flood(&receiver, datagramSize: size, datagrams)
-        #expect(effect.maxBuffered == (SessionConfiguration().link.window - 1) * fragment.count)
+        #expect(effect.maxBuffered == (handshakeReceiveWindow - 1) * fragment.count)
         #expect(effect.error == .handshakeTimeout)
     case "start frames announcing 65535 bytes":
         let datagrams = (0..<1_000).lazy.map { n in
