@@ -273,3 +273,17 @@ func trustedSenderAbandoningTransfers() throws {
     receiver.shutdown()
     expectNothingLeft(target, at: "f9.bin")
 }
+
+@Test("the pre-authentication limits never hold up an honest handshake", arguments: [8, 20, 244, 510])
+func preAuthenticationLimitsLetHonestHandshakesThrough(datagramSize: Int) throws {
+    let target = try Target()
+    var receiver = target.receiver()
+    // The longest offer there is (a 255-byte name): message 1 at its largest, 385 bytes.
+    let name = String(repeating: "n", count: 255)
+    var sender = target.sender([MemoryFileSource(name: name, bytes: secret)])
+    let outcome = LoopbackRun.run(sender: &sender, receiver: &receiver, options: .init(maxDatagramSize: datagramSize))
+    #expect(outcome.finished)
+    #expect(outcome.connections == 1)
+    #expect(outcome.senderErrors.isEmpty && outcome.receiverErrors.isEmpty)
+    #expect(target.holds(name, secret))
+}
