@@ -9,16 +9,14 @@ import Transfer
 
 /// A trusted sender gone bad, for the attack tests: it runs the real handshake with its own key
 /// (so the receiver authenticates it), then seals whatever records its script lists, including
-/// what `SenderSession` never sends: more bytes than it offered, a final record that is not
-/// `bye`, records after the final one. Built from the public layers (framing, Noise IK, record
-/// layer); the production sender has no hook for any of this.
+/// what `SenderSession` never sends: more bytes than it offered, messages out of order, records
+/// after the final one. Built from the public layers (framing, Noise IK, record layer); the
+/// production sender has no hook for any of this.
 public struct ScriptedSender {
     public enum Step: Sendable {
-        /// A transfer message in a record, final exactly when it is `bye` (as an honest sender does).
+        /// A transfer message in a record, final exactly when it is `bye` (as an honest sender
+        /// does). Records after a final one are sealed anyway, at the counter that follows.
         case message(TransferMessage)
-        /// Any plaintext with any final flag. Records after a final one are sealed anyway, at the
-        /// counter that follows.
-        case record(plaintext: [UInt8], isFinal: Bool)
     }
 
     public struct Outcome {
@@ -99,11 +97,8 @@ public struct ScriptedSender {
             var seal = RecordSealer(key: keys.initiatorToResponder)
             opener = RecordOpener(key: keys.responderToInitiator)
             for step in script {
-                let record: Record
-                switch step {
-                case .message(let message): record = Record(plaintext: message.encoded(), isFinal: message == .bye)
-                case .record(let plaintext, let isFinal): record = Record(plaintext: plaintext, isFinal: isFinal)
-                }
+                guard case .message(let message) = step else { continue }
+                let record = Record(plaintext: message.encoded(), isFinal: message == .bye)
                 var sealed: [[UInt8]] = []
                 if record.isFinal {
                     // The sealer refuses to seal after a final record: seal this one with a copy
