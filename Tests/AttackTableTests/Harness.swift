@@ -31,8 +31,17 @@ final class Target {
         store = DirectoryFileStore(directory: out, overwrite: overwrite)
     }
 
+    private var mounts: [String] = []
+
     deinit {
+        for path in mounts { Tmpfs.unmount(path) }
         try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// Puts the receiver's folder on a fresh tmpfs of `kilobytes`, unmounted when this goes away.
+    func mountTmpfs(kilobytes: Int, readOnly: Bool = false) throws {
+        try Tmpfs.mount(at: out, kilobytes: kilobytes, readOnly: readOnly)
+        mounts.append(out)
     }
 
     var trust: TrustStore { TrustStore(peers: [.init(name: "alice", key: senderID.publicKey)]) }
@@ -153,28 +162,26 @@ final class LyingFileSource: FileSource {
     }
 }
 
-/// A small tmpfs mounted for one test (needs CAP_SYS_ADMIN: root outside a restricted container).
-/// Real `ENOSPC` and `EROFS` from the kernel, not a simulation of them.
-struct Tmpfs {
-    let path: String
-
+/// Small tmpfs mounts for single tests (needs CAP_SYS_ADMIN: root outside a restricted
+/// container). Real `ENOSPC` and `EROFS` from the kernel, not a simulation of them. The folder
+/// that owns a mount unmounts it before it removes itself.
+enum Tmpfs {
     static let available: Bool = {
         let probe = NSTemporaryDirectory() + "blesend-mount-probe-\(UUID().uuidString)"
         guard mkdir(probe, 0o700) == 0 else { return false }
         defer { rmdir(probe) }
-        guard mount("tmpfs", probe, "tmpfs", 0, "size=16k") == 0 else { return false }
+        guard Glibc.mount("tmpfs", probe, "tmpfs", 0, "size=16k") == 0 else { return false }
         umount2(probe, Int32(MNT_DETACH))
         return true
     }()
 
     /// Mounts a tmpfs of `kilobytes` at `path` (an existing, empty folder).
-    init(at path: String, kilobytes: Int, readOnly: Bool = false) throws {
-        self.path = path
+    static func mount(at path: String, kilobytes: Int, readOnly: Bool) throws {
         let flags: UInt = readOnly ? UInt(MS_RDONLY) : 0
-        guard mount("tmpfs", path, "tmpfs", flags, "size=\(kilobytes)k,mode=0755") == 0 else {
+        guard Glibc.mount("tmpfs", path, "tmpfs", flags, "size=\(kilobytes)k,mode=0755") == 0 else {
             throw StorageError(.io, "mount tmpfs at \(path): \(String(cString: strerror(errno)))")
         }
     }
 
-    func unmount() { umount2(path, Int32(MNT_DETACH)) }
+    static func unmount(_ path: String) { umount2(path, Int32(MNT_DETACH)) }
 }

@@ -32,7 +32,18 @@ final class KeyWorld {
         try Data("hello".utf8).write(to: URL(fileURLWithPath: "\(dir)/hello.txt"))
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: dir) }
+    private var mounts: [String] = []
+
+    deinit {
+        for path in mounts { Tmpfs.unmount(path) }
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    /// Puts the receive folder on a read-only tmpfs, unmounted when this goes away.
+    func mountReadOnlyOut() throws {
+        try Tmpfs.mount(at: out, kilobytes: 64, readOnly: true)
+        mounts.append(out)
+    }
 
     /// `blesend --key KEY --to TO hello.txt`, with no Bluetooth to reach.
     func send(key: String? = nil, to: String? = nil) throws -> CommandRun {
@@ -143,8 +154,7 @@ func keyFileWithTruncatedOrGarbageKey(index: Int) throws {
       .enabled(if: Tmpfs.available, "needs permission to mount a tmpfs (root)"))
 func blerecvRefusesAReadOnlyFolder() throws {
     let world = try KeyWorld()
-    let tmpfs = try Tmpfs(at: world.out, kilobytes: 64, readOnly: true)
-    defer { tmpfs.unmount() }
+    try world.mountReadOnlyOut()
     let run = try world.receive()
     #expect(run.status == 71, "\(run.stderr)")
     #expect(run.stderr.contains("blerecv: error: \(world.out) is not writable: Read-only file system"), "\(run.stderr)")

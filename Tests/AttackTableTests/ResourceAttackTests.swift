@@ -156,8 +156,7 @@ final class DiskFillingSource: FileSource {
       arguments: ["a stream", "a file whose size fitted at the offer"])
 func diskFullDuringReceive(variant: String) throws {
     let target = try Target()
-    let tmpfs = try Tmpfs(at: target.out, kilobytes: 64)
-    defer { tmpfs.unmount() }
+    try target.mountTmpfs(kilobytes: 64)
     var receiver = target.receiver()
     let source: any FileSource
     var kept: [String] = []
@@ -191,8 +190,7 @@ func diskFullDuringReceive(variant: String) throws {
       arguments: ["checked when the receiver starts", "turned read-only while it runs"])
 func targetFolderNotWritable(variant: String) throws {
     let target = try Target()
-    let tmpfs = try Tmpfs(at: target.out, kilobytes: 64, readOnly: true)
-    defer { tmpfs.unmount() }
+    try target.mountTmpfs(kilobytes: 64, readOnly: true)
     if variant == "checked when the receiver starts" {
         // What blerecv runs before it advertises.
         #expect {
