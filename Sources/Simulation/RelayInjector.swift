@@ -13,8 +13,8 @@ public struct RelayInjector {
 
     public init(receiver: ReceiverSession) { self.receiver = receiver }
 
-    /// Opens a connection, sends `message`, and runs both ends until nothing moves. Returns true
-    /// if the receiver took the message without failing the connection at once.
+    /// Opens a connection, sends `message`, and runs both ends for a second of virtual time.
+    /// Returns true if the receiver took the message without failing the connection.
     public mutating func inject(_ message: [UInt8], datagramSize: Int = 244) -> Bool {
         inject([message], datagramSize: datagramSize)
     }
