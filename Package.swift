@@ -69,5 +69,10 @@ let package = Package(
         .testTarget(name: "SessionRunnerTests", dependencies: ["SessionRunner", "Session", "MemoryTransport", "Keys", "Transfer", "Pipeline"]),
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
         .testTarget(name: "CLITests", dependencies: ["BlesendCLI", "Keys", "TestSupport"]),
+        // The attack table of docs/threat-model.md: one test per row, real pipeline, real folders.
+        .testTarget(name: "AttackTableTests", dependencies: [
+            "BlesendCLI", "Simulation", "Session", "SessionRunner", "Storage", "Keys", "MemoryTransport", "Transfer",
+            "Framing", "Handshake", "Sodium", "Pipeline", "TestSupport",
+        ]),
     ]
 )

@@ -99,6 +99,20 @@ extension CLIError {
         }
     }
 
+    /// A file the receiver did not keep, as the receiver reports it. Its own folder failing (disk
+    /// full, not writable) is a local I/O failure; a file it refused is a refused file.
+    init(receiving failure: FileFailure, name: String) {
+        switch failure {
+        case .integrity:
+            self.init(.integrity, "\(name): the data failed authentication or the whole-file hash check; nothing was saved")
+        case .couldNotStore(let detail):
+            self.init(.localIO, "\(name): could not store it (\(detail)); nothing was saved",
+                      hint: "check the free space and permissions of the --out folder")
+        case .rejected:
+            self = CLIError(failure, name: name)
+        }
+    }
+
     /// "30" or "2.5": whole seconds without a fraction.
     static func seconds(_ duration: Duration) -> String {
         let value = duration.seconds

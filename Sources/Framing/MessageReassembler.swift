@@ -1,7 +1,11 @@
 /// Joins in-order fragments back into messages, checking the start/end flags and the announced
 /// length. Holds at most one open message, never more than `maxMessageLength` bytes.
 public struct MessageReassembler: Sendable {
-    public let maxMessageLength: Int
+    /// Longest message accepted; a start fragment announcing more ends the connection. It may be
+    /// raised while a message is open (a lower limit applies from the next start fragment).
+    public var maxMessageLength: Int {
+        didSet { maxMessageLength = min(max(maxMessageLength, 1), FrameLayout.maxMessageLength) }
+    }
     private var buffer: [UInt8] = []
     private var expectedLength = 0
     private var isOpen = false
@@ -15,6 +19,9 @@ public struct MessageReassembler: Sendable {
 
     /// Bytes of the open message received so far.
     public var bufferedBytes: Int { buffer.count }
+
+    /// Memory set aside for the open message: its announced length (reserved at its start).
+    public var reservedBytes: Int { isOpen ? max(expectedLength, buffer.count) : 0 }
 
     /// Takes the next fragment; returns the message it completes, if any.
     public mutating func append(_ fragment: Fragment) throws(FramingError) -> [UInt8]? {

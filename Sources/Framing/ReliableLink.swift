@@ -67,6 +67,8 @@ public struct ReliableLink {
     private var inHead = 0
     private var receiveNext = SequenceNumber.zero
     private var reorderBuffered = 0
+    /// Fragment bytes held in `inbound` (out-of-order frames).
+    private var reorderBufferedBytes = 0
     private var reassembler: MessageReassembler
     private var delivered: [[UInt8]] = []
     private var deliveredHead = 0
@@ -86,7 +88,33 @@ public struct ReliableLink {
         self.outbound = Array(repeating: nil, count: configuration.window)
         self.inbound = Array(repeating: nil, count: configuration.window)
         self.reassembler = MessageReassembler(maxMessageLength: configuration.maxMessageLength)
+        self.receiveWindow = configuration.window
         self.rto = configuration.initialRTO.nanoseconds
+    }
+
+    /// The longest message accepted from the peer: `configuration.maxMessageLength` unless lowered,
+    /// e.g. by a session before the peer has authenticated (a start frame announcing more ends the
+    /// connection). Clamped to 1...`configuration.maxMessageLength`.
+    public var maxIncomingMessageLength: Int {
+        get { reassembler.maxMessageLength }
+        set { reassembler.maxMessageLength = min(newValue, configuration.maxMessageLength) }
+    }
+
+    /// Data frames accepted from the next expected one on (so at most `receiveWindow - 1` held out
+    /// of order): `configuration.window` unless lowered, e.g. by a session before the peer has
+    /// authenticated. Frames beyond it are dropped as out of window and retransmitted by the peer.
+    /// Clamped to 1...`configuration.window`.
+    public var receiveWindow: Int {
+        didSet { receiveWindow = min(max(receiveWindow, 1), configuration.window) }
+    }
+
+    /// Bytes from the peer held here and not yet taken with `nextMessage`: fragments buffered out
+    /// of order, the message being reassembled (its announced length, which is reserved at its
+    /// start), and delivered messages. Each buffered fragment is a slice of its datagram, so what
+    /// stays in memory for it is the datagram (at most `maxDatagramSize` bytes).
+    public var bufferedInboundBytes: Int {
+        reorderBufferedBytes + reassembler.reservedBytes
+            + delivered[deliveredHead...].reduce(0) { $0 + $1.count }
     }
 
     /// Queues one message (1...maxMessageLength bytes).
@@ -390,7 +418,7 @@ public struct ReliableLink {
     private mutating func processData(sequence: SequenceNumber, fragment: Fragment, now: Instant) throws(FramingError) {
         let window = configuration.window
         let offset = receiveNext.distance(to: sequence)
-        guard offset < window else {
+        guard offset < receiveWindow else {
             if sequence.distance(to: receiveNext) <= window {
                 statistics.droppedDuplicate += 1   // delivered already; our ack was probably lost
                 ackImmediately = true
@@ -406,6 +434,7 @@ public struct ReliableLink {
             while let buffered = inbound[inHead] {
                 inbound[inHead] = nil
                 reorderBuffered -= 1
+                reorderBufferedBytes -= buffered.bytes.count
                 try deliver(buffered)
                 advanceReceiveWindow()
                 filledHole = true
@@ -420,6 +449,7 @@ public struct ReliableLink {
             }
             inbound[index] = fragment
             reorderBuffered += 1
+            reorderBufferedBytes += fragment.bytes.count
             statistics.maxReorderBuffered = max(statistics.maxReorderBuffered, reorderBuffered)
             // A frame that opens a new gap is reported at once (it drives fast retransmit);
             // later frames of the same run wait for the usual ack.

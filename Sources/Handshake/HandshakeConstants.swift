@@ -19,3 +19,15 @@ enum IKLayout {
     /// e and the tag of the (possibly empty) payload.
     static let message2Overhead = publicKeyLength + tagLength
 }
+
+/// The longest message either side accepts from its peer before the handshake has completed
+/// (protocol.md, `MaxHandshakeMessage`). Message 1 is at most 385 bytes (96 + an 8-byte timestamp
+/// + an offer with a 255-byte name), message 2 at most 73; anything longer is not a handshake, and
+/// an unauthenticated peer gets no more of the receiver's memory than this for an open message.
+public let maxHandshakeMessageLength = 512
+
+/// The receive window (in frames) either side grants its peer before the handshake has completed
+/// (protocol.md, `HandshakeWindow`). Message 1 takes at most 25 frames at the smallest BLE datagram
+/// (20 bytes, MTU 23), so an honest peer never notices; an unauthenticated one can park at most
+/// 31 out-of-order frames in the receiver's memory instead of a full window's 255.
+public let handshakeReceiveWindow = 32

@@ -55,6 +55,8 @@ public struct ReceiverSession {
     /// The sender of the current connection has said goodbye (its files are settled).
     public var senderSaidGoodbye: Bool { transfer.sessionEnded }
     public var linkStatistics: LinkStatistics? { link?.statistics }
+    /// Bytes from the peer the current link holds (see `ReliableLink.bufferedInboundBytes`).
+    public var linkBufferedInboundBytes: Int? { link?.bufferedInboundBytes }
     public var partialTransfers: Int { transfer.partialCount }
 
     /// Whether the current connection is finished (goodbye exchanged and delivered, or a refusal
@@ -76,7 +78,12 @@ public struct ReceiverSession {
         } catch {
             throw .protocolViolation("cannot start the handshake: \(error)")
         }
-        link = ReliableLink(configuration: configuration.link, maxDatagramSize: maxDatagramSize)
+        var link = ReliableLink(configuration: configuration.link, maxDatagramSize: maxDatagramSize)
+        // Until the peer has authenticated, nothing longer than a handshake message is accepted,
+        // and only a handshake's worth of frames is buffered.
+        link.maxIncomingMessageLength = maxHandshakeMessageLength
+        link.receiveWindow = handshakeReceiveWindow
+        self.link = link
         lastHeard = now
     }
 
@@ -168,17 +175,26 @@ public struct ReceiverSession {
                 return
             }
             do { try link.send(message: reply) } catch { throw SessionError(error) }
+            link.maxIncomingMessageLength = FrameLayout.maxMessageLength
+            link.receiveWindow = configuration.link.window
             state = .established(codec)
         case .established(var codec):
             // Move the codec out (not copy) so its buffers stay uniquely referenced; put back on every path.
             state = .idle
             defer { state = .established(codec) }
-            let incoming = try codec.open(message)
             let replies: [TransferMessage]
-            do {
-                replies = try transfer.receive(incoming, now: now)
+            do throws(SessionError) {
+                let incoming = try codec.open(message)
+                do {
+                    replies = try transfer.receive(incoming, now: now)
+                } catch {
+                    throw .transfer(error)
+                }
             } catch {
-                throw .transfer(error)
+                // A record that fails authentication, or an authenticated sender breaking the
+                // transfer rules: the file in progress is not resumable, its partial goes now.
+                transfer.abandonCurrent()
+                throw error
             }
             for reply in replies {
                 do { try link.send(message: try codec.seal(reply)) } catch let error as LinkError {

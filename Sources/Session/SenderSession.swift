@@ -75,6 +75,10 @@ public struct SenderSession {
             var initiator = try NoiseIKInitiator(localStatic: identity.secretKey, remoteStatic: receiverKey.bytes,
                                                  prologue: blesendPrologue, ephemeral: ephemeral)
             try link.send(message: try initiator.writeMessage1(payload: payload))
+            // Until the receiver has authenticated, nothing longer than a handshake message is
+            // accepted, and only a handshake's worth of frames is buffered.
+            link.maxIncomingMessageLength = maxHandshakeMessageLength
+            link.receiveWindow = handshakeReceiveWindow
             state = .awaitingResponse(initiator)
         } catch let error as LinkError {
             throw SessionError(error)
@@ -108,7 +112,7 @@ public struct SenderSession {
             throw SessionError(error)
         }
         while let message = link.nextMessage() {
-            try handle(message: message)
+            try handle(message: message, link: &link)
         }
     }
 
@@ -161,7 +165,7 @@ public struct SenderSession {
         return link.nextDatagram(now: now)
     }
 
-    private mutating func handle(message: [UInt8]) throws(SessionError) {
+    private mutating func handle(message: [UInt8], link: inout ReliableLink) throws(SessionError) {
         switch state {
         case .disconnected:
             return
@@ -177,6 +181,8 @@ public struct SenderSession {
             }
             let codec = makeSecureTransferCodec(send: keys.initiatorToResponder, receive: keys.responderToInitiator,
                                                 rekeyAfter: configuration.rekeyAfterRecords)
+            link.maxIncomingMessageLength = FrameLayout.maxMessageLength
+            link.receiveWindow = configuration.link.window
             events.append(.authenticated(fingerprint: receiverKey.fingerprint))
             let reply: TransferMessage
             do {

@@ -8,25 +8,46 @@ public struct RelayInjector {
     public private(set) var receiver: ReceiverSession
     public private(set) var events: [ReceiverSession.Event] = []
     public private(set) var answers: [[UInt8]] = []
+    /// The error that ended the receiver's connection (a failed datagram or a timer), if any.
     public private(set) var error: SessionError?
 
     public init(receiver: ReceiverSession) { self.receiver = receiver }
 
-    /// Opens a connection, sends `message`, and runs both ends until nothing moves. Returns true
-    /// if the receiver took the message without failing the connection at once.
+    /// Opens a connection, sends `message`, and runs both ends for a second of virtual time.
+    /// Returns true if the receiver took the message without failing the connection.
     public mutating func inject(_ message: [UInt8], datagramSize: Int = 244) -> Bool {
+        inject([message], datagramSize: datagramSize)
+    }
+
+    /// Opens a connection at `start`, sends `messages` in order on it, and runs both ends for
+    /// `duration` of virtual time (5 ms steps; timers run) or until the receiver fails the
+    /// connection. The connection is then ended as a driver would (`linkLost`). Returns false if
+    /// a datagram made the receiver fail the connection (a timer running out is not a failure here).
+    public mutating func inject(_ messages: [[UInt8]], datagramSize: Int = 244, start: Instant = .zero,
+                                for duration: Duration = .seconds(1)) -> Bool {
         var attacker = ReliableLink(maxDatagramSize: datagramSize)
-        var now = Instant.zero
+        var now = start
+        let end = start.advanced(by: duration)
         do {
             try receiver.accept(maxDatagramSize: datagramSize, now: now)
-            try attacker.send(message: message)
+            for message in messages { try attacker.send(message: message) }
         } catch {
             return false
         }
-        for _ in 0..<200 {
+        defer {
+            events += receiver.takeEvents()
+            receiver.linkLost(now: now)
+            events += receiver.takeEvents()
+        }
+        while now < end {
             var moved = false
             while let d = attacker.nextDatagram(now: now) {
-                do { try receiver.receive(datagram: d, now: now) } catch { self.error = error; return false }
+                do {
+                    try receiver.receive(datagram: d, now: now)
+                } catch {
+                    self.error = error
+                    return false
+                }
                 moved = true
             }
             while let d = receiver.nextDatagram(now: now) {
@@ -38,7 +59,12 @@ public struct RelayInjector {
             if !moved {
                 now = now.advanced(by: .milliseconds(5))
                 try? attacker.handleTimers(now: now)
-                try? receiver.handleTimers(now: now)
+                do {
+                    try receiver.handleTimers(now: now)
+                } catch {
+                    self.error = error
+                    return true
+                }
             }
         }
         return true

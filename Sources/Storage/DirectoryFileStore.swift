@@ -94,12 +94,27 @@ public final class DirectoryFileStore: FileStore {
         throw StorageError(.exists, "too many files named like \(name)")
     }
 
-    /// `report.pdf` → `report-1.pdf`; `archive` → `archive-1`.
+    /// Longest file name most Linux file systems take (NAME_MAX), in bytes.
+    static let maxNameBytes = 255
+
+    /// `report.pdf` → `report-1.pdf`; `archive` → `archive-1`. The stem is shortened (at a
+    /// character boundary) so the result stays within `maxNameBytes`.
     static func numbered(_ name: String, _ n: Int) -> String {
+        let suffix = "-\(n)"
+        var stem = Substring(name), ext = Substring("")
         if let dot = name.lastIndex(of: "."), dot != name.startIndex {
-            return "\(name[..<dot])-\(n)\(name[dot...])"
+            stem = name[..<dot]
+            ext = name[dot...]
         }
-        return "\(name)-\(n)"
+        if stem.utf8.count + suffix.utf8.count + ext.utf8.count > maxNameBytes {
+            // An extension too long to keep is treated as part of the stem.
+            if ext.utf8.count + suffix.utf8.count >= maxNameBytes / 2 {
+                stem = Substring(name)
+                ext = ""
+            }
+            while stem.utf8.count + suffix.utf8.count + ext.utf8.count > maxNameBytes { stem.removeLast() }
+        }
+        return "\(stem)\(suffix)\(ext)"
     }
 }
 

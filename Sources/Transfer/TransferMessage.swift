@@ -56,7 +56,7 @@ extension TransferMessage {
             out.append(Tag.offer.rawValue)
             out += offer.id.bytes
             out.appendBigEndian(offer.size ?? TransferConstants.unknownSize)
-            let name = Array(offer.name.utf8.prefix(TransferConstants.maxNameLength))
+            let name = Self.nameBytes(offer.name)
             out.append(UInt8(name.count))
             out += name
         case .accept(let id, let offset):
@@ -79,7 +79,7 @@ extension TransferMessage {
             out.append(Tag.confirm.rawValue)
             out += id.bytes
             out.append(status.rawValue)
-            let name = Array(storedName.utf8.prefix(TransferConstants.maxNameLength))
+            let name = Self.nameBytes(storedName)
             out.append(UInt8(name.count))
             out += name
         case .reject(let id, let reason):
@@ -89,6 +89,15 @@ extension TransferMessage {
         case .bye:
             out.append(Tag.bye.rawValue)
         }
+    }
+
+    /// A name's UTF-8 bytes, cut to `maxNameLength` at a character boundary (a cut inside a
+    /// character would make the name invalid UTF-8, and the whole message malformed).
+    static func nameBytes(_ name: String) -> [UInt8] {
+        guard name.utf8.count > TransferConstants.maxNameLength else { return Array(name.utf8) }
+        var cut = Substring(name)
+        while cut.utf8.count > TransferConstants.maxNameLength { cut.removeLast() }
+        return Array(cut.utf8)
     }
 
     /// Parses one message; every malformed input gives a `TransferMessageError`.

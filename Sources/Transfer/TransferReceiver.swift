@@ -48,6 +48,7 @@ public struct TransferReceiver {
     private let makeHasher: () -> any ContentHasher
     private let maxFileSize: UInt64
     private let partialLifetime: Duration
+    private let maxPartialsPerSender: Int
     private var partials: [Key: Partial] = [:]
     private var completed: [Key: Completed] = [:]
     private var completedOrder: [Key] = []
@@ -59,12 +60,17 @@ public struct TransferReceiver {
     /// - Parameters:
     ///   - maxFileSize: offers larger than this are rejected as too large.
     ///   - partialLifetime: how long an interrupted transfer waits for its sender to come back.
+    ///   - maxPartialsPerSender: interrupted transfers kept per sender (each holds a temporary
+    ///     file and a descriptor); a new file beyond this removes that sender's least recently
+    ///     active one. An honest sender has one at a time.
     public init(store: any FileStore, makeHasher: @escaping () -> any ContentHasher,
-                maxFileSize: UInt64 = 1 << 40, partialLifetime: Duration = .seconds(600)) {
+                maxFileSize: UInt64 = 1 << 40, partialLifetime: Duration = .seconds(600),
+                maxPartialsPerSender: Int = 4) {
         self.store = store
         self.makeHasher = makeHasher
         self.maxFileSize = maxFileSize
         self.partialLifetime = partialLifetime
+        self.maxPartialsPerSender = max(1, maxPartialsPerSender)
     }
 
     public mutating func takeEvents() -> [Event] {
@@ -93,9 +99,25 @@ public struct TransferReceiver {
         return reply
     }
 
-    /// The link is gone. Partial files stay, waiting for a resume, until they expire.
+    /// The link is gone. Partial files stay, waiting for a resume, until they expire; one that
+    /// holds no byte yet is removed at once (resuming it is the same as starting afresh).
     public mutating func connectionLost(now: Instant) {
-        if case .receiving(let key) = current { partials[key]?.lastActivity = now }
+        if case .receiving(let key) = current, let partial = partials[key] {
+            if partial.received == 0 {
+                partial.file.discard()
+                partials[key] = nil
+            } else {
+                partials[key]?.lastActivity = now
+            }
+        }
+        current = .none
+    }
+
+    /// The connection failed in a way only tampering or a misbehaving sender causes (a record that
+    /// did not authenticate, a broken transfer rule): the file in progress is not kept for a
+    /// resume. Its partial is removed and reported as an integrity failure.
+    public mutating func abandonCurrent() {
+        if case .receiving(let key) = current { fail(key, .integrity) }
         current = .none
     }
 
@@ -166,6 +188,7 @@ public struct TransferReceiver {
             pendingEvents.append(.fileFailed(sender: sender, name: name, .rejected(.tooLarge)))
             return .reject(id: offer.id, reason: .tooLarge)
         }
+        makeRoomForPartial(of: key.senderKey)
         let file: any IncomingFile
         do {
             file = try store.begin(name: name, size: offer.size, sender: sender)
@@ -253,6 +276,17 @@ public struct TransferReceiver {
             return [.confirm(id: id, status: .saved, storedName: storedName)]
         default:
             throw .protocolViolation("done for a transfer that is not open")
+        }
+    }
+
+    /// Keeps a sender's interrupted transfers below `maxPartialsPerSender` before it starts another.
+    private mutating func makeRoomForPartial(of senderKey: [UInt8]) {
+        let own = partials.filter { $0.key.senderKey == senderKey }
+        guard own.count >= maxPartialsPerSender else { return }
+        let oldest = own.sorted { $0.value.lastActivity < $1.value.lastActivity }.prefix(own.count - maxPartialsPerSender + 1)
+        for (key, partial) in oldest {
+            partial.file.discard()
+            partials[key] = nil
         }
     }
 

@@ -33,7 +33,7 @@ public struct CommandRun: Sendable {
         for (pipe, sink) in [(out, outData), (err, errData)] {
             group.enter()
             DispatchQueue.global().async {
-                sink.set(pipe.fileHandleForReading.readDataToEndOfFile())
+                sink.set(readToEnd(pipe.fileHandleForReading.fileDescriptor))
                 group.leave()
             }
         }
@@ -48,6 +48,23 @@ public struct CommandRun: Sendable {
         return CommandRun(status: process.terminationStatus,
                           stdout: String(decoding: outData.get(), as: UTF8.self),
                           stderr: String(decoding: errData.get(), as: UTF8.self))
+    }
+}
+
+/// Everything until end of file. Foundation's `readDataToEndOfFile` traps on `EINTR`, which a
+/// signal (e.g. SIGCHLD from another test's child process) can cause; this retries instead.
+func readToEnd(_ fd: Int32) -> Data {
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 65_536)
+    while true {
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n > 0 {
+            data.append(contentsOf: buffer[0..<n])
+        } else if n < 0 && errno == EINTR {
+            continue
+        } else {
+            return data
+        }
     }
 }
 

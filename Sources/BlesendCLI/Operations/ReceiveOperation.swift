@@ -106,7 +106,7 @@ struct ReceiveOperation {
             reporter.say(line)
             tally.current = nil
         case .transfer(.fileFailed(let sender, let name, let failure)):
-            let error = CLIError(failure, name: "\(name) from \(sender)")
+            let error = CLIError(receiving: failure, name: "\(name) from \(sender)")
             tally.failures.append(error)
             reporter.error(error)
         case .transfer(.sessionEnded(let sender)):

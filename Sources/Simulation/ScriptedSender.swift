@@ -1,0 +1,150 @@
+import Framing
+import Handshake
+import Keys
+import Pipeline
+import Record
+import Session
+import Sodium
+import Transfer
+
+/// A trusted sender gone bad, for the attack tests: it runs the real handshake with its own key
+/// (so the receiver authenticates it), then seals whatever records its script lists, including
+/// what `SenderSession` never sends: more bytes than it offered, messages out of order, records
+/// after the final one. Built from the public layers (framing, Noise IK, record layer); the
+/// production sender has no hook for any of this.
+public struct ScriptedSender {
+    public enum Step: Sendable {
+        /// A transfer message in a record, final exactly when it is `bye` (as an honest sender
+        /// does). Records after a final one are sealed anyway, at the counter that follows.
+        case message(TransferMessage)
+    }
+
+    public struct Outcome {
+        /// The receiver answered message 1 with the one-byte refusal.
+        public var refused = false
+        /// What the receiver answered, decrypted: the reply in message 2, then its records.
+        public var replies: [TransferMessage] = []
+        /// The error the receiver's session threw, if any (the connection then ends).
+        public var receiverError: SessionError?
+        public var receiverEvents: [ReceiverSession.Event] = []
+        /// The receiver considers the connection finished (goodbye exchanged, or refusal sent).
+        public var receiverCompleted = false
+    }
+
+    public let identity: Identity
+    public let receiverKey: PublicKey
+    /// The plaintext of message 1 after the timestamp: normally an encoded `offer`.
+    public var opening: [UInt8]
+    public var script: [Step]
+    /// Nanoseconds since the Unix epoch, carried in message 1 (replay protection).
+    public var wallClock: UInt64 = LoopbackRun.wallClockBase
+
+    public init(identity: Identity, receiverKey: PublicKey, opening: TransferMessage, script: [Step]) {
+        self.identity = identity
+        self.receiverKey = receiverKey
+        self.opening = opening.encoded()
+        self.script = script
+    }
+
+    public init(identity: Identity, receiverKey: PublicKey, openingBytes: [UInt8], script: [Step]) {
+        self.identity = identity
+        self.receiverKey = receiverKey
+        self.opening = openingBytes
+        self.script = script
+    }
+
+    /// Connects to `receiver` (which must not be connected), plays the script, and runs both ends
+    /// until the receiver fails, finishes, or nothing moves for `quietLimit` of virtual time.
+    /// The receiver's connection is left open: the caller ends it (`linkLost`) as a driver would.
+    public func run(against receiver: inout ReceiverSession, datagramSize: Int = 244, now start: Instant = .zero,
+                    quietLimit: Duration = .seconds(5)) -> Outcome {
+        var outcome = Outcome()
+        var now = start
+        var link = ReliableLink(maxDatagramSize: datagramSize)
+        var initiator: NoiseIKInitiator
+        var payload: [UInt8] = []
+        payload.appendBigEndian(wallClock)
+        payload += opening
+        do {
+            try receiver.accept(maxDatagramSize: datagramSize, now: now)
+            initiator = try NoiseIKInitiator(localStatic: identity.secretKey, remoteStatic: receiverKey.bytes, prologue: blesendPrologue)
+            try link.send(message: try initiator.writeMessage1(payload: payload))
+        } catch let error as SessionError {
+            outcome.receiverError = error
+            return outcome
+        } catch {
+            return outcome
+        }
+        var opener: RecordOpener?
+        var quietSince = now
+
+        func take(_ message: [UInt8]) {
+            if var open = opener {
+                var records: [Record] = []
+                if (try? open.decode(message, into: &records)) != nil, let record = records.first,
+                   let reply = try? TransferMessage(decoding: record.plaintext) {
+                    outcome.replies.append(reply)
+                }
+                opener = open
+                return
+            }
+            if message == refusalMessage {
+                outcome.refused = true
+                return
+            }
+            guard let reply = try? initiator.readMessage2(message), let keys = try? initiator.split() else { return }
+            if let decoded = try? TransferMessage(decoding: reply) { outcome.replies.append(decoded) }
+            var seal = RecordSealer(key: keys.initiatorToResponder)
+            opener = RecordOpener(key: keys.responderToInitiator)
+            for step in script {
+                guard case .message(let message) = step else { continue }
+                let record = Record(plaintext: message.encoded(), isFinal: message == .bye)
+                var sealed: [[UInt8]] = []
+                if record.isFinal {
+                    // The sealer refuses to seal after a final record: seal this one with a copy
+                    // at the same counter, and move the original past it with a throwaway record.
+                    var copy = seal
+                    try? copy.encode(record, into: &sealed)
+                    var discarded: [[UInt8]] = []
+                    try? seal.encode(Record(plaintext: [0]), into: &discarded)
+                } else {
+                    try? seal.encode(record, into: &sealed)
+                }
+                for bytes in sealed { try? link.send(message: bytes) }
+            }
+        }
+
+        while outcome.receiverError == nil {
+            var moved = false
+            while let datagram = link.nextDatagram(now: now) {
+                moved = true
+                do {
+                    try receiver.receive(datagram: datagram, now: now)
+                } catch {
+                    outcome.receiverError = error
+                    break
+                }
+            }
+            while let datagram = receiver.nextDatagram(now: now) {
+                moved = true
+                try? link.receive(datagram: datagram, now: now)
+            }
+            while let message = link.nextMessage() { take(message) }
+            outcome.receiverEvents += receiver.takeEvents()
+            if receiver.connectionComplete {
+                outcome.receiverCompleted = true
+                break
+            }
+            if moved {
+                quietSince = now
+                continue
+            }
+            if now.duration(since: quietSince) >= quietLimit { break }
+            now = now.advanced(by: .milliseconds(5))
+            try? link.handleTimers(now: now)
+            do { try receiver.handleTimers(now: now) } catch { outcome.receiverError = error }
+        }
+        outcome.receiverEvents += receiver.takeEvents()
+        return outcome
+    }
+}
