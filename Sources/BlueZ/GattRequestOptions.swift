@@ -7,8 +7,12 @@ import DBus
 package struct GattRequestOptions: Equatable, Sendable {
     /// The peer's object path.
     package var device: String?
-    /// The ATT MTU BlueZ negotiated.
+    /// The ATT MTU BlueZ negotiated; never below `minimumMTU`.
     package var mtu: Int?
+
+    /// ATT's smallest MTU on LE. A smaller "mtu" option is not an MTU and is ignored: it would give
+    /// the link a datagram size below the smallest frame, so every send would fail.
+    package static let minimumMTU = 23
 
     package init(device: String? = nil, mtu: Int? = nil) {
         self.device = device
@@ -20,7 +24,7 @@ package struct GattRequestOptions: Equatable, Sendable {
     package init(_ options: DBusValue?) {
         let entries = options?.properties ?? [:]
         device = entries["device"]?.objectPath
-        mtu = entries["mtu"]?.uint16.map(Int.init)
+        mtu = entries["mtu"]?.uint16.map(Int.init).flatMap { $0 >= Self.minimumMTU ? $0 : nil }
     }
 
     /// `AcquireWrite(a{sv} options)` and `AcquireNotify(a{sv} options)`.

@@ -29,6 +29,17 @@ struct GattRequestOptionsTests {
         #expect(wrongTypes == GattRequestOptions())
     }
 
+    /// Found by the dbus-message fuzz target (Tests/Fuzz/crashers/dbus-message): an "mtu" of 0 became
+    /// the MTU of a new link, whose datagram size (0) made every send fail.
+    @Test func anMTUBelowTheATTMinimumIsIgnored() throws {
+        for mtu: UInt16 in [0, 1, 22] {
+            #expect(GattRequestOptions.acquire(call("AcquireWrite", [.properties(["mtu": .uint16(mtu)])])).mtu == nil)
+            let (_, options) = try GattRequestOptions.writeValue(call("WriteValue", [.bytes([1]), .properties(["mtu": .uint16(mtu)])]))
+            #expect(options.mtu == nil)
+        }
+        #expect(GattRequestOptions.acquire(call("AcquireWrite", [.properties(["mtu": .uint16(23)])])).mtu == 23)
+    }
+
     @Test func writeValueReadsTheValueAndTheOptions() throws {
         let (value, options) = try GattRequestOptions.writeValue(call("WriteValue", [
             .bytes([1, 2, 3]), .properties(["device": .objectPath(device), "mtu": .uint16(48), "offset": .uint16(0)]),
