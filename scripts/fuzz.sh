@@ -75,7 +75,7 @@ for target in "${targets[@]}"; do
     if [[ $status -ne 0 ]]; then
         line="$line   FAILED (exit $status)"
         failed+=("$target")
-        grep -E "ERROR: libFuzzer|ERROR: AddressSanitizer|ERROR: LeakSanitizer|Fatal error|fuzz invariant|SUMMARY|Test unit written" "$log" | head -20 >&2 || true
+        grep -E "ERROR: libFuzzer|ERROR: AddressSanitizer|ERROR: LeakSanitizer|Fatal error|SUMMARY|Test unit written|^Base64:" "$log" | head -20 >&2 || true
         echo "fuzz: full log in $log; reproduce with:" >&2
         echo "  SWIFT_BACKTRACE=enable=no $binary --target=$target $crashes/<crash-file>" >&2
     fi

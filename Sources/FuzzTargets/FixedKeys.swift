@@ -33,6 +33,39 @@ enum FixedKeys {
     }
 }
 
+/// Fresh handshake objects of the fixed parties, made once and copied per input (making one costs
+/// two X25519 base-point multiplications; a copy is independent, since the handshake replaces its
+/// secrets rather than writing them in place). Read-only; libFuzzer runs one input at a time.
+enum HandshakeTemplates {
+    nonisolated(unsafe) static let responder: NoiseIKResponder = {
+        do {
+            return try NoiseIKResponder(localStatic: FixedKeys.receiver.secretKey, prologue: blesendPrologue,
+                                        ephemeral: FixedKeys.responderEphemeral)
+        } catch {
+            fatalError("cannot make the fixed responder: \(error)")
+        }
+    }()
+
+    nonisolated(unsafe) static let trustedInitiator = initiator(FixedKeys.trustedSender)
+    nonisolated(unsafe) static let strangerInitiator = initiator(FixedKeys.strangerSender)
+
+    /// A fresh initiator of `sender` (one of the fixed senders) towards the fixed receiver.
+    static func initiator(for sender: Identity) -> NoiseIKInitiator {
+        if sender.publicKey == FixedKeys.trustedSender.publicKey { return trustedInitiator }
+        if sender.publicKey == FixedKeys.strangerSender.publicKey { return strangerInitiator }
+        return initiator(sender)
+    }
+
+    private static func initiator(_ sender: Identity) -> NoiseIKInitiator {
+        do {
+            return try NoiseIKInitiator(localStatic: sender.secretKey, remoteStatic: FixedKeys.receiver.publicKey.bytes,
+                                        prologue: blesendPrologue, ephemeral: FixedKeys.initiatorEphemeral)
+        } catch {
+            fatalError("cannot make the fixed initiator: \(error)")
+        }
+    }
+}
+
 /// A handshake between fixed parties, run once: the keys the record target uses.
 enum FixedHandshake {
     /// Payload of message 1 in `result` (any bytes; the record target does not read it).

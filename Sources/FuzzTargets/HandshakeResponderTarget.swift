@@ -28,9 +28,7 @@ private let initiatorEphemeralPublic: [UInt8] = {
 }()
 
 private func runHandshakeResponder(_ message: [UInt8]) {
-    guard var responder = try? NoiseIKResponder(
-        localStatic: FixedKeys.receiver.secretKey, prologue: blesendPrologue, ephemeral: FixedKeys.responderEphemeral)
-    else { fatalError("cannot make the fixed responder") }
+    var responder = HandshakeTemplates.responder
 
     let opened: (remoteStatic: [UInt8], payload: [UInt8])
     do {
@@ -51,11 +49,8 @@ private func runHandshakeResponder(_ message: [UInt8]) {
     guard let sender, Array(message.prefix(32)) == initiatorEphemeralPublic else { return }
 
     // A known sender with the fixed ephemeral: the only message that opens is the one it writes.
-    guard var initiator = try? NoiseIKInitiator(
-        localStatic: sender.secretKey, remoteStatic: FixedKeys.receiver.publicKey.bytes,
-        prologue: blesendPrologue, ephemeral: FixedKeys.initiatorEphemeral),
-        let genuine = try? initiator.writeMessage1(payload: opened.payload)
-    else { fatalError("the fixed initiator failed") }
+    var initiator = HandshakeTemplates.initiator(for: sender)
+    guard let genuine = try? initiator.writeMessage1(payload: opened.payload) else { fatalError("the fixed initiator failed") }
     require(genuine == message, "a message 1 that is not the sender's own encoding opened")
     guard let answer = try? initiator.readMessage2(message2), let initiatorKeys = try? initiator.split() else {
         fatalError("the sender could not read the responder's message 2")
@@ -79,8 +74,10 @@ func openingPayload(timestamp: UInt64, name: String, size: UInt64?) -> [UInt8] {
 func genuineMessage1(from sender: Identity, to receiverKey: [UInt8] = FixedKeys.receiver.publicKey.bytes,
                      payload: [UInt8]) -> [UInt8] {
     do {
-        var initiator = try NoiseIKInitiator(localStatic: sender.secretKey, remoteStatic: receiverKey,
-                                             prologue: blesendPrologue, ephemeral: FixedKeys.initiatorEphemeral)
+        var initiator = receiverKey == FixedKeys.receiver.publicKey.bytes
+            ? HandshakeTemplates.initiator(for: sender)
+            : try NoiseIKInitiator(localStatic: sender.secretKey, remoteStatic: receiverKey,
+                                   prologue: blesendPrologue, ephemeral: FixedKeys.initiatorEphemeral)
         return try initiator.writeMessage1(payload: payload)
     } catch {
         fatalError("cannot write a seed message 1: \(error)")

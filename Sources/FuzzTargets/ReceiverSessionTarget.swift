@@ -221,9 +221,8 @@ private struct Harness {
 /// whatever payload it carries. The fuzzer cannot make one without the sender's keys; it can only
 /// replay one (the seeds hold some).
 private func isGenuineTrustedMessage1(_ message: [UInt8]) -> Bool {
-    guard message.count >= 96, var responder = try? NoiseIKResponder(
-        localStatic: FixedKeys.receiver.secretKey, prologue: blesendPrologue, ephemeral: FixedKeys.responderEphemeral),
-        let (remoteStatic, payload) = try? responder.readMessage1(message),
+    var responder = HandshakeTemplates.responder
+    guard message.count >= 96, let (remoteStatic, payload) = try? responder.readMessage1(message),
         remoteStatic == FixedKeys.trustedSender.publicKey.bytes
     else { return false }
     return genuineMessage1(from: FixedKeys.trustedSender, payload: payload) == message
@@ -245,12 +244,8 @@ private func runReceiverSession(_ bytes: [UInt8]) {
             if message.isEmpty { harness.advance(input.byte()) } else { _ = harness.send(message: message) }
         }
     case .strangerHandshake, .trustedHandshake:
-        let sender = mode == .trustedHandshake ? FixedKeys.trustedSender : FixedKeys.strangerSender
-        guard var initiator = try? NoiseIKInitiator(
-            localStatic: sender.secretKey, remoteStatic: FixedKeys.receiver.publicKey.bytes,
-            prologue: blesendPrologue, ephemeral: FixedKeys.initiatorEphemeral),
-            let message1 = try? initiator.writeMessage1(payload: input.chunk16())
-        else { return }
+        var initiator = mode == .trustedHandshake ? HandshakeTemplates.trustedInitiator : HandshakeTemplates.strangerInitiator
+        guard let message1 = try? initiator.writeMessage1(payload: input.chunk16()) else { return }
         let answers = harness.send(message: message1)
         guard mode == .trustedHandshake else {
             require(answers.allSatisfy { $0 == refusalMessage }, "a stranger got an answer other than the refusal")
