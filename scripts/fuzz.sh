@@ -10,7 +10,7 @@
 # not committed), crashes to fuzz-out/crashes/TARGET/. Prints executions and exec/s per target and
 # exits non-zero if any target found a crash, a leak, a timeout or a memory-limit breach.
 #
-# --runs N stops each target after N executions instead of after the time.
+# --runs N also stops each target after N executions (whichever of time and runs comes first).
 # --debug builds without optimisation (quicker to build, slower to fuzz).
 # FUZZ_NICE (default 19) is the nice level of the fuzzing processes.
 set -euo pipefail
@@ -62,8 +62,8 @@ for target in "${targets[@]}"; do
     seeds=("Tests/Fuzz/corpus/$target")
     [[ -d "Tests/Fuzz/crashers/$target" ]] && seeds+=("Tests/Fuzz/crashers/$target")
     limit=(-max_total_time="$seconds")
-    [[ -n "$runs" ]] && limit=(-runs="$runs")
-    echo "== fuzz: $target (${runs:+$runs runs}${runs:-$seconds s})"
+    [[ -n "$runs" ]] && limit+=(-runs="$runs")
+    echo "== fuzz: $target ($seconds s${runs:+ or $runs runs, whichever comes first})"
     status=0
     nice -n "${FUZZ_NICE:-19}" "$binary" --target="$target" "$work" "${seeds[@]}" \
         "${limit[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
