@@ -54,6 +54,14 @@ let package = Package(
         .executableTarget(name: "blesend-bench", dependencies: ["Simulation", "Session", "SessionRunner", "MemoryTransport", "Sodium", "Framing", "Record", "Transfer", "Keys"]),
         .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline"]),  // VM-lab check for the BlueZ transport
 
+        // Fuzzing (docs/fuzzing.md): the target bodies are a library, so `swift test` replays the corpus
+        // through them; one executable is the libFuzzer entry point when scripts/fuzz.sh builds it with
+        // -sanitize=fuzzer, and otherwise replays files and writes the seed corpus.
+        .target(name: "FuzzTargets", dependencies: [
+            "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Session", "Sodium", "DBus", "BlueZ",
+        ]),
+        .executableTarget(name: "blesend-fuzz", dependencies: ["FuzzTargets"]),
+
         // Tests: one target per module, plus shared test helpers (a private dbus-daemon, running binaries).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SodiumTests", dependencies: ["Sodium", "TestSupport"]),
@@ -74,5 +82,7 @@ let package = Package(
             "BlesendCLI", "Simulation", "Session", "SessionRunner", "Storage", "Keys", "MemoryTransport", "Transfer",
             "Framing", "Handshake", "Sodium", "Pipeline", "TestSupport",
         ]),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus"]),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     ]
 )

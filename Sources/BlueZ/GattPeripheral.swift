@@ -105,9 +105,8 @@ public actor GattPeripheral {
         }
         try app.setMethod(path: path, interface: iface, member: "WriteValue") { [weak self] call in
             guard let self else { throw DBusErrorReply.failed("gone") }
-            guard let value = try call.argument(0).bytes else { throw DBusErrorReply.invalidArgs("expected ay") }
-            let options = call.arguments.count > 1 ? (call.arguments[1].properties ?? [:]) : [:]
-            let link = try await self.link(device: options["device"]?.objectPath, mtu: options["mtu"]?.uint16.map(Int.init))
+            let (value, options) = try GattRequestOptions.writeValue(call)
+            let link = try await self.link(device: options.device, mtu: options.mtu)
             link.deliver(value)
             return []
         }
@@ -192,9 +191,9 @@ public actor GattPeripheral {
     }
 
     private func acquire(_ call: DBusMessage, write: Bool) async throws -> [DBusValue] {
-        let options = call.arguments.first?.properties ?? [:]
-        let mtu = options["mtu"]?.uint16.map(Int.init) ?? 23
-        let link = try await link(device: options["device"]?.objectPath, mtu: mtu)
+        let options = GattRequestOptions.acquire(call)
+        let mtu = options.mtu ?? 23
+        let link = try await link(device: options.device, mtu: mtu)
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw DBusErrorReply.failed("socketpair: errno \(errno)")

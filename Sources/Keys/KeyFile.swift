@@ -15,6 +15,16 @@ public enum KeyFile {
     public static func loadIdentity(path: String) throws(KeyError) -> Identity {
         var contents = try read(path: path, secret: true)
         defer { secureZero(&contents) }
+        return try identity(fileContents: contents, path: path)
+    }
+
+    /// Loads a public key from a `.pub` file.
+    public static func loadPublicKey(path: String) throws(KeyError) -> PublicKey {
+        try publicKey(fileContents: try read(path: path, secret: false), path: path)
+    }
+
+    /// Parses the contents of a secret key file (`path` names it in errors). The caller wipes `contents`.
+    package static func identity(fileContents contents: [UInt8], path: String) throws(KeyError) -> Identity {
         let line = try keyLine(in: contents, path: path)
         do {
             return try Identity(secretText: line)
@@ -23,9 +33,8 @@ public enum KeyFile {
         }
     }
 
-    /// Loads a public key from a `.pub` file.
-    public static func loadPublicKey(path: String) throws(KeyError) -> PublicKey {
-        let contents = try read(path: path, secret: false)
+    /// Parses the contents of a `.pub` file (`path` names it in errors).
+    package static func publicKey(fileContents contents: [UInt8], path: String) throws(KeyError) -> PublicKey {
         let line = try keyLine(in: contents, path: path)
         do {
             return try PublicKey(text: String(decoding: line, as: UTF8.self))

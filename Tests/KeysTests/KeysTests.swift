@@ -159,3 +159,20 @@ func mode(of path: String) throws -> Int {
     }
     #expect(throws: KeyError.self) { try TrustStore.load(directory: dir + "/missing") }
 }
+
+@Test func keyFileContentsParseWithoutTouchingTheDisk() throws {
+    let identity = Identity.generate()
+    let pub = Array("# a comment\n\n  \(identity.publicKey.text)  \r\n# another\n".utf8)
+    #expect(try KeyFile.publicKey(fileContents: pub, path: "x.pub") == identity.publicKey)
+    let secret = Array("# secret\n".utf8) + identity.secretTextBytes() + [0x0A]
+    #expect(try KeyFile.identity(fileContents: secret, path: "x").publicKey == identity.publicKey)
+    let two = Array("\(identity.publicKey.text)\n\(identity.publicKey.text)\n".utf8)
+    #expect(throws: KeyError.self) { try KeyFile.publicKey(fileContents: two, path: "x.pub") }
+    do {
+        _ = try KeyFile.publicKey(fileContents: Array("# only comments\n".utf8), path: "x.pub")
+        Issue.record("a file without a key parsed")
+    } catch {
+        #expect(error.code == .wrongKeyCount)
+        #expect(error.message.hasPrefix("x.pub"))
+    }
+}

@@ -1,0 +1,323 @@
+import Framing
+import Handshake
+import Pipeline
+import Record
+import Session
+import Sodium
+import Transfer
+
+/// `receiver-session`: a whole `ReceiverSession` (link, handshake, records, transfer layer, file
+/// store) driven by a peer, before and after authentication.
+///
+/// Input: a mode byte, then operations.
+/// - mode 0: raw datagrams (one-byte length);
+/// - mode 1: raw messages (two-byte length), framed by an honest link, so message 1 is exactly the
+///   fuzzer's bytes;
+/// - mode 2: a genuine message 1 from a sender the receiver does not trust, with a fuzzed payload;
+/// - mode 3: a genuine message 1 from the trusted sender with a fuzzed payload (timestamp and opening
+///   offer), then records the sender seals: `0` a transfer-message plaintext (bit 2: final record),
+///   `1` a raw message, `2` time passes, `3` a raw datagram.
+/// Bit 2 of the mode byte picks the datagram size (20 or 182 bytes).
+///
+/// Invariants:
+/// - **no file is created from unauthenticated input**: the file store traps on `begin` unless the
+///   first message of the connection is a genuine message 1 from the trusted sender (byte for byte
+///   what that sender writes; a shadow link reassembles the same datagrams to tell), and then only
+///   for that sender's name; no `authenticated` or transfer event comes without it;
+/// - bounded memory: a file never holds more than its offer announced nor more than `maxFileSize`;
+///   at most one temporary file per connection; the link's reorder buffer stays under its window;
+/// - a committed file's content hashes to the hash the sender sent in `done`;
+/// - after `shutdown` no temporary file is left.
+let receiverSessionTarget = FuzzTarget(
+    name: "receiver-session",
+    summary: "a peer's datagrams into ReceiverSession before and after the handshake; file-store audit",
+    run: runReceiverSession,
+    seeds: receiverSessionSeeds)
+
+private let maxFileSize: UInt64 = 1 << 20
+
+private enum Mode: UInt8 {
+    case rawDatagrams = 0, rawMessages, strangerHandshake, trustedHandshake
+}
+
+/// A file store that audits every call: it traps on a `begin` the harness did not allow, and
+/// checks the size bounds on every write.
+private final class AuditingFileStore: FileStore {
+    /// Set by the harness once the connection's first message is a genuine message 1 from the
+    /// trusted sender.
+    var allowedSender: String?
+    private(set) var begun = 0
+    private(set) var open = 0
+    private(set) var committed: [[UInt8]] = []
+
+    func begin(name: String, size: UInt64?, sender: String) throws -> any IncomingFile {
+        require(allowedSender != nil, "a file (\(name)) was created before a trusted sender authenticated")
+        require(sender == allowedSender, "a file was created for \(sender), not the authenticated sender")
+        begun += 1
+        open += 1
+        return AuditedFile(store: self, size: size)
+    }
+
+    fileprivate func closed(_ file: AuditedFile, committing: Bool) {
+        open -= 1
+        if committing { committed.append(file.bytes) }
+    }
+}
+
+private final class AuditedFile: IncomingFile {
+    let store: AuditingFileStore
+    let size: UInt64?
+    var bytes: [UInt8] = []
+    var isOpen = true
+
+    init(store: AuditingFileStore, size: UInt64?) {
+        self.store = store
+        self.size = size
+    }
+
+    func write(_ data: [UInt8], at offset: UInt64) throws {
+        require(isOpen, "write after commit or discard")
+        require(offset == UInt64(bytes.count), "write at \(offset), file has \(bytes.count) bytes")
+        bytes += data
+        if let size { require(UInt64(bytes.count) <= size, "file grew past its offered size \(size)") }
+        require(UInt64(bytes.count) <= maxFileSize, "file grew past maxFileSize")
+    }
+
+    func commit() throws -> String {
+        require(isOpen, "commit of a closed file")
+        isOpen = false
+        store.closed(self, committing: true)
+        return "stored"
+    }
+
+    func discard() {
+        guard isOpen else { return }
+        isOpen = false
+        store.closed(self, committing: false)
+    }
+}
+
+private struct Harness {
+    let datagramSize: Int
+    var now = Instant.zero
+    var session: ReceiverSession
+    let store = AuditingFileStore()
+    var peer: ReliableLink
+    /// Receives the same datagrams as the session, to see which message 1 it got.
+    var shadow: ReliableLink
+    var firstMessageSeen = false
+    var connected = true
+    var events: [ReceiverSession.Event] = []
+    var authenticatedSeen = false
+    var doneHashes: [[UInt8]] = []
+    let window: Int
+
+    init(datagramSize: Int) {
+        self.datagramSize = datagramSize
+        let configuration = SessionConfiguration()
+        window = configuration.link.window
+        session = ReceiverSession(identity: FixedKeys.receiver, trust: FixedKeys.trust, store: store,
+                                  configuration: configuration, maxFileSize: maxFileSize)
+        peer = ReliableLink(configuration: configuration.link, maxDatagramSize: datagramSize)
+        shadow = ReliableLink(configuration: configuration.link, maxDatagramSize: datagramSize)
+        do {
+            try session.accept(maxDatagramSize: datagramSize, now: now, ephemeral: FixedKeys.responderEphemeral)
+        } catch {
+            fatalError("accept failed: \(error)")
+        }
+    }
+
+    /// Ends the connection after an error, as the driver does.
+    mutating func disconnect() {
+        guard connected else { return }
+        connected = false
+        session.linkLost(now: now)
+    }
+
+    mutating func deliver(datagram: [UInt8]) {
+        guard connected else { return }
+        if !firstMessageSeen {
+            try? shadow.receive(datagram: datagram, now: now)
+            if let first = shadow.nextMessage() {
+                firstMessageSeen = true
+                if isGenuineTrustedMessage1(first) { store.allowedSender = FixedKeys.trustedName }
+            }
+        }
+        do {
+            try session.receive(datagram: datagram, now: now)
+        } catch {
+            disconnect()
+        }
+        audit()
+    }
+
+    mutating func audit() {
+        for event in session.takeEvents() {
+            events.append(event)
+            switch event {
+            case .authenticated(let sender, _):
+                require(store.allowedSender == sender, "\(sender) authenticated without a genuine message 1")
+                authenticatedSeen = true
+            case .transfer:
+                require(authenticatedSeen, "a transfer event before authentication: \(event)")
+            case .refused:
+                break
+            }
+        }
+        require(store.begun == 0 || authenticatedSeen, "a file was created in a call that did not authenticate")
+        require(store.open <= 1, "\(store.open) temporary files on one connection")
+        if let statistics = session.linkStatistics {
+            require(statistics.maxReorderBuffered < window, "reorder buffer reached \(statistics.maxReorderBuffered)")
+        }
+    }
+
+    /// Moves datagrams both ways until both sides are quiet; returns the messages the peer got.
+    mutating func pump() -> [[UInt8]] {
+        var received: [[UInt8]] = []
+        for _ in 0..<64 {
+            var moved = false
+            while let datagram = peer.nextDatagram(now: now) {
+                moved = true
+                deliver(datagram: datagram)
+            }
+            while connected, let datagram = session.nextDatagram(now: now) {
+                moved = true
+                try? peer.receive(datagram: datagram, now: now)
+            }
+            while let message = peer.nextMessage() { received.append(message) }
+            if !moved { break }
+        }
+        return received
+    }
+
+    mutating func send(message: [UInt8]) -> [[UInt8]] {
+        guard connected, (try? peer.send(message: message)) != nil else { return [] }
+        return pump()
+    }
+
+    mutating func advance(_ step: UInt8) {
+        now = now.advanced(by: .milliseconds(Int64(step) * 20))
+        try? peer.handleTimers(now: now)
+        if connected {
+            do { try session.handleTimers(now: now) } catch { disconnect() }
+        }
+        audit()
+        _ = pump()
+    }
+
+    mutating func finish() {
+        disconnect()
+        session.shutdown()
+        audit()
+        require(store.open == 0, "\(store.open) temporary files left after shutdown")
+        for file in store.committed {
+            let hash = BLAKE2b.hash(file, outputLength: 32)
+            require(doneHashes.contains(hash), "a committed file does not match any hash the sender sent")
+        }
+    }
+}
+
+/// Whether `message` is byte for byte a message 1 the trusted sender writes (fixed ephemeral) for
+/// whatever payload it carries. The fuzzer cannot make one without the sender's keys; it can only
+/// replay one (the seeds hold some).
+private func isGenuineTrustedMessage1(_ message: [UInt8]) -> Bool {
+    var responder = HandshakeTemplates.responder
+    guard message.count >= 96, let (remoteStatic, payload) = try? responder.readMessage1(message),
+        remoteStatic == FixedKeys.trustedSender.publicKey.bytes
+    else { return false }
+    return genuineMessage1(from: FixedKeys.trustedSender, payload: payload) == message
+}
+
+private func runReceiverSession(_ bytes: [UInt8]) {
+    var input = FuzzInput(bytes)
+    let modeByte = input.byte()
+    let mode = Mode(rawValue: modeByte & 3) ?? .rawDatagrams
+    var harness = Harness(datagramSize: modeByte & 4 != 0 ? 182 : 20)
+    defer { harness.finish() }
+
+    switch mode {
+    case .rawDatagrams:
+        while !input.isEmpty { harness.deliver(datagram: input.chunk()) }
+    case .rawMessages:
+        while !input.isEmpty {
+            let message = input.chunk16()
+            if message.isEmpty { harness.advance(input.byte()) } else { _ = harness.send(message: message) }
+        }
+    case .strangerHandshake, .trustedHandshake:
+        var initiator = mode == .trustedHandshake ? HandshakeTemplates.trustedInitiator : HandshakeTemplates.strangerInitiator
+        guard let message1 = try? initiator.writeMessage1(payload: input.chunk16()) else { return }
+        let answers = harness.send(message: message1)
+        guard mode == .trustedHandshake else {
+            require(answers.allSatisfy { $0 == refusalMessage }, "a stranger got an answer other than the refusal")
+            return
+        }
+        guard let message2 = answers.first, (try? initiator.readMessage2(message2)) != nil,
+              let keys = try? initiator.split() else { return }
+        var channel = RecordChannel(sendKey: keys.sendKey, receiveKey: keys.receiveKey,
+                                    rekeyAfter: SessionConfiguration().rekeyAfterRecords)
+        while !input.isEmpty {
+            let operation = input.byte()
+            switch operation & 3 {
+            case 0:
+                let plaintext = input.chunk()
+                if case .done(_, let hash)? = try? TransferMessage(decoding: plaintext) { harness.doneHashes.append(hash) }
+                var sealed: [[UInt8]] = []
+                guard (try? channel.encode(Record(plaintext: plaintext, isFinal: operation & 4 != 0), into: &sealed)) != nil
+                else { continue }
+                for record in sealed { _ = harness.send(message: record) }
+            case 1:
+                let message = input.chunk16()
+                if !message.isEmpty { _ = harness.send(message: message) }
+            case 2:
+                harness.advance(input.byte())
+            default:
+                harness.deliver(datagram: input.chunk())
+                _ = harness.pump()
+            }
+        }
+    }
+}
+
+private func receiverSessionSeeds() -> [FuzzSeed] {
+    let id = TransferID(halves: (0x0123_4567_89AB_CDEF, 0x0F1E_2D3C_4B5A_6978))
+    let content = Array("hello, fuzzer\n".utf8)
+    let hash = BLAKE2b.hash(content, outputLength: 32)
+    let payload = openingPayload(timestamp: 1_700_000_000_000_000_000, name: "report.pdf", size: UInt64(content.count))
+
+    func trusted(_ datagramSizeBit: UInt8, _ conversation: [TransferMessage]) -> [UInt8] {
+        var builder = FuzzInputBuilder()
+        builder.byte(Mode.trustedHandshake.rawValue | datagramSizeBit)
+        builder.chunk16(payload)
+        for message in conversation {
+            builder.byte(message == .bye ? 4 : 0)
+            builder.chunk(message.encoded())
+        }
+        return builder.bytes
+    }
+
+    // Raw datagrams: the sender's side of a real handshake at a small datagram size.
+    var raw = FuzzInputBuilder()
+    raw.byte(Mode.rawDatagrams.rawValue)
+    var link = ReliableLink(configuration: SessionConfiguration().link, maxDatagramSize: 20)
+    try? link.send(message: genuineMessage1(from: FixedKeys.trustedSender, payload: payload))
+    while let datagram = link.nextDatagram(now: .zero) { raw.chunk(datagram) }
+
+    var rawMessage = FuzzInputBuilder()
+    rawMessage.byte(Mode.rawMessages.rawValue | 4)
+    rawMessage.chunk16(genuineMessage1(from: FixedKeys.trustedSender, payload: payload))
+
+    var stranger = FuzzInputBuilder()
+    stranger.byte(Mode.strangerHandshake.rawValue | 4)
+    stranger.chunk16(payload)
+
+    return [
+        FuzzSeed("raw-datagrams-message1", raw.bytes),
+        FuzzSeed("raw-message1", rawMessage.bytes),
+        FuzzSeed("stranger", stranger.bytes),
+        FuzzSeed("trusted-whole-file", trusted(4, [.data(content), .done(id: id, hash: hash), .bye])),
+        FuzzSeed("trusted-small-datagrams", trusted(0, [.data(Array(content.prefix(5))), .data(Array(content.dropFirst(5))),
+                                                       .done(id: id, hash: hash), .bye])),
+        FuzzSeed("trusted-bad-hash", trusted(4, [.data(content), .done(id: id, hash: [UInt8](repeating: 0, count: 32)), .bye])),
+        FuzzSeed("trusted-too-much-data", trusted(4, [.data(content + content)])),
+    ]
+}

@@ -1,0 +1,60 @@
+import Transfer
+
+/// `transfer-message`: one record plaintext into `TransferMessage(decoding:)`, the parser of
+/// everything the peer says once the handshake is done.
+///
+/// Invariants:
+/// - a decoded message encodes back to exactly the input (one encoding per message);
+/// - fields are in range: names at most 255 UTF-8 bytes (non-empty in an offer), `data` 1...4096
+///   bytes, hashes 32 bytes, ids 16 bytes;
+/// - decoding from a collection that is not an Array (a slice at an offset) gives the same result.
+let transferMessageTarget = FuzzTarget(
+    name: "transfer-message",
+    summary: "one record plaintext into TransferMessage(decoding:); round trip through encode",
+    run: runTransferMessage,
+    seeds: transferMessageSeeds)
+
+private func runTransferMessage(_ bytes: [UInt8]) {
+    let decoded = Result { () throws(TransferMessageError) in try TransferMessage(decoding: bytes) }
+    let shifted = ([0x00] + bytes)[1...]
+    let decodedShifted = Result { () throws(TransferMessageError) in try TransferMessage(decoding: shifted) }
+    require(decoded == decodedShifted, "slice offset changed the result")
+    guard case .success(let message) = decoded else { return }
+
+    switch message {
+    case .offer(let offer):
+        require(!offer.name.isEmpty && offer.name.utf8.count <= TransferConstants.maxNameLength, "offer name of \(offer.name.utf8.count) bytes")
+        require(offer.id.bytes.count == TransferConstants.idLength, "id of \(offer.id.bytes.count) bytes")
+        require(offer.size != TransferConstants.unknownSize, "unknown size not mapped to nil")
+    case .data(let data):
+        require(!data.isEmpty && data.count <= TransferConstants.maxDataPerRecord, "data of \(data.count) bytes")
+    case .done(let id, let hash):
+        require(hash.count == TransferConstants.hashLength && id.bytes.count == TransferConstants.idLength, "done field sizes")
+    case .confirm(_, _, let storedName):
+        require(storedName.utf8.count <= TransferConstants.maxNameLength, "stored name of \(storedName.utf8.count) bytes")
+    case .accept, .ack, .reject, .bye:
+        break
+    }
+    require(message.encoded() == bytes, "decode/encode round trip changed the bytes")
+}
+
+private func transferMessageSeeds() -> [FuzzSeed] {
+    let id = TransferID(halves: (0x1122_3344_5566_7788, 0x99AA_BBCC_DDEE_FF00))
+    let messages: [(String, TransferMessage)] = [
+        ("offer", .offer(.init(id: id, size: 1_048_576, name: "holiday photo.jpg"))),
+        ("offer-stream", .offer(.init(id: id, size: nil, name: "stdin"))),
+        ("offer-unicode-name", .offer(.init(id: id, size: 0, name: "résumé – 日本語.txt"))),
+        ("offer-long-name", .offer(.init(id: id, size: 9, name: String(repeating: "n", count: 255)))),
+        ("accept", .accept(id: id, offset: 0)),
+        ("accept-resume", .accept(id: id, offset: 262_144)),
+        ("data", .data(Array("some file bytes".utf8))),
+        ("data-max", .data([UInt8](repeating: 0x5A, count: TransferConstants.maxDataPerRecord))),
+        ("ack", .ack(id: id, received: 32_768)),
+        ("done", .done(id: id, hash: (0..<32).map { UInt8($0) })),
+        ("confirm-saved", .confirm(id: id, status: .saved, storedName: "holiday photo.1.jpg")),
+        ("confirm-mismatch", .confirm(id: id, status: .hashMismatch, storedName: "")),
+        ("reject", .reject(id: id, reason: .tooLarge)),
+        ("bye", .bye),
+    ]
+    return messages.map { FuzzSeed($0.0, $0.1.encoded()) }
+}
