@@ -52,7 +52,8 @@ struct ReceiveOperation {
             reporter.logger.info("connection from \(link.device ?? "a device"), ATT MTU \(link.mtu)")
             tally.sessionEnded = false
             do {
-                _ = try await EndpointRunner.runReceiver(&session, over: link) { handle($0, tally) }
+                let ending = try await EndpointRunner.runReceiver(&session, over: link) { handle($0, tally) }
+                if ending == .linkLost { reporter.logger.info("connection ended: link lost") }
             } catch {
                 reporter.logger.notice("connection ended: \(error)")
             }
