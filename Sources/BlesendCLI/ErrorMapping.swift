@@ -99,6 +99,18 @@ extension CLIError {
         }
     }
 
+    /// The receiver's own view of a file it failed: not storing it is a local I/O failure there (71),
+    /// while the sender reports the same event as "refused by the receiver" (72).
+    init(receiving failure: FileFailure, name: String) {
+        switch failure {
+        case .couldNotStore(let detail):
+            self.init(.localIO, "\(name): could not store it: \(detail); nothing was kept",
+                      hint: "check the space and permissions of the output folder")
+        default:
+            self.init(failure, name: name)
+        }
+    }
+
     /// "30" or "2.5": whole seconds without a fraction.
     static func seconds(_ duration: Duration) -> String {
         let value = duration.seconds

@@ -188,14 +188,21 @@ case_disk_full() {
   local full=$W/full rrc
   mkdir -p "$full"
   if mount -t tmpfs -o size=256k tmpfs "$full"; then MOUNTS+=("$full"); else fail "cannot mount a 256k tmpfs"; fi
-  start_recv full "$full" -v || fail "receiver did not start"
-  # (a) a 1 MiB file with its size in the offer: refused before a byte is written
+  # (a) a 1 MiB file with its size in the offer: refused before a byte is written (blerecv --once:
+  #     its exit status reports the failure)
+  start_recv full-once "$full" --once -v || fail "receiver did not start"
+  local once_pid=$RECV_PID
   send_run full-offer --to "$RPUB" "$W/files/m1a.bin"
   log "1 MiB offer into 256k: blesend exit $SRC: $(grep -m1 'error:' "$SLOG.err")"
   check "offer: blesend exit $SRC, want 72" [ "$SRC" = 72 ]
   check "offer: blesend has no 'error:' line" has_error_line "$SLOG.err"
+  wait_pid "$once_pid" 20; rrc=$WRC; RECV_PID=""
+  log "blerecv --once after the refused offer: exit $rrc ($(grep -m1 'error:' "$RECV_LOG.err"))"
+  check "offer: blerecv --once exit $rrc, want 71 (local I/O)" [ "$rrc" = 71 ]
+  check "offer: blerecv has no 'error:' line" has_error_line "$RECV_LOG.err"
   check "offer: m1a.bin exists in the full folder" absent "$full/m1a.bin"
   check "offer: temporaries left: $(temporaries "$full" | tr '\n' ' ')" no_temporaries "$full"
+  start_recv full "$full" -v || fail "receiver did not start"
   # (b) a stream of unknown size: the disk fills mid-file (ENOSPC on write)
   send_run full-stream --to "$RPUB" - --name stream.bin < "$W/files/m1a.bin"
   log "1 MiB stream into 256k: blesend exit $SRC: $(grep -m1 'error:' "$SLOG.err")"
@@ -203,7 +210,7 @@ case_disk_full() {
   check "stream: blesend has no 'error:' line" has_error_line "$SLOG.err"
   check "stream: stream.bin exists in the full folder" absent "$full/stream.bin"
   check "stream: temporaries left: $(temporaries "$full" | tr '\n' ' ')" no_temporaries "$full"
-  check "receiver did not log the failures" [ "$(grep -c 'error:' "$RECV_LOG.err")" -ge 2 ]
+  check "receiver did not log the failure" has_error_line "$RECV_LOG.err"
   check "receiver died after a full disk" kill -0 "$RECV_PID"
   # (c) it keeps serving: a small file fits
   send_run full-small --to "$RPUB" "$W/files/k20.bin"

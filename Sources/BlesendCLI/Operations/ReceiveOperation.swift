@@ -28,6 +28,16 @@ struct ReceiveOperation {
         } catch {
             throw CLIError(error, adapter: adapter)
         }
+        await peripheral.observe { [reporter] event in
+            switch event {
+            case .bluetoothdGone:
+                reporter.logger.warning("bluetoothd went away; waiting for it to come back")
+            case .registeredAgain:
+                reporter.logger.notice("bluetoothd is back: service and advertisement registered again")
+            case .adapterPowered(let on):
+                reporter.logger.notice(on ? "the adapter is powered on again; advertising" : "the adapter was powered off")
+            }
+        }
         let cleanup = Interrupts.shared.add { await peripheral.close() }
         defer { Interrupts.shared.remove(cleanup) }
         reporter.event(JSONLine("listening", [("adapter", .of(adapter)), ("fingerprint", .string(identity.publicKey.fingerprint)),
@@ -56,6 +66,10 @@ struct ReceiveOperation {
                 if ending == .linkLost { reporter.logger.info("connection ended: link lost") }
             } catch {
                 reporter.logger.notice("connection ended: \(error)")
+                // A peer that failed the handshake, fell silent or broke the protocol must not keep
+                // the BLE link (closing our sockets alone leaves it connected).
+                await link.close()
+                await peripheral.disconnectPeer(of: link)
             }
             await link.close()
             if once && tally.sessionEnded { break }
@@ -107,7 +121,7 @@ struct ReceiveOperation {
             reporter.say(line)
             tally.current = nil
         case .transfer(.fileFailed(let sender, let name, let failure)):
-            let error = CLIError(failure, name: "\(name) from \(sender)")
+            let error = CLIError(receiving: failure, name: "\(name) from \(sender)")
             tally.failures.append(error)
             reporter.error(error)
         case .transfer(.sessionEnded(let sender)):
