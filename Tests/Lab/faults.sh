@@ -313,10 +313,29 @@ power_cycle() {
   send_bg "$name" --json --to "$RPUB" "$W/files/$file"
   wait_progress "$SLOG.out" $((256 * 1024)) 60 "$SPID" || fail "no progress before the power cycle"
   log "$hci off at $(max_progress "$SLOG.out") bytes"
+  if [ "$hci" = hci0 ]; then
+    # Two btvirt gaps (lab/README.md): a powered-off btvirt controller still advertises and accepts
+    # connections (the host never learns of them, and the reset at power-on drops them without
+    # telling the central, which then stays connected for good: no supervision timeout), and the
+    # power-off Disconnect does not reliably reach hci1. So: pause the sender (quiet link), end the
+    # link from hci0 as the kernel should at power-off (HCI Disconnect, reason 0x15), power-cycle
+    # hci0, and let the sender go on only once hci0 is back. The transfer is still half done.
+    kill -STOP "$SPID"
+    sleep 1
+    local handle i
+    handle=$(hcitool -i hci0 con 2>/dev/null | sed -n 's/.*handle \([0-9][0-9]*\).*/\1/p' | head -n 1)
+    [ -n "$handle" ] && hcitool -i hci0 ledc "$handle" 0x15 > /dev/null 2>&1
+    for i in $(seq 1 30); do [ -z "$(hcitool -i hci1 con | tail -n +2)" ] && break; sleep 0.1; done
+    log "hci0 ended its link (handle $handle); hci1 links now: $(hcitool -i hci1 con | tail -n +2 | tr -s ' \t' ' ')"
+  fi
   set_powered "$hci" false || fail "could not power $hci off"
   sleep 2
   set_powered "$hci" true || fail "could not power $hci on"
   wait_powered "$hci" 15 || fail "$hci not powered again"
+  if [ "$hci" = hci0 ]; then
+    wait_lines "$RECV_LOG.err" 'powered on again; advertising' 1 10 || fail "blerecv did not say it advertises again"
+    kill -CONT "$SPID"
+  fi
   log "$hci on again"
   finish_send 150
   if [ "$SRC" = 0 ]; then
@@ -328,6 +347,8 @@ power_cycle() {
     check "$file at the target path after a failure" absent "$out/$file"
   fi
   check "receiver died" kill -0 "$RECV_PID"
+  check "hci1 still holds a link to hci0 that hci0 no longer has: $(hcitool -i hci1 con | tail -n +2)" \
+    [ -z "$(hcitool -i hci1 con | tail -n +2)" ]
   # The receiver still serves (it advertises again after the power cycle).
   send_run "$name-after" --to "$RPUB" "$W/files/k20.bin"
   check "a send after the power cycle: exit $SRC, want 0" [ "$SRC" = 0 ]
