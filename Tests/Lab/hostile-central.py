@@ -131,8 +131,14 @@ def main():
     garbage[-1] ^= 0xFF  # bad CRC: the receiver drops (and counts) it
     frames.append(bytes(garbage))
     frames.append(os.urandom(30))
+    # bluetoothd asks the receiver for its write socket on the first Write Command and may drop
+    # what arrives meanwhile: send the frames again a second later, as a retransmitting sender would.
     for f in frames:
         wsock.send(f)
+    time.sleep(1.0)
+    for f in frames:
+        wsock.send(f)
+    frames = frames * 2
     wrote_at = time.monotonic()
     say("wrote", frames=len(frames), bytes=sum(len(f) for f in frames), mtu=int(mtu))
 
