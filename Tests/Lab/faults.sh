@@ -265,11 +265,14 @@ case_receiver_killed() {
   RECV_PID=""
   log "blerecv SIGKILLed at $(max_progress "$SLOG.out") bytes; out dir: $(ls -A "$out" | tr '\n' ' ')"
   check "m1b.bin appeared at the target path after the kill" absent "$out/m1b.bin"
-  local stale; stale=$(temporaries "$out" | wc -l)
+  local stale names t
+  names=$(temporaries "$out")
+  stale=$(printf '%s' "$names" | grep -c .)
   sleep 1
   start_recv rkill2 "$out" -v || fail "receiver did not restart"
   if [ "$stale" -gt 0 ]; then
     check "restarted blerecv did not report removing $stale stale temporary" grep -q "removed $stale partial file" "$RECV_LOG.err"
+    for t in $names; do check "stale temporary $t survived the restart" absent "$out/$t"; done
   fi
   finish_send 150
   local first=$SRC
