@@ -75,6 +75,17 @@ public enum GattCentral {
                         return nil
                     }
                     group.addTask {
+                        // A receiver that restarted while we were still connected to it left an object
+                        // that was connected (so kept) at the start of the scan and carries stale UUIDs
+                        // now: forget stale objects again every few seconds.
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: .seconds(5))
+                            if Task.isCancelled { break }
+                            await forgetStaleDevices(bus, adapterPath: adapterPath)
+                        }
+                        return nil
+                    }
+                    group.addTask {
                         try? await Task.sleep(for: timeout)
                         return nil
                     }
