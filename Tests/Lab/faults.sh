@@ -469,7 +469,7 @@ case_soak() {
         sleep 0.5
         stats=$(proc_stats "$rpid"); read -r rss hwm fds <<< "$stats"
         RSS[$i]=$rss; HWM[$i]=$hwm; FDS[$i]=$fds
-        echo "# soak: after transfer $i: VmRSS ${rss} KiB, VmHWM ${hwm} KiB, fds $fds"
+        echo "# soak: after transfer $i: $(cat "/proc/$rpid/comm" 2>/dev/null) pid $rpid: VmRSS ${rss} KiB, VmHWM ${hwm} KiB, fds $fds"
         ;;
     esac
   done
