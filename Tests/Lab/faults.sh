@@ -48,6 +48,7 @@ send_bg() {
   local name=$1; shift
   SLOG=$W/logs/send-$name
   SEND_T=$(now)
+  : > "$SLOG.out"; : > "$SLOG.err"
   "$SEND" --adapter hci1 --key "$W/keys/sender" --timeout 40 "$@" > "$SLOG.out" 2> "$SLOG.err" &
   SPID=$!
   PIDS+=("$SPID")
@@ -487,6 +488,14 @@ case_soak() {
   check "temporaries left: $(temporaries "$out")" no_temporaries "$out"
   end "$RECV_LOG.err" "$SLOG.err"
 }
+
+# BLESEND_FAULTS_MONITOR=1: record every GATT characteristic method call and Device1 call on the
+# system bus (who acquired what, when) in logs/dbus-monitor.log, for diagnosing a failed case.
+if [ "${BLESEND_FAULTS_MONITOR:-}" = 1 ]; then
+  dbus-monitor --system "type='method_call',interface='org.bluez.GattCharacteristic1'" \
+    "type='method_call',interface='org.bluez.Device1'" "type='error'" > "$W/logs/dbus-monitor.log" 2>&1 &
+  PIDS+=("$!")
+fi
 
 CASES=(readonly disk_full three_cuts receiver_killed sender_killed hostile sender_power receiver_power bluetoothd_restart soak)
 log "faults suite, binaries in $BIN"

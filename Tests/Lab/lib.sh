@@ -170,6 +170,7 @@ start_recv() {
   mkdir -p "$out"
   RECV_OUT=$out
   RECV_LOG=$W/logs/recv-$name
+  : > "$RECV_LOG.out"; : > "$RECV_LOG.err"   # (the child's redirection may truncate only after we look)
   "$RECV" --adapter hci0 --trust "$W/trust" --key "$W/keys/receiver" --out "$out" "$@" \
     > "$RECV_LOG.out" 2> "$RECV_LOG.err" &
   RECV_PID=$!
