@@ -99,17 +99,15 @@ extension CLIError {
         }
     }
 
-    /// A file the receiver did not keep, as the receiver reports it. Its own folder failing (disk
-    /// full, not writable) is a local I/O failure; a file it refused is a refused file.
+    /// The receiver's own view of a file it failed: not storing it is a local I/O failure there (71),
+    /// while the sender reports the same event as "refused by the receiver" (72).
     init(receiving failure: FileFailure, name: String) {
         switch failure {
-        case .integrity:
-            self.init(.integrity, "\(name): the data failed authentication or the whole-file hash check; nothing was saved")
         case .couldNotStore(let detail):
-            self.init(.localIO, "\(name): could not store it (\(detail)); nothing was saved",
-                      hint: "check the free space and permissions of the --out folder")
-        case .rejected:
-            self = CLIError(failure, name: name)
+            self.init(.localIO, "\(name): could not store it: \(detail); nothing was kept",
+                      hint: "check the space and permissions of the output folder")
+        default:
+            self.init(failure, name: name)
         }
     }
 

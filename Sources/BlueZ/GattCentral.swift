@@ -75,6 +75,17 @@ public enum GattCentral {
                         return nil
                     }
                     group.addTask {
+                        // A receiver that restarted while we were still connected to it left an object
+                        // that was connected (so kept) at the start of the scan and carries stale UUIDs
+                        // now: forget stale objects again every few seconds.
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: .seconds(5))
+                            if Task.isCancelled { break }
+                            await forgetStaleDevices(bus, adapterPath: adapterPath)
+                        }
+                        return nil
+                    }
+                    group.addTask {
                         try? await Task.sleep(for: timeout)
                         return nil
                     }
@@ -121,16 +132,10 @@ public enum GattCentral {
                 if ContinuousClock.now > deadline { throw BlueZError.timeout("ServicesResolved") }
                 try? await Task.sleep(for: .milliseconds(50))
             }
-            let objects: DBusManagedObjects
-            do {
-                objects = try await bus.managedObjects(destination: BlueZ.service, path: "/")
-            } catch {
-                throw BlueZError.from(error)
-            }
-            guard let charPath = objects.keys.sorted().first(where: { path in
-                path.hasPrefix(device + "/")
-                    && objects[path]?[BlueZ.gattCharacteristic]?["UUID"]?.string?.lowercased() == BlesendGATT.transferCharacteristicUUID
-            }) else { throw BlueZError.characteristicMissing }
+            // On a link that was just re-established (the receiver's adapter or bluetoothd came back),
+            // ServicesResolved can be true while the characteristics are still being exported: give
+            // them a moment before concluding the peer has none.
+            let charPath = try await transferCharacteristic(bus, device: device, patience: .seconds(5))
 
             let link = GattLink(device: device, mtu: 23, sendsNotifications: false)
             let iface = BlueZ.gattCharacteristic
@@ -194,6 +199,24 @@ public enum GattCentral {
             for t in tasks { t.cancel() }
             _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(10))
             throw (error as? BlueZError) ?? BlueZError.linkLost
+        }
+    }
+
+    private static func transferCharacteristic(_ bus: DBusConnection, device: String, patience: Duration) async throws(BlueZError) -> String {
+        let deadline = ContinuousClock.now + patience
+        while true {
+            let objects: DBusManagedObjects
+            do {
+                objects = try await bus.managedObjects(destination: BlueZ.service, path: "/")
+            } catch {
+                throw BlueZError.from(error)
+            }
+            if let path = objects.keys.sorted().first(where: { path in
+                path.hasPrefix(device + "/")
+                    && objects[path]?[BlueZ.gattCharacteristic]?["UUID"]?.string?.lowercased() == BlesendGATT.transferCharacteristicUUID
+            }) { return path }
+            if ContinuousClock.now > deadline { throw BlueZError.characteristicMissing }
+            try? await Task.sleep(for: .milliseconds(200))
         }
     }
 

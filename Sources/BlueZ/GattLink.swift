@@ -6,7 +6,8 @@ import Synchronization
 /// One BLE link as a `DatagramTransport`. Inbound datagrams come from an acquired socket (read pump)
 /// or from D-Bus (`WriteValue` calls / `Value` notifications); outbound ones go to an acquired
 /// socket (non-blocking; on EAGAIN it waits for POLLOUT, never drops) or to a D-Bus sink.
-/// `send` suspends until some outbound path is attached.
+/// On the central, `send` suspends until some outbound path is attached; on the peripheral, a
+/// datagram sent before the peer subscribed to notifications is dropped.
 public final class GattLink: DatagramTransport {
     public typealias Sink = @Sendable ([UInt8]) async throws -> Void
 
@@ -249,6 +250,11 @@ public final class GattLink: DatagramTransport {
             case .closed:
                 throw TransportError.closed
             case .wait:
+                // The peripheral's datagrams are notifications: with nobody subscribed they go
+                // nowhere, as over the air. Waiting instead would stall the session and its timers,
+                // so a central that writes but never subscribes could hold the receiver forever (the
+                // lab's hostile central did); the ARQ resends what matters once someone listens.
+                if sendsNotifications { return }
                 await withCheckedContinuation { (cont: CheckedContinuation<Void, Never>) in
                     let ready = state.withLock { s -> Bool in
                         if s.closed || s.outFD >= 0 || s.sink != nil { return true }

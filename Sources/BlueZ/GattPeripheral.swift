@@ -5,7 +5,26 @@ import Pipeline
 /// The receiver side: a GATT application with the transfer service, plus an LE advertisement.
 /// Each BLE connection from a sender becomes a `GattLink` returned by `accept()`; one link at a time,
 /// several senders one after another (the advertisement is re-registered after each disconnect).
+///
+/// It survives bluetoothd restarting (`NameOwnerChanged` of `org.bluez`: the application and the
+/// advertisement are registered again once the adapter is back, or `accept()` fails with
+/// `bluetoothdNotRunning` after `recoveryTimeout`) and the adapter being powered off and on
+/// (advertises again).
 public actor GattPeripheral {
+    /// What happened to bluetoothd or the adapter, for the log.
+    public enum Event: Sendable, Equatable {
+        /// `org.bluez` left the bus; the current link is gone.
+        case bluetoothdGone
+        /// `org.bluez` is back and the application and advertisement are registered again.
+        case registeredAgain
+        /// The adapter was powered off (true: on again, advertising).
+        case adapterPowered(Bool)
+    }
+
+    /// How long bluetoothd may stay away (or its adapter stay unusable after it came back) before
+    /// `accept()` gives up.
+    public static let recoveryTimeout: Duration = .seconds(60)
+
     public nonisolated let adapterPath: String
     private let bus: DBusConnection
     private let ownsBus: Bool
@@ -17,7 +36,12 @@ public actor GattPeripheral {
     private var advertising = false
     private var registered = false
     private var closed = false
-    private var watcher: Task<Void, Never>?
+    private var watchers: [Task<Void, Never>] = []
+    private var observer: (@Sendable (Event) -> Void)?
+    /// Set when bluetoothd went away and did not come back in time; `accept()` throws it.
+    private var failure: BlueZError?
+    /// Counts bluetoothd's departures, so a stale recovery deadline does nothing.
+    private var bluezEpoch = 0
     private let localName: String?
 
     static let appPath = "/org/blesend/app"
@@ -123,6 +147,11 @@ public actor GattPeripheral {
         try app.setMethod(path: path, interface: iface, member: "ReadValue") { _ in [.bytes([])] }
     }
 
+    /// Receives `Event`s (called on the peripheral's executor; keep it short).
+    public func observe(_ observer: @escaping @Sendable (Event) -> Void) {
+        self.observer = observer
+    }
+
     private func register() async throws(BlueZError) {
         do {
             try installMethods()
@@ -131,22 +160,112 @@ public actor GattPeripheral {
         } catch {
             throw BlueZError.dbus(error)
         }
-        // Watch for disconnects of the current peer.
+        // Watch for disconnects of the current peer, the adapter's power, and bluetoothd itself.
+        // (A match rule with sender org.bluez follows the name to a restarted bluetoothd.)
         let changes: AsyncStream<DBusPropertiesChanged>
+        let power: AsyncStream<DBusPropertiesChanged>
+        let owners: AsyncStream<DBusMessage>
         do {
             changes = try await bus.propertiesChanged(sender: BlueZ.service, pathNamespace: adapterPath, interface: BlueZ.device)
+            power = try await bus.propertiesChanged(sender: BlueZ.service, path: adapterPath, interface: BlueZ.adapter)
+            owners = try await bus.signals(matching: DBusMatchRule(
+                sender: "org.freedesktop.DBus", interface: "org.freedesktop.DBus", member: "NameOwnerChanged", arg0: BlueZ.service))
         } catch {
             throw BlueZError.from(error)
         }
-        watcher = Task { [weak self] in
+        watchers.append(Task { [weak self] in
             for await change in changes {
                 guard change.changed["Connected"]?.bool == false else { continue }
                 await self?.deviceDisconnected(change.path)
             }
+        })
+        watchers.append(Task { [weak self] in
+            for await change in power {
+                guard let powered = change.changed["Powered"]?.bool else { continue }
+                await self?.adapterPowered(powered)
+            }
+        })
+        watchers.append(Task { [weak self] in
+            for await signal in owners {
+                // NameOwnerChanged(name, old_owner, new_owner): an empty new owner means it left.
+                guard signal.arguments.count == 3, let newOwner = signal.arguments[2].string else { continue }
+                if newOwner.isEmpty { await self?.bluezGone() } else { await self?.bluezBack() }
+            }
+        })
+        try await registerWithBluez()
+    }
+
+    /// Registers whatever bluetoothd does not have yet: the application, then the advertisement.
+    private func registerWithBluez() async throws(BlueZError) {
+        if !registered {
+            _ = try await bus.bluez(adapterPath, BlueZ.gattManager, "RegisterApplication", [.objectPath(Self.appPath), .properties([:])])
+            registered = true
         }
-        _ = try await bus.bluez(adapterPath, BlueZ.gattManager, "RegisterApplication", [.objectPath(Self.appPath), .properties([:])])
-        registered = true
         try await advertise()
+    }
+
+    // MARK: bluetoothd and the adapter coming and going
+
+    private func bluezGone() async {
+        guard !closed else { return }
+        bluezEpoch += 1
+        let epoch = bluezEpoch
+        // Everything bluetoothd held for us is gone with it.
+        registered = false
+        advertising = false
+        observer?(.bluetoothdGone)
+        if let current { await current.close() }
+        Task { [weak self] in
+            try? await Task.sleep(for: Self.recoveryTimeout)
+            await self?.giveUpUnlessBack(epoch)
+        }
+    }
+
+    private func bluezBack() async {
+        guard !closed else { return }
+        registered = false
+        advertising = false
+        let epoch = bluezEpoch
+        // bluetoothd claims its name before it has added the adapters: retry until it takes us.
+        let deadline = ContinuousClock.now + Self.recoveryTimeout
+        while !closed, epoch == bluezEpoch {
+            do {
+                try await registerWithBluez()
+                observer?(.registeredAgain)
+                return
+            } catch {
+                if ContinuousClock.now > deadline {
+                    fail(error)
+                    return
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(500))
+        }
+    }
+
+    private func giveUpUnlessBack(_ epoch: Int) {
+        guard epoch == bluezEpoch, !registered, !closed else { return }
+        fail(.bluetoothdNotRunning)
+    }
+
+    /// bluetoothd did not come back: `accept()` throws `error` from now on.
+    private func fail(_ error: BlueZError) {
+        guard failure == nil else { return }
+        failure = error
+        for w in acceptWaiters { w.resume(returning: nil) }
+        acceptWaiters.removeAll()
+    }
+
+    private func adapterPowered(_ powered: Bool) async {
+        guard !closed, registered else { return }
+        observer?(.adapterPowered(powered))
+        if !powered {
+            if let current { await current.close() }
+            return
+        }
+        // Whatever bluetoothd kept of the advertisement across the power cycle, register it afresh.
+        await unadvertise()
+        try? await advertise()
     }
 
     private func advertise() async throws(BlueZError) {
@@ -165,13 +284,25 @@ public actor GattPeripheral {
 
     // MARK: Links
 
-    /// The next sender's link. Throws `linkLost` once the peripheral is closed.
+    /// The next sender's link. Throws `linkLost` once the peripheral is closed, and
+    /// `bluetoothdNotRunning` (or what re-registering failed with) when bluetoothd went away and
+    /// did not come back within `recoveryTimeout`.
     public func accept() async throws(BlueZError) -> GattLink {
         if !pendingLinks.isEmpty { return pendingLinks.removeFirst() }
+        if let failure { throw failure }
         guard !closed else { throw BlueZError.linkLost }
         let link = await withCheckedContinuation { acceptWaiters.append($0) }
-        guard let link else { throw BlueZError.linkLost }
+        guard let link else { throw failure ?? BlueZError.linkLost }
         return link
+    }
+
+    /// Ends the BLE connection of `link`'s peer: a sender that failed the handshake, went silent
+    /// or broke the protocol would otherwise keep holding the link (the receiver only closed its
+    /// sockets). Nothing is done if that peer has already opened a newer link.
+    public func disconnectPeer(of link: GattLink) async {
+        guard let device = link.device, !closed else { return }
+        if let current, current !== link, current.device == device, !current.isClosed { return }
+        _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(5))
     }
 
     private func link(device: String?, mtu: Int?) async throws(DBusErrorReply) -> GattLink {
@@ -253,7 +384,7 @@ public actor GattPeripheral {
     public func close() async {
         guard !closed else { return }
         closed = true
-        watcher?.cancel()
+        for w in watchers { w.cancel() }
         if let current { await current.close() }
         await unadvertise()
         if registered {

@@ -28,6 +28,16 @@ struct ReceiveOperation {
         } catch {
             throw CLIError(error, adapter: adapter)
         }
+        await peripheral.observe { [reporter] event in
+            switch event {
+            case .bluetoothdGone:
+                reporter.logger.warning("bluetoothd went away; waiting for it to come back")
+            case .registeredAgain:
+                reporter.logger.notice("bluetoothd is back: service and advertisement registered again")
+            case .adapterPowered(let on):
+                reporter.logger.notice(on ? "the adapter is powered on again; advertising" : "the adapter was powered off")
+            }
+        }
         let cleanup = Interrupts.shared.add { await peripheral.close() }
         defer { Interrupts.shared.remove(cleanup) }
         reporter.event(JSONLine("listening", [("adapter", .of(adapter)), ("fingerprint", .string(identity.publicKey.fingerprint)),
@@ -52,9 +62,14 @@ struct ReceiveOperation {
             reporter.logger.info("connection from \(link.device ?? "a device"), ATT MTU \(link.mtu)")
             tally.sessionEnded = false
             do {
-                _ = try await EndpointRunner.runReceiver(&session, over: link) { handle($0, tally) }
+                let ending = try await EndpointRunner.runReceiver(&session, over: link) { handle($0, tally) }
+                if ending == .linkLost { reporter.logger.info("connection ended: link lost") }
             } catch {
                 reporter.logger.notice("connection ended: \(error)")
+                // A peer that failed the handshake, fell silent or broke the protocol must not keep
+                // the BLE link (closing our sockets alone leaves it connected).
+                await link.close()
+                await peripheral.disconnectPeer(of: link)
             }
             await link.close()
             if once && tally.sessionEnded { break }

@@ -34,6 +34,8 @@ struct SendOperation {
         let progress = Progress()
         var fruitless = 0
         var reconnecting = false
+        // When the link was last lost: reconnecting may take up to `timeout` from then.
+        var lostAt = ContinuousClock.now
         // Receivers that failed the handshake: another device may hold the pinned key.
         var wrongReceivers: Set<String> = []
         var refusal: CLIError?
@@ -42,12 +44,21 @@ struct SendOperation {
             if !reconnecting { reporter.logger.info("scanning for a receiver (timeout \(CLIError.seconds(timeout)) s)") }
             let link: GattLink
             do {
-                // After a refusal, look briefly for another receiver before reporting it.
-                let scanTime = refusal == nil ? timeout : min(timeout, .seconds(5))
+                // After a refusal, look briefly for another receiver before reporting it; after a lost
+                // link, only for what is left of the reconnection budget.
+                var scanTime = refusal == nil ? timeout : min(timeout, .seconds(5))
+                if reconnecting { scanTime = max(.seconds(1), min(scanTime, timeout - (ContinuousClock.now - lostAt))) }
                 link = try await GattCentral.connect(adapter: adapter, timeout: scanTime, minimumRSSI: Int16(minRSSI),
                                                      excluding: wrongReceivers)
             } catch {
                 if let refusal, error == .notFound { throw refusal }
+                // The adapter powered off and on, bluetoothd restarting, a peer still exporting its
+                // services: all pass. Keep trying within the budget, like a receiver out of range.
+                if reconnecting, error != .notFound, ContinuousClock.now - lostAt < timeout {
+                    reporter.logger.info("reconnecting failed (\(error)); trying again")
+                    try? await Task.sleep(for: .seconds(1))
+                    continue
+                }
                 if reconnecting, error == .notFound {
                     throw CLIError(.linkLost, "the link was lost and the receiver could not be found again within \(CLIError.seconds(timeout)) s",
                                    hint: "nothing partial was kept as a real file; send again to resume")
@@ -78,6 +89,7 @@ struct SendOperation {
                 fruitless = progress.acknowledged > before ? 0 : fruitless + 1
                 if fruitless > Self.maxFruitlessReconnects { throw CLIError(.linkLost, "gave up after \(fruitless) reconnections without progress") }
                 reconnecting = true
+                lostAt = ContinuousClock.now
                 continue
             }
             logLinkStatistics(session)
@@ -92,6 +104,7 @@ struct SendOperation {
             reporter.clearLine()
             reporter.say("blesend: link lost, reconnecting…")
             reconnecting = true
+            lostAt = ContinuousClock.now
         }
         let elapsed = (ContinuousClock.now - progress.begin).seconds
         reporter.event(JSONLine("done", [

@@ -1,0 +1,508 @@
+#!/bin/bash
+# blesend fault suite: the REAL blesend/blerecv binaries over real BlueZ, in the lab VM, with the
+# link, the daemons, the adapters and the disk failing under them, plus a hostile central.
+#
+# Usage (host):  lab/run-suite.sh -- Tests/Lab/faults.sh [CASE...]
+#   (scripts/lab-tests.sh runs it as its own boot). Default: every case, in the order of CASES below;
+#   CASE is a function name without "case_", e.g. faults.sh hostile soak.
+# Runs inside the VM after bt-up.sh (BLESEND_LAB_BT=1): blerecv on hci0, blesend on hci1, ONE
+# bluetoothd for both. Every case must end in a byte-identical file, or in a clear error (an
+# "error:" line, the documented exit status) with nothing partial in place: no file at the target
+# path, and no hidden .NAME.XXXXXX.blesend-part once the receiver has finished or cleaned up.
+# Prints "ok - name" / "not ok - name" with timings, "# soak: ..." figures, then
+# "N passed, M failed"; exit status 1 if M > 0, 2 on setup errors.
+set -uo pipefail
+
+GROUP=all
+SUITE=faults
+# shellcheck source=Tests/Lab/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+HOSTILE=$ROOT/Tests/Lab/hostile-central.py
+LABLOG=/run/blesend-lab
+
+MOUNTS=()
+suite_cleanup() {
+  local m
+  for m in "${MOUNTS[@]}"; do umount -l "$m" 2>/dev/null; done
+}
+
+mkfile m3.bin $((3 * 1024 * 1024))
+for f in a b c d e; do mkfile "m1$f.bin" $((1024 * 1024)); done
+mkfile k20.bin $((20 * 1024))
+mkfile k24.bin $((24 * 1024))
+mkfile k300.bin $((300 * 1024))
+
+# ---- helpers ----
+# temporaries DIR: the hidden partial files in DIR, one per line
+temporaries() { find "$1" -maxdepth 1 -name ".*$(printf '%s' .blesend-part)" -printf '%f\n' 2>/dev/null; }
+no_temporaries() { [ -z "$(temporaries "$1")" ]; }
+# outdir NAME: a fresh receiving folder (a case may run more than once per boot: faults.sh hostile hostile)
+outdir() { mktemp -d "$W/out-$1.XXXX"; }
+absent() { [ ! -e "$1" ]; }
+has_error_line() { grep -q 'error:' "$1" 2>/dev/null; }
+
+# send_bg NAME [blesend args...]: blesend on hci1 in the background; sets SPID, SLOG, SEND_T.
+SPID=""
+SEND_T=""
+send_bg() {
+  local name=$1; shift
+  SLOG=$W/logs/send-$name
+  SEND_T=$(now)
+  : > "$SLOG.out"; : > "$SLOG.err"
+  "$SEND" --adapter hci1 --key "$W/keys/sender" --timeout 40 "$@" > "$SLOG.out" 2> "$SLOG.err" &
+  SPID=$!
+  PIDS+=("$SPID")
+}
+# finish_send LIMIT: waits for the background blesend; sets SRC, SEND_SECS.
+finish_send() {
+  wait_pid "$SPID" "$1"; SRC=$WRC
+  SEND_SECS=$(elapsed "$SEND_T")
+  log "blesend $(basename "$SLOG" | sed 's/^send-//'): exit $SRC after ${SEND_SECS}s"
+}
+# wait_progress FILE BYTES SECONDS PID: until the --json log acknowledges BYTES (bounded).
+wait_progress() {
+  local deadline=$((SECONDS + $3))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    [ "$(max_progress "$1")" -ge "$2" ] && return 0
+    kill -0 "$4" 2>/dev/null || return 1
+    sleep 0.2
+  done
+  return 1
+}
+# wait_count FILE EVENT N SECONDS: until the --json log has N EVENT lines (bounded).
+wait_count() {
+  local deadline=$((SECONDS + $4))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    [ "$(count_event "$1" "$2")" -ge "$3" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+# wait_lines FILE REGEX N SECONDS: until FILE has N lines matching REGEX (bounded).
+wait_lines() {
+  local deadline=$((SECONDS + $4))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    [ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
+powered() { busctl --system get-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered 2>/dev/null; }
+wait_powered() {   # wait_powered hciN SECONDS
+  local deadline=$((SECONDS + $2))
+  while [ "$SECONDS" -lt "$deadline" ]; do [ "$(powered "$1")" = "b true" ] && return 0; sleep 0.2; done
+  return 1
+}
+set_powered() {   # set_powered hciN true|false
+  busctl --system set-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered b "$2"
+}
+
+# cut_link: drops the current hci1 link (Device1.Disconnect, then HCI LE Disconnect if blesend has
+# not noticed within ~1 s; the e2e link-cut technique, with a shorter grace; the HCI Disconnect is repeated every 4 s, up
+# to 3 times, with whatever handle the link has then). Waits until blesend rescans. Sets CUT_HOW.
+CUT_HOW=none
+cut_link() {
+  local before handle deadline try out
+  before=$(count_event "$SLOG.out" scanning)
+  ( timeout 20 busctl --system call org.bluez "$PEER_DEV" org.bluez.Device1 Disconnect > /dev/null 2>&1 ) &
+  PIDS+=("$!")
+  for try in $(seq 1 4); do
+    [ "$(count_event "$SLOG.out" scanning)" -gt "$before" ] && { CUT_HOW=Device1.Disconnect; return 0; }
+    sleep 0.2
+  done
+  CUT_HOW=""
+  for try in 1 2 3; do
+    handle=$(hcitool -i hci1 con 2>/dev/null | sed -n 's/.*handle \([0-9][0-9]*\).*/\1/p' | head -n 1)
+    out=$( [ -n "$handle" ] && hcitool -i hci1 ledc "$handle" 2>&1; echo "rc $?")
+    CUT_HOW+="hcitool ledc '$handle' ($(echo $out))"
+    deadline=$((SECONDS + 4))
+    while [ "$SECONDS" -lt "$deadline" ]; do
+      [ "$(count_event "$SLOG.out" scanning)" -gt "$before" ] && return 0
+      sleep 0.2
+    done
+    CUT_HOW+=" no effect after 4 s, links: $(hcitool -i hci1 con | tail -n +2 | tr -s ' \t' ' '); "
+  done
+  return 1
+}
+
+# restart_bluetoothd: stops the one bluetoothd (both adapters) and starts it again with the same
+# command line bt-up.sh used; waits until both adapters are powered again.
+BTD_DOWN_S=""
+restart_bluetoothd() {
+  local pid t i
+  pid=$(cat "$LABLOG/bluetoothd.pid" 2>/dev/null)
+  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || { log "no bluetoothd pid"; return 1; }
+  local -a cmd
+  mapfile -d '' cmd < "/proc/$pid/cmdline"
+  t=$(now)
+  kill "$pid"
+  for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && { kill -9 "$pid"; sleep 0.5; }
+  echo "---- restarted by faults.sh at $(elapsed "$T0")s" >> "$LABLOG/bluetoothd.log"
+  "${cmd[@]}" >> "$LABLOG/bluetoothd.log" 2>&1 &
+  echo $! > "$LABLOG/bluetoothd.pid"
+  wait_powered hci0 30 && wait_powered hci1 30 || { log "adapters not powered after the restart"; return 1; }
+  BTD_DOWN_S=$(elapsed "$t")
+  log "bluetoothd restarted (${cmd[*]}); both adapters powered again after ${BTD_DOWN_S}s"
+}
+
+# proc_stats PID: "rss_kib hwm_kib fds"
+proc_stats() {
+  local rss hwm fds
+  rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+  hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+  fds=$(find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+  echo "${rss:-0} ${hwm:-0} $fds"
+}
+
+# =====================================================================================
+case_readonly() {
+  begin "attack: out dir not writable (read-only mount)"
+  local ro=$W/ro rrc
+  mkdir -p "$ro"
+  if mount -t tmpfs -o size=1m,ro tmpfs "$ro"; then MOUNTS+=("$ro"); else fail "cannot mount a read-only tmpfs"; fi
+  RECV_LOG=$W/logs/recv-ro
+  timeout -k 2 20 "$RECV" --adapter hci0 --trust "$W/trust" --key "$W/keys/receiver" --out "$ro" \
+    > "$RECV_LOG.out" 2> "$RECV_LOG.err"
+  rrc=$?
+  log "blerecv --out (read-only): exit $rrc: $(head -n 2 "$RECV_LOG.err" | tr '\n' ' ')"
+  check "blerecv exit $rrc, want 71 (local I/O) at start" [ "$rrc" = 71 ]
+  check "no 'error:' line" has_error_line "$RECV_LOG.err"
+  check "the error does not say 'not writable'" grep -q 'not writable' "$RECV_LOG.err"
+
+  # The folder turns read-only while blerecv runs: the file is refused, nothing lands.
+  local rw=$W/rw
+  mkdir -p "$rw"
+  if mount -t tmpfs -o size=1m tmpfs "$rw"; then MOUNTS+=("$rw"); else fail "cannot mount a tmpfs"; fi
+  start_recv ro-later "$rw" -v || fail "receiver did not start"
+  mount -o remount,ro "$rw" || fail "remount,ro failed"
+  send_run ro-later --to "$RPUB" "$W/files/k20.bin"
+  check "blesend exit $SRC, want 72 (refused by the receiver)" [ "$SRC" = 72 ]
+  check "blesend: no 'error:' line" has_error_line "$SLOG.err"
+  check "receiver did not report the failure" has_error_line "$RECV_LOG.err"
+  check "a file appeared in the read-only folder" [ -z "$(ls -A "$rw")" ]
+  check "receiver died after refusing the file" kill -0 "$RECV_PID"
+  mount -o remount,rw "$rw" || fail "remount,rw failed"
+  stop_recv; rrc=$WRC
+  log "blerecv (file refused earlier): exit $rrc after SIGTERM"
+  check "folder not empty after the receiver stopped: $(ls -A "$rw" | tr '\n' ' ')" [ -z "$(ls -A "$rw")" ]
+  end "$RECV_LOG.err" "$SLOG.err"
+}
+
+case_disk_full() {
+  begin "attack: disk full during receive (tmpfs)"
+  local full=$W/full rrc
+  mkdir -p "$full"
+  if mount -t tmpfs -o size=256k tmpfs "$full"; then MOUNTS+=("$full"); else fail "cannot mount a 256k tmpfs"; fi
+  # (a) a 1 MiB file with its size in the offer: refused before a byte is written (blerecv --once:
+  #     its exit status reports the failure)
+  start_recv full-once "$full" --once -v || fail "receiver did not start"
+  local once_pid=$RECV_PID
+  send_run full-offer --to "$RPUB" "$W/files/m1a.bin"
+  log "1 MiB offer into 256k: blesend exit $SRC: $(grep -m1 'error:' "$SLOG.err")"
+  check "offer: blesend exit $SRC, want 72" [ "$SRC" = 72 ]
+  check "offer: blesend has no 'error:' line" has_error_line "$SLOG.err"
+  wait_pid "$once_pid" 20; rrc=$WRC; RECV_PID=""
+  log "blerecv --once after the refused offer: exit $rrc ($(grep -m1 'error:' "$RECV_LOG.err"))"
+  check "offer: blerecv --once exit $rrc, want 71 (local I/O)" [ "$rrc" = 71 ]
+  check "offer: blerecv has no 'error:' line" has_error_line "$RECV_LOG.err"
+  check "offer: m1a.bin exists in the full folder" absent "$full/m1a.bin"
+  check "offer: temporaries left: $(temporaries "$full" | tr '\n' ' ')" no_temporaries "$full"
+  start_recv full "$full" -v || fail "receiver did not start"
+  # (b) a stream of unknown size: the disk fills mid-file (ENOSPC on write)
+  send_run full-stream --to "$RPUB" - --name stream.bin < "$W/files/m1a.bin"
+  log "1 MiB stream into 256k: blesend exit $SRC: $(grep -m1 'error:' "$SLOG.err")"
+  check "stream: blesend exit $SRC, want 72" [ "$SRC" = 72 ]
+  check "stream: blesend has no 'error:' line" has_error_line "$SLOG.err"
+  check "stream: stream.bin exists in the full folder" absent "$full/stream.bin"
+  check "stream: temporaries left: $(temporaries "$full" | tr '\n' ' ')" no_temporaries "$full"
+  check "receiver did not log the failure" has_error_line "$RECV_LOG.err"
+  check "receiver died after a full disk" kill -0 "$RECV_PID"
+  # (c) it keeps serving: a small file fits
+  send_run full-small --to "$RPUB" "$W/files/k20.bin"
+  check "small file after: blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "k20.bin differs or missing" same "$W/files/k20.bin" "$full/k20.bin"
+  stop_recv; rrc=$WRC
+  log "blerecv after two failed files: exit $rrc ($(grep -m1 'error:' "$RECV_LOG.err"))"
+  check "folder holds more than k20.bin: $(ls -A "$full" | tr '\n' ' ')" [ "$(ls -A "$full")" = k20.bin ]
+  end "$RECV_LOG.err" "$SLOG.err"
+}
+
+case_three_cuts() {
+  begin "fault: link dropped 3 times in one transfer, file identical"
+  local out k cuts=0 hows=""
+  out=$(outdir cuts)
+  start_recv cuts "$out" -v || fail "receiver did not start"
+  send_bg cuts --json --to "$RPUB" "$W/files/m3.bin"
+  local mark=0 offset
+  for k in 1 2 3; do
+    # the k-th connection is up and has moved 64 KiB past where it resumed (the cut itself lets
+    # ~1 s of data through: Device1.Disconnect waits for the sockets to close, then the HCI fallback;
+    # the sender's acknowledged count also lags the receiver by up to a window)
+    wait_count "$SLOG.out" connected "$k" 60 || { fail "connection $k never came up"; break; }
+    offset=0
+    if [ "$k" -gt 1 ]; then
+      wait_count "$SLOG.out" resumed $((k - 1)) 30 || { fail "connection $k did not resume"; break; }
+      offset=$(grep '"event":"resumed"' "$SLOG.out" | tail -n 1 | sed 's/.*"offset":\([0-9]*\).*/\1/')
+    fi
+    mark=$(( ${offset:-0} + 64 * 1024 ))
+    wait_progress "$SLOG.out" "$mark" 60 "$SPID" || { fail "cut $k: progress never reached $mark bytes"; break; }
+    log "cut $k at $(max_progress "$SLOG.out") acknowledged bytes"
+    cut_link && cuts=$((cuts + 1))
+    hows+="$CUT_HOW; "
+  done
+  finish_send 150
+  log "cuts: $hows resumed at: $(grep '"event":"resumed"' "$SLOG.out" | sed 's/.*"offset":\([0-9]*\).*/\1/' | tr '\n' ' ')"
+  check "cut the link $cuts times, want 3 ($hows)" [ "$cuts" = 3 ]
+  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "m3.bin differs or missing" same "$W/files/m3.bin" "$out/m3.bin"
+  check "want 4+ connected events, got $(count_event "$SLOG.out" connected)" [ "$(count_event "$SLOG.out" connected)" -ge 4 ]
+  check "want 3+ resumed events, got $(count_event "$SLOG.out" resumed)" [ "$(count_event "$SLOG.out" resumed)" -ge 3 ]
+  check "stdout has a line that is not JSON" valid_json "$SLOG.out"
+  check "temporaries left: $(temporaries "$out")" no_temporaries "$out"
+  stop_recv
+  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
+}
+
+case_receiver_killed() {
+  begin "fault: receiver SIGKILLed mid-transfer, restarted, resend identical"
+  local out; out=$(outdir rkill)
+  start_recv rkill "$out" -v || fail "receiver did not start"
+  send_bg rkill --json --to "$RPUB" "$W/files/m1b.bin"
+  wait_progress "$SLOG.out" $((256 * 1024)) 60 "$SPID" || fail "no progress before the kill"
+  kill -9 "$RECV_PID"; wait "$RECV_PID" 2>/dev/null
+  RECV_PID=""
+  log "blerecv SIGKILLed at $(max_progress "$SLOG.out") bytes; out dir: $(ls -A "$out" | tr '\n' ' ')"
+  check "m1b.bin appeared at the target path after the kill" absent "$out/m1b.bin"
+  local stale names t
+  names=$(temporaries "$out")
+  stale=$(printf '%s' "$names" | grep -c .)
+  sleep 1
+  start_recv rkill2 "$out" -v || fail "receiver did not restart"
+  if [ "$stale" -gt 0 ]; then
+    check "restarted blerecv did not report removing $stale stale temporary" grep -q "removed $stale partial file" "$RECV_LOG.err"
+    for t in $names; do check "stale temporary $t survived the restart" absent "$out/$t"; done
+  fi
+  finish_send 150
+  local first=$SRC
+  if [ "$SRC" != 0 ]; then
+    check "first blesend exit $SRC, want 0 or 69 (link lost)" [ "$SRC" = 69 ]
+    check "first blesend: no 'error:' line" has_error_line "$SLOG.err"
+    send_run rkill-again --json --to "$RPUB" "$W/files/m1b.bin"
+    check "resend exit $SRC, want 0" [ "$SRC" = 0 ]
+  fi
+  log "stale temporaries at the kill: $stale; first blesend exit $first (0 = it reconnected to the new receiver by itself)"
+  check "m1b.bin differs or missing" same "$W/files/m1b.bin" "$out/m1b.bin"
+  stop_recv
+  check "temporaries left: $(temporaries "$out")" no_temporaries "$out"
+  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
+}
+
+case_sender_killed() {
+  begin "fault: sender SIGKILLed mid-transfer, nothing partial, next send works"
+  local out t_kill noticed=""
+  out=$(outdir skill)
+  start_recv skill "$out" -v || fail "receiver did not start"
+  send_bg skill --json --to "$RPUB" "$W/files/m1c.bin"
+  wait_progress "$SLOG.out" $((256 * 1024)) 60 "$SPID" || fail "no progress before the kill"
+  local ends_before; ends_before=$(grep -c 'connection ended\|link lost' "$RECV_LOG.err")
+  kill -9 "$SPID"; wait "$SPID" 2>/dev/null
+  t_kill=$(now)
+  log "blesend SIGKILLed at $(max_progress "$SLOG.out") bytes; out dir: $(ls -A "$out" | tr '\n' ' ')"
+  check "m1c.bin appeared at the target path" absent "$out/m1c.bin"
+  # How soon does the receiver notice? (Its idle timeout is 30 s; the ARQ gives up after 20 s.)
+  if wait_lines "$RECV_LOG.err" 'connection ended|link lost' $((ends_before + 1)) 45; then
+    noticed=$(elapsed "$t_kill")
+  fi
+  log "receiver noticed the dead sender after ${noticed:-more than 45 }s; temporaries meanwhile: $(temporaries "$out" | wc -l)"
+  echo "# METRIC sender_kill_noticed_s=${noticed:-none}"
+  check "receiver did not notice the dead sender within 45 s" [ -n "$noticed" ]
+  send_run skill-next --json --to "$RPUB" "$W/files/m1c.bin"
+  check "next blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "m1c.bin differs or missing" same "$W/files/m1c.bin" "$out/m1c.bin"
+  check "more than m1c.bin in the folder: $(ls "$out" | tr '\n' ' ')" [ "$(ls "$out")" = m1c.bin ]
+  stop_recv
+  check "temporaries left after the receiver stopped: $(temporaries "$out")" no_temporaries "$out"
+  end "$SLOG.err" "$RECV_LOG.err"
+}
+
+# power_cycle_case NAME hciN FILE: a transfer while hciN is powered off for 2 s
+power_cycle() {
+  local name=$1 hci=$2 file=$3 out
+  out=$(outdir "$1")
+  start_recv "$name" "$out" -v || fail "receiver did not start"
+  send_bg "$name" --json --to "$RPUB" "$W/files/$file"
+  wait_progress "$SLOG.out" $((256 * 1024)) 60 "$SPID" || fail "no progress before the power cycle"
+  log "$hci off at $(max_progress "$SLOG.out") bytes"
+  if [ "$hci" = hci0 ]; then
+    # Two btvirt gaps (lab/README.md): a powered-off btvirt controller still advertises and accepts
+    # connections (the host never learns of them, and the reset at power-on drops them without
+    # telling the central, which then stays connected for good: no supervision timeout), and the
+    # power-off Disconnect does not reliably reach hci1. So: pause the sender (quiet link), end the
+    # link from hci0 as the kernel should at power-off (HCI Disconnect, reason 0x15), power-cycle
+    # hci0, and let the sender go on only once hci0 is back. The transfer is still half done.
+    kill -STOP "$SPID"
+    sleep 1
+    local handle i
+    handle=$(hcitool -i hci0 con 2>/dev/null | sed -n 's/.*handle \([0-9][0-9]*\).*/\1/p' | head -n 1)
+    [ -n "$handle" ] && hcitool -i hci0 ledc "$handle" 0x15 > /dev/null 2>&1
+    for i in $(seq 1 30); do [ -z "$(hcitool -i hci1 con | tail -n +2)" ] && break; sleep 0.1; done
+    log "hci0 ended its link (handle $handle); hci1 links now: $(hcitool -i hci1 con | tail -n +2 | tr -s ' \t' ' ')"
+  fi
+  set_powered "$hci" false || fail "could not power $hci off"
+  sleep 2
+  set_powered "$hci" true || fail "could not power $hci on"
+  wait_powered "$hci" 15 || fail "$hci not powered again"
+  if [ "$hci" = hci0 ]; then
+    wait_lines "$RECV_LOG.err" 'powered on again; advertising' 1 10 || fail "blerecv did not say it advertises again"
+    kill -CONT "$SPID"
+  fi
+  log "$hci on again"
+  finish_send 150
+  if [ "$SRC" = 0 ]; then
+    check "$file differs or missing" same "$W/files/$file" "$out/$file"
+    check "no resumed event" has_event "$SLOG.out" resumed
+  else
+    fail "blesend exit $SRC, want 0 (it should reconnect and resume)"
+    check "blesend: no 'error:' line" has_error_line "$SLOG.err"
+    check "$file at the target path after a failure" absent "$out/$file"
+  fi
+  check "receiver died" kill -0 "$RECV_PID"
+  check "hci1 still holds a link to hci0 that hci0 no longer has: $(hcitool -i hci1 con | tail -n +2)" \
+    [ -z "$(hcitool -i hci1 con | tail -n +2)" ]
+  # The receiver still serves (it advertises again after the power cycle).
+  send_run "$name-after" --to "$RPUB" "$W/files/k20.bin"
+  check "a send after the power cycle: exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
+  stop_recv
+  check "temporaries left: $(temporaries "$out")" no_temporaries "$out"
+}
+
+case_sender_power() {
+  begin "fault: sender adapter powered off and on mid-transfer"
+  power_cycle spower hci1 m1d.bin
+  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
+}
+
+case_receiver_power() {
+  begin "fault: receiver adapter powered off and on mid-transfer"
+  power_cycle rpower hci0 m1e.bin
+  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
+}
+
+case_bluetoothd_restart() {
+  begin "fault: bluetoothd restarted mid-transfer"
+  local out; out=$(outdir btd)
+  start_recv btd "$out" -v || fail "receiver did not start"
+  send_bg btd --json --to "$RPUB" "$W/files/m1a.bin"
+  wait_progress "$SLOG.out" $((256 * 1024)) 60 "$SPID" || fail "no progress before the restart"
+  log "restarting bluetoothd at $(max_progress "$SLOG.out") bytes"
+  restart_bluetoothd || fail "bluetoothd did not come back"
+  finish_send 150
+  if [ "$SRC" = 0 ]; then
+    check "m1a.bin differs or missing" same "$W/files/m1a.bin" "$out/m1a.bin"
+  else
+    fail "blesend exit $SRC, want 0 (it should reconnect and resume once bluetoothd is back)"
+    check "blesend: no 'error:' line" has_error_line "$SLOG.err"
+    check "m1a.bin at the target path after a failure" absent "$out/m1a.bin"
+  fi
+  if kill -0 "$RECV_PID" 2>/dev/null; then
+    check "receiver did not register again after the restart" grep -q 'registered again' "$RECV_LOG.err"
+    send_run btd-after --to "$RPUB" "$W/files/k24.bin"
+    check "a send after the restart: exit $SRC, want 0" [ "$SRC" = 0 ]
+    check "k24.bin differs or missing" same "$W/files/k24.bin" "$out/k24.bin"
+    stop_recv
+  else
+    fail "receiver exited after the restart"
+    RECV_PID=""
+  fi
+  check "temporaries left: $(temporaries "$out")" no_temporaries "$out"
+  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
+}
+
+# A central that writes the start of handshake message 1 (and garbage), never subscribes to
+# notifications, never finishes, and holds the link (Tests/Lab/hostile-central.py). Both use hci1,
+# so blesend could not connect while it holds the link: it holds until blerecv drops it.
+case_hostile() {
+  begin "attack: half handshake holds the link, next sender served"
+  local out hrc t
+  out=$(outdir hostile)
+  start_recv hostile "$out" -v || fail "receiver did not start"
+  t=$(now)
+  timeout -k 2 90 /usr/bin/python3 "$HOSTILE" --adapter hci1 --hold 60 > "$W/logs/hostile.out" 2> "$W/logs/hostile.err"
+  hrc=$?
+  log "hostile central: exit $hrc after $(elapsed "$t")s: $(tr '\n' ' ' < "$W/logs/hostile.out")"
+  local after; after=$(json_get "$W/logs/hostile.out" dropped after_s)
+  echo "# METRIC hostile_dropped_after_s=${after:-none}"
+  check "hostile central exit $hrc, want 0 (the receiver dropped it)" [ "$hrc" = 0 ]
+  check "receiver did not log the handshake timeout" grep -q 'connection ended: handshakeTimeout' "$RECV_LOG.err"
+  check "the receiver took ${after:-?} s to drop the hostile central (want < 20: 10 s handshake timeout + BlueZ's 2 s disconnect timer)" \
+    awk -v a="${after:-99}" 'BEGIN { exit !(a < 20) }' 
+  check "receiver died" kill -0 "$RECV_PID"
+  send_run hostile-next --json --to "$RPUB" "$W/files/k300.bin"
+  check "blesend after the hostile central: exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "k300.bin differs or missing" same "$W/files/k300.bin" "$out/k300.bin"
+  check "something else in the folder: $(ls -A "$out" | tr '\n' ' ')" [ "$(ls -A "$out")" = k300.bin ]
+  stop_recv
+  end "$W/logs/hostile.out" "$W/logs/hostile.err" "$SLOG.err" "$RECV_LOG.err"
+}
+
+case_soak() {
+  begin "soak: 50 transfers, blerecv RSS and fds flat"
+  local out i size name rpid stats rss hwm fds
+  out=$(outdir soak)
+  local -A RSS=() HWM=() FDS=()
+  start_recv soak "$out" --json || fail "receiver did not start"
+  rpid=$RECV_PID
+  for i in $(seq 1 50); do
+    size=$(( (8 + RANDOM % 57) * 1024 ))
+    name=soak-$i.bin
+    mkfile "$name" "$size"
+    SEND_TIMEOUT=60 send_run "soak-$i" --to "$RPUB" "$W/files/$name"
+    if [ "$SRC" != 0 ] || ! same "$W/files/$name" "$out/$name"; then
+      fail "transfer $i ($size B): blesend exit $SRC, file $(same "$W/files/$name" "$out/$name" && echo identical || echo differs/missing)"
+      break
+    fi
+    rm -f "$W/files/$name" "$out/$name"
+    case $i in
+      1|10|25|50)
+        wait_count "$RECV_LOG.out" done "$i" 10 || fail "receiver reported $(count_event "$RECV_LOG.out" done) sessions, want $i"
+        sleep 0.5
+        stats=$(proc_stats "$rpid"); read -r rss hwm fds <<< "$stats"
+        RSS[$i]=$rss; HWM[$i]=$hwm; FDS[$i]=$fds
+        echo "# soak: after transfer $i: $(cat "/proc/$rpid/comm" 2>/dev/null) pid $rpid: VmRSS ${rss} KiB, VmHWM ${hwm} KiB, fds $fds"
+        ;;
+    esac
+  done
+  if [ -n "${RSS[50]:-}" ]; then
+    local growth=$(( RSS[50] - RSS[10] ))
+    echo "# soak: RSS growth 10->50: ${growth} KiB (bound 4096 KiB); fds 1/10/25/50: ${FDS[1]}/${FDS[10]}/${FDS[25]}/${FDS[50]}"
+    check "RSS grew by ${growth} KiB between transfers 10 and 50 (bound 4096 KiB)" [ "$growth" -le 4096 ]
+    check "fds grew after warm-up: ${FDS[10]} at 10 -> ${FDS[25]} at 25" [ "${FDS[25]}" -le $(( FDS[10] + 2 )) ]
+    check "fds grew after warm-up: ${FDS[10]} at 10 -> ${FDS[50]} at 50" [ "${FDS[50]}" -le $(( FDS[10] + 2 )) ]
+  else
+    fail "the soak did not reach 50 transfers"
+  fi
+  check "receiver died during the soak" kill -0 "$rpid"
+  stop_recv
+  check "temporaries left: $(temporaries "$out")" no_temporaries "$out"
+  end "$RECV_LOG.err" "$SLOG.err"
+}
+
+# BLESEND_FAULTS_MONITOR=1: record every GATT characteristic method call and Device1 call on the
+# system bus (who acquired what, when) in logs/dbus-monitor.log, for diagnosing a failed case.
+if [ "${BLESEND_FAULTS_MONITOR:-}" = 1 ]; then
+  dbus-monitor --system "type='method_call',interface='org.bluez.GattCharacteristic1'" \
+    "type='method_call',interface='org.bluez.Device1'" "type='error'" > "$W/logs/dbus-monitor.log" 2>&1 &
+  PIDS+=("$!")
+fi
+
+CASES=(readonly disk_full three_cuts receiver_killed sender_killed hostile sender_power receiver_power bluetoothd_restart soak)
+log "faults suite, binaries in $BIN"
+if [ $# -gt 0 ]; then CASES=("$@"); fi
+for c in "${CASES[@]}"; do
+  "case_$c"
+done
+log "suite took $(elapsed "$T0")s"
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" = 0 ]

@@ -1,0 +1,205 @@
+#!/bin/bash
+# Shared helpers of the lab suites (Tests/Lab/e2e.sh, Tests/Lab/faults.sh); sourced, not run.
+# The sourcing script sets SUITE (log folder prefix, message prefix) and GROUP first. Provides: the
+# work folder $W (tmpfs, removed on exit; logs copied to $BLESEND_LAB_OUT/$SUITE-$GROUP), case
+# bookkeeping (begin/check/fail/end, "ok - name" / "not ok - name" lines), bounded waits, --json
+# log readers, keys (sender, receiver, stranger, other; the sender trusted), start_recv/stop_recv
+# (blerecv on hci0) and send_run (blesend on hci1). A suite may define suite_cleanup, run on exit.
+SUITE=${SUITE:-e2e}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BIN=${BLESEND_BIN:-$ROOT/.build/debug}
+SEND=$BIN/blesend
+RECV=$BIN/blerecv
+PEER_DEV=/org/bluez/hci1/dev_00_AA_01_00_00_00
+SEND_TIMEOUT=${E2E_SEND_TIMEOUT:-150}   # seconds one blesend run may take before we kill it
+
+[ "${BLESEND_LAB_BT:-}" = 1 ] || { echo "$SUITE: run me in the lab VM: lab/run-suite.sh -- $0" >&2; exit 2; }
+for b in "$SEND" "$RECV"; do
+  [ -x "$b" ] || { echo "$SUITE: $b missing; run swift build on the host first" >&2; exit 2; }
+done
+
+# Everything lives in a tmpfs folder (the guest's /run), removed on exit.
+W=$(mktemp -d "/run/blesend-$SUITE.XXXXXX")
+PASS=0
+FAIL=0
+PIDS=()
+cleanup() {
+  local p
+  declare -F suite_cleanup > /dev/null && suite_cleanup
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+  sleep 0.5
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+  if [ -n "${BLESEND_LAB_OUT:-}" ] && [ -d "$BLESEND_LAB_OUT" ]; then
+    mkdir -p "$BLESEND_LAB_OUT/$SUITE-$GROUP" && cp -r "$W"/logs "$BLESEND_LAB_OUT/$SUITE-$GROUP/" 2>/dev/null
+  fi
+  rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+mkdir -p "$W/keys" "$W/trust" "$W/files" "$W/logs"
+
+T0=$(date +%s.%N)
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+log() { echo "# [$(elapsed "$T0")s] $*"; }
+
+CASE=""
+CASE_T=""
+ERRS=()
+begin() { CASE=$1; CASE_T=$(now); ERRS=(); log "case: $CASE"; }
+check() {   # check "what" command... : records a failure message unless the command succeeds
+  local what=$1; shift
+  if ! "$@"; then ERRS+=("$what"); fi
+}
+fail() { ERRS+=("$*"); }
+end() {
+  local t; t=$(elapsed "$CASE_T")
+  if [ ${#ERRS[@]} -eq 0 ]; then
+    echo "ok - $CASE (${t}s)"
+    PASS=$((PASS + 1))
+  else
+    echo "not ok - $CASE (${t}s)"
+    local e
+    for e in "${ERRS[@]}"; do echo "#   $e"; done
+    for f in "$@"; do
+      [ -s "$f" ] && { echo "#   --- $(basename "$f") (last 15 lines)"; tail -n 15 "$f" | sed 's/^/#   | /'; }
+    done
+    FAIL=$((FAIL + 1))
+  fi
+}
+
+# Wait (bounded) until a file contains a pattern. wait_for FILE REGEX SECONDS [PID]
+wait_for() {
+  local file=$1 re=$2 limit=$3 pid=${4:-} i=0
+  while [ "$i" -lt $((limit * 10)) ]; do
+    grep -qE -- "$re" "$file" 2>/dev/null && return 0
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+      grep -qE -- "$re" "$file" 2>/dev/null && return 0
+      return 1
+    fi
+    sleep 0.1
+    i=$((i + 1))
+  done
+  return 1
+}
+
+# count_event FILE EVENT: how many EVENT lines a --json log has (builtins only)
+count_event() {
+  local l n=0
+  [ -f "$1" ] || { echo 0; return; }
+  while IFS= read -r l; do [[ $l == *"\"event\":\"$2\""* ]] && n=$((n + 1)); done < "$1"
+  echo "$n"
+}
+# max_progress FILE: the largest "bytes" of the progress events in a --json log (builtins only)
+max_progress() {
+  local l b=0 re='"event":"progress",.*"bytes":([0-9]+)'
+  [ -f "$1" ] || { echo 0; return; }
+  while IFS= read -r l; do [[ $l =~ $re ]] && [ "${BASH_REMATCH[1]}" -gt "$b" ] && b=${BASH_REMATCH[1]}; done < "$1"
+  echo "$b"
+}
+# wait_for2 FILE1 REGEX1 FILE2 REGEX2 SECONDS PID: either file matches (polls with builtins only).
+file_has() { local l; [ -f "$1" ] || return 1; while IFS= read -r l || [ -n "$l" ]; do [[ $l =~ $2 ]] && return 0; done < "$1"; return 1; }
+wait_for2() {
+  local deadline=$((SECONDS + $5))
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    file_has "$1" "$2" && return 0
+    file_has "$3" "$4" && return 0
+    kill -0 "$6" 2>/dev/null || return 1
+    sleep 0.2
+  done
+  return 1
+}
+
+# Wait (bounded) for a background child of this shell; sets WRC to its exit status (124 after the
+# deadline: killed). Not for $(...): a subshell cannot wait for its parent's children.
+WRC=0
+wait_pid() {
+  local pid=$1 limit=$2 i=0
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$i" -ge $((limit * 10)) ]; then
+      kill "$pid" 2>/dev/null; sleep 1; kill -9 "$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+      WRC=124
+      return
+    fi
+    sleep 0.1
+    i=$((i + 1))
+  done
+  WRC=0
+  wait "$pid" 2>/dev/null || WRC=$?
+}
+
+valid_json() { /usr/bin/python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' < "$1"; }
+# json_get FILE EVENT KEY: KEY of the first EVENT line ("" if none)
+json_get() {
+  /usr/bin/python3 - "$@" <<'PY'
+import json, sys
+f, ev, key = sys.argv[1:4]
+for line in open(f):
+    try:
+        o = json.loads(line)
+    except ValueError:
+        continue
+    if o.get("event") == ev:
+        print(o.get(key, ""))
+        break
+PY
+}
+has_event() { grep -q "\"event\":\"$2\"" "$1" 2>/dev/null || grep -q "\"event\": \"$2\"" "$1" 2>/dev/null; }
+same() { cmp -s "$1" "$2"; }
+small_mtu() { [ -n "$1" ] && [ "$1" -le 64 ]; }
+hidden_files() { find "$1" -mindepth 1 -name '.*' | grep -q . && return 1; return 0; }
+
+# ---- keys ----
+"$SEND" keygen -o "$W/keys/sender" > /dev/null 2> "$W/logs/keygen.err" || { cat "$W/logs/keygen.err"; exit 2; }
+"$SEND" keygen -o "$W/keys/receiver" > /dev/null 2>> "$W/logs/keygen.err" || exit 2
+"$SEND" keygen -o "$W/keys/stranger" > /dev/null 2>> "$W/logs/keygen.err" || exit 2
+"$SEND" keygen -o "$W/keys/other" > /dev/null 2>> "$W/logs/keygen.err" || exit 2
+"$RECV" trust "$W/keys/sender.pub" --name sender --dir "$W/trust" > /dev/null 2>> "$W/logs/keygen.err" || exit 2
+RPUB=$W/keys/receiver.pub
+
+mkfile() { head -c "$2" /dev/urandom > "$W/files/$1"; }
+
+# ---- receiver helpers ----
+RECV_PID=""
+RECV_OUT=""
+RECV_LOG=""
+# start_recv NAME OUTDIR [blerecv args...]: background receiver on hci0, waits for its listening line.
+start_recv() {
+  local name=$1 out=$2; shift 2
+  mkdir -p "$out"
+  RECV_OUT=$out
+  RECV_LOG=$W/logs/recv-$name
+  : > "$RECV_LOG.out"; : > "$RECV_LOG.err"   # (the child's redirection may truncate only after we look)
+  "$RECV" --adapter hci0 --trust "$W/trust" --key "$W/keys/receiver" --out "$out" "$@" \
+    > "$RECV_LOG.out" 2> "$RECV_LOG.err" &
+  RECV_PID=$!
+  PIDS+=("$RECV_PID")
+  if ! wait_for2 "$RECV_LOG.out" '"listening"' "$RECV_LOG.err" 'waiting for senders' 30 "$RECV_PID"; then
+    echo "# receiver $name did not start:"; sed 's/^/#   | /' "$RECV_LOG.err" | tail -n 20
+    return 1
+  fi
+}
+stop_recv() {
+  [ -n "$RECV_PID" ] || return 0
+  kill "$RECV_PID" 2>/dev/null
+  wait_pid "$RECV_PID" 10
+  RECV_PID=""
+}
+# send_file NAME [blesend args...]: runs blesend on hci1 in the foreground (bounded); sets SRC, SLOG.
+SLOG=""
+SRC=0
+SEND_SECS=0
+send_run() {
+  local name=$1; shift
+  SLOG=$W/logs/send-$name
+  local t; t=$(now)
+  SRC=0
+  timeout -k 5 "$SEND_TIMEOUT" "$SEND" --adapter hci1 --key "$W/keys/sender" --timeout 40 "$@" > "$SLOG.out" 2> "$SLOG.err" || SRC=$?
+  SEND_SECS=$(elapsed "$t")
+  log "blesend $name: exit $SRC after ${SEND_SECS}s"
+}
+
+goodput() {   # bytes seconds -> KiB/s
+  awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.1f", b / 1024 / s; else print "inf" }'
+}
