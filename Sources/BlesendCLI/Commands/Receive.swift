@@ -20,7 +20,8 @@ struct Receive: AsyncParsableCommand {
           blerecv trust ./alice.pub --name alice --dir keys
 
         Exit codes: 0 ok, 64 usage, 65 key file, 67 no adapter or bluetoothd, 70 integrity, \
-        71 local I/O, 130 interrupted.
+        71 local I/O (a file could not be stored), 72 a file was refused (too large, bad name), \
+        130 interrupted.
         """)
 
     @Option(help: ArgumentHelp("Directory of trusted senders' public keys (NAME.pub).", valueName: "dir"))
