@@ -34,7 +34,7 @@ mkfile k300.bin $((300 * 1024))
 
 # ---- helpers ----
 # temporaries DIR: the hidden partial files in DIR, one per line
-temporaries() { find "$1" -maxdepth 1 -name ".*$(printf '%s' .blesend-part)" -printf '%f\n' 2>/dev/null; }
+temporaries() { find "$1" -maxdepth 1 -name '.*.blesend-part' -printf '%f\n' 2>/dev/null; }
 no_temporaries() { [ -z "$(temporaries "$1")" ]; }
 # outdir NAME: a fresh receiving folder (a case may run more than once per boot: faults.sh hostile hostile)
 outdir() { mktemp -d "$W/out-$1.XXXX"; }
@@ -97,9 +97,10 @@ set_powered() {   # set_powered hciN true|false
   busctl --system set-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered b "$2"
 }
 
-# cut_link: drops the current hci1 link (Device1.Disconnect, then HCI LE Disconnect if blesend has
-# not noticed within ~1 s; the e2e link-cut technique, with a shorter grace; the HCI Disconnect is repeated every 4 s, up
-# to 3 times, with whatever handle the link has then). Waits until blesend rescans. Sets CUT_HOW.
+# cut_link: drops the current hci1 link: Device1.Disconnect, then an HCI LE Disconnect if blesend
+# has not noticed within ~1 s (the e2e link-cut technique with a shorter grace: during a transfer
+# Device1.Disconnect waits for the sockets to close); the HCI Disconnect is repeated every 4 s, up
+# to 3 times, with whatever handle the link has then. Waits until blesend rescans. Sets CUT_HOW.
 CUT_HOW=none
 cut_link() {
   local before handle deadline try out
@@ -163,8 +164,8 @@ proc_stats() {
 # =====================================================================================
 case_readonly() {
   begin "attack: out dir not writable (read-only mount)"
-  local ro=$W/ro rrc
-  mkdir -p "$ro"
+  local ro rrc
+  ro=$(outdir ro)
   if mount -t tmpfs -o size=1m,ro tmpfs "$ro"; then MOUNTS+=("$ro"); else fail "cannot mount a read-only tmpfs"; fi
   RECV_LOG=$W/logs/recv-ro
   timeout -k 2 20 "$RECV" --adapter hci0 --trust "$W/trust" --key "$W/keys/receiver" --out "$ro" \
@@ -176,8 +177,8 @@ case_readonly() {
   check "the error does not say 'not writable'" grep -q 'not writable' "$RECV_LOG.err"
 
   # The folder turns read-only while blerecv runs: the file is refused, nothing lands.
-  local rw=$W/rw
-  mkdir -p "$rw"
+  local rw
+  rw=$(outdir rw)
   if mount -t tmpfs -o size=1m tmpfs "$rw"; then MOUNTS+=("$rw"); else fail "cannot mount a tmpfs"; fi
   start_recv ro-later "$rw" -v || fail "receiver did not start"
   mount -o remount,ro "$rw" || fail "remount,ro failed"
@@ -196,8 +197,8 @@ case_readonly() {
 
 case_disk_full() {
   begin "attack: disk full during receive (tmpfs)"
-  local full=$W/full rrc
-  mkdir -p "$full"
+  local full rrc
+  full=$(outdir full)
   if mount -t tmpfs -o size=256k tmpfs "$full"; then MOUNTS+=("$full"); else fail "cannot mount a 256k tmpfs"; fi
   # (a) a 1 MiB file with its size in the offer: refused before a byte is written (blerecv --once:
   #     its exit status reports the failure)
