@@ -22,6 +22,7 @@ public final class GattLink: DatagramTransport {
         var receivers: [CheckedContinuation<[UInt8], any Error>] = []
         var outboundWaiters: [CheckedContinuation<Void, Never>] = []
         var onClose: [@Sendable () async -> Void] = []
+        var inboundSeen = false
     }
     private let state: Mutex<State>
     private let waiter = FDWaiter()
@@ -55,6 +56,8 @@ public final class GattLink: DatagramTransport {
     /// The ATT MTU last reported by BlueZ.
     public var mtu: Int { state.withLock { $0.mtu } }
     public var isClosed: Bool { state.withLock { $0.closed } }
+    /// Whether the peer's writes ever reached this link (an acquired write socket, or a `WriteValue`).
+    public var receivedWrites: Bool { state.withLock { $0.inboundSeen } }
 
     func updateMTU(_ mtu: Int) {
         guard mtu >= 23 else { return }
@@ -85,6 +88,7 @@ public final class GattLink: DatagramTransport {
             guard !s.closed else { return false }
             if s.inFD >= 0 { Glibc.close(s.inFD) }
             s.inFD = fd
+            s.inboundSeen = true
             return true
         }
         guard accepted else {
@@ -118,7 +122,10 @@ public final class GattLink: DatagramTransport {
     }
 
     /// Queues one inbound datagram (from D-Bus).
-    func deliver(_ datagram: [UInt8]) { deliver([datagram]) }
+    func deliver(_ datagram: [UInt8]) {
+        state.withLock { $0.inboundSeen = true }
+        deliver([datagram])
+    }
 
     /// Queues inbound datagrams, waking a waiting receiver once. Far behind, the socket is left
     /// unread (bluetoothd then buffers) until the consumer catches up.

@@ -296,6 +296,17 @@ public actor GattPeripheral {
         return link
     }
 
+    /// Registers the GATT application with bluetoothd afresh. bluetoothd 5.66 can stop handing a
+    /// characteristic's writes over for good (it never calls `AcquireWrite` again and drops the
+    /// values) after a sender vanished while the socket was being acquired; seen in the lab after a
+    /// receiver restart under a live link. A new registration starts from a clean slate.
+    public func registerApplicationAgain() async throws(BlueZError) {
+        guard !closed, registered else { return }
+        _ = try? await bus.bluez(adapterPath, BlueZ.gattManager, "UnregisterApplication", [.objectPath(Self.appPath)], timeout: .seconds(5))
+        registered = false
+        try await registerWithBluez()
+    }
+
     /// Ends the BLE connection of `link`'s peer: a sender that failed the handshake, went silent
     /// or broke the protocol would otherwise keep holding the link (the receiver only closed its
     /// sockets). Nothing is done if that peer has already opened a newer link.

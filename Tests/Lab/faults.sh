@@ -34,7 +34,7 @@ mkfile k300.bin $((300 * 1024))
 
 # ---- helpers ----
 # temporaries DIR: the hidden partial files in DIR, one per line
-temporaries() { find "$1" -maxdepth 1 -name ".*$(printf '%s' .blesend-part)" -printf '%f\n' 2>/dev/null; }
+temporaries() { find "$1" -maxdepth 1 -name '.*.blesend-part' -printf '%f\n' 2>/dev/null; }
 no_temporaries() { [ -z "$(temporaries "$1")" ]; }
 # outdir NAME: a fresh receiving folder (a case may run more than once per boot: faults.sh hostile hostile)
 outdir() { mktemp -d "$W/out-$1.XXXX"; }
@@ -97,9 +97,10 @@ set_powered() {   # set_powered hciN true|false
   busctl --system set-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered b "$2"
 }
 
-# cut_link: drops the current hci1 link (Device1.Disconnect, then HCI LE Disconnect if blesend has
-# not noticed within ~1 s; the e2e link-cut technique, with a shorter grace; the HCI Disconnect is repeated every 4 s, up
-# to 3 times, with whatever handle the link has then). Waits until blesend rescans. Sets CUT_HOW.
+# cut_link: drops the current hci1 link: Device1.Disconnect, then an HCI LE Disconnect if blesend
+# has not noticed within ~1 s (the e2e link-cut technique with a shorter grace: during a transfer
+# Device1.Disconnect waits for the sockets to close); the HCI Disconnect is repeated every 4 s, up
+# to 3 times, with whatever handle the link has then. Waits until blesend rescans. Sets CUT_HOW.
 CUT_HOW=none
 cut_link() {
   local before handle deadline try out
@@ -146,20 +147,25 @@ restart_bluetoothd() {
   log "bluetoothd restarted (${cmd[*]}); both adapters powered again after ${BTD_DOWN_S}s"
 }
 
-# proc_stats PID: "rss_kib hwm_kib fds"
+# proc_stats PID: "vmrss_kib vmhwm_kib rss_kib fds context_switches". VmRSS/VmHWM from
+# /proc/PID/status; Rss from smaps_rollup (walks the page tables: exact, where VmRSS may lag by
+# per-thread cached counts); context switches summed over all threads (shows the figures are live:
+# the main thread of a Swift program sleeps while the work runs on others).
 proc_stats() {
-  local rss hwm fds
+  local rss hwm srss fds cs
   rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
   hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+  srss=$(awk '/^Rss:/ { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null)
+  cs=$(cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches:/ { n += $2 } END { print n }')
   fds=$(find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
-  echo "${rss:-0} ${hwm:-0} $fds"
+  echo "${rss:-0} ${hwm:-0} ${srss:-0} $fds ${cs:-0}"
 }
 
 # =====================================================================================
 case_readonly() {
   begin "attack: out dir not writable (read-only mount)"
-  local ro=$W/ro rrc
-  mkdir -p "$ro"
+  local ro rrc
+  ro=$(outdir ro)
   if mount -t tmpfs -o size=1m,ro tmpfs "$ro"; then MOUNTS+=("$ro"); else fail "cannot mount a read-only tmpfs"; fi
   RECV_LOG=$W/logs/recv-ro
   timeout -k 2 20 "$RECV" --adapter hci0 --trust "$W/trust" --key "$W/keys/receiver" --out "$ro" \
@@ -171,8 +177,8 @@ case_readonly() {
   check "the error does not say 'not writable'" grep -q 'not writable' "$RECV_LOG.err"
 
   # The folder turns read-only while blerecv runs: the file is refused, nothing lands.
-  local rw=$W/rw
-  mkdir -p "$rw"
+  local rw
+  rw=$(outdir rw)
   if mount -t tmpfs -o size=1m tmpfs "$rw"; then MOUNTS+=("$rw"); else fail "cannot mount a tmpfs"; fi
   start_recv ro-later "$rw" -v || fail "receiver did not start"
   mount -o remount,ro "$rw" || fail "remount,ro failed"
@@ -191,8 +197,8 @@ case_readonly() {
 
 case_disk_full() {
   begin "attack: disk full during receive (tmpfs)"
-  local full=$W/full rrc
-  mkdir -p "$full"
+  local full rrc
+  full=$(outdir full)
   if mount -t tmpfs -o size=256k tmpfs "$full"; then MOUNTS+=("$full"); else fail "cannot mount a 256k tmpfs"; fi
   # (a) a 1 MiB file with its size in the offer: refused before a byte is written (blerecv --once:
   #     its exit status reports the failure)
@@ -449,9 +455,9 @@ case_hostile() {
 
 case_soak() {
   begin "soak: 50 transfers, blerecv RSS and fds flat"
-  local out i size name rpid stats rss hwm fds
+  local out i size name rpid stats rss hwm srss fds cs
   out=$(outdir soak)
-  local -A RSS=() HWM=() FDS=()
+  local -A RSS=() HWM=() SRSS=() FDS=()
   start_recv soak "$out" --json || fail "receiver did not start"
   rpid=$RECV_PID
   for i in $(seq 1 50); do
@@ -468,16 +474,17 @@ case_soak() {
       1|10|25|50)
         wait_count "$RECV_LOG.out" done "$i" 10 || fail "receiver reported $(count_event "$RECV_LOG.out" done) sessions, want $i"
         sleep 0.5
-        stats=$(proc_stats "$rpid"); read -r rss hwm fds <<< "$stats"
-        RSS[$i]=$rss; HWM[$i]=$hwm; FDS[$i]=$fds
-        echo "# soak: after transfer $i: $(cat "/proc/$rpid/comm" 2>/dev/null) pid $rpid: VmRSS ${rss} KiB, VmHWM ${hwm} KiB, fds $fds"
+        stats=$(proc_stats "$rpid"); read -r rss hwm srss fds cs <<< "$stats"
+        RSS[$i]=$rss; HWM[$i]=$hwm; SRSS[$i]=$srss; FDS[$i]=$fds
+        echo "# soak: after transfer $i: $(cat "/proc/$rpid/comm" 2>/dev/null) pid $rpid: VmRSS ${rss} KiB, VmHWM ${hwm} KiB, Rss (smaps) ${srss} KiB, fds $fds, context switches (all threads) $cs"
         ;;
     esac
   done
   if [ -n "${RSS[50]:-}" ]; then
-    local growth=$(( RSS[50] - RSS[10] ))
-    echo "# soak: RSS growth 10->50: ${growth} KiB (bound 4096 KiB); fds 1/10/25/50: ${FDS[1]}/${FDS[10]}/${FDS[25]}/${FDS[50]}"
-    check "RSS grew by ${growth} KiB between transfers 10 and 50 (bound 4096 KiB)" [ "$growth" -le 4096 ]
+    local growth=$(( RSS[50] - RSS[10] )) sgrowth=$(( SRSS[50] - SRSS[10] ))
+    echo "# soak: growth 10->50: VmRSS ${growth} KiB, Rss (smaps) ${sgrowth} KiB (bound 4096 KiB); fds 1/10/25/50: ${FDS[1]}/${FDS[10]}/${FDS[25]}/${FDS[50]}"
+    check "VmRSS grew by ${growth} KiB between transfers 10 and 50 (bound 4096 KiB)" [ "$growth" -le 4096 ]
+    check "Rss (smaps) grew by ${sgrowth} KiB between transfers 10 and 50 (bound 4096 KiB)" [ "$sgrowth" -le 4096 ]
     check "fds grew after warm-up: ${FDS[10]} at 10 -> ${FDS[25]} at 25" [ "${FDS[25]}" -le $(( FDS[10] + 2 )) ]
     check "fds grew after warm-up: ${FDS[10]} at 10 -> ${FDS[50]} at 50" [ "${FDS[50]}" -le $(( FDS[10] + 2 )) ]
   else

@@ -70,6 +70,16 @@ struct ReceiveOperation {
                 // the BLE link (closing our sockets alone leaves it connected).
                 await link.close()
                 await peripheral.disconnectPeer(of: link)
+                if error == .handshakeTimeout, !link.receivedWrites {
+                    // The peer subscribed but its writes never arrived: bluetoothd may have stopped
+                    // handing this characteristic's writes over (GattPeripheral.registerApplicationAgain).
+                    reporter.logger.notice("no data reached us on that connection; registering the service with bluetoothd again")
+                    do {
+                        try await peripheral.registerApplicationAgain()
+                    } catch {
+                        reporter.logger.warning("registering the service again failed: \(error)")
+                    }
+                }
             }
             await link.close()
             if once && tally.sessionEnded { break }
