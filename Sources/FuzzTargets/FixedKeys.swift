@@ -71,13 +71,7 @@ enum FixedHandshake {
     /// Payload of message 1 in `result` (any bytes; the record target does not read it).
     static let result: (initiator: HandshakeResult, responder: HandshakeResult) = {
         do {
-            var initiator = try NoiseIKInitiator(
-                localStatic: FixedKeys.trustedSender.secretKey, remoteStatic: FixedKeys.receiver.publicKey.bytes,
-                prologue: blesendPrologue, ephemeral: FixedKeys.initiatorEphemeral)
-            var responder = try NoiseIKResponder(
-                localStatic: FixedKeys.receiver.secretKey, prologue: blesendPrologue, ephemeral: FixedKeys.responderEphemeral)
-            let message1 = try initiator.writeMessage1(payload: [])
-            _ = try responder.readMessage1(message1)
+            var (initiator, responder) = try afterMessage1(payload: [])
             let message2 = try responder.writeMessage2(payload: [])
             _ = try initiator.readMessage2(message2)
             return (try initiator.split(), try responder.split())
@@ -85,4 +79,15 @@ enum FixedHandshake {
             fatalError("the fixed fuzz handshake failed: \(error)")
         }
     }()
+}
+
+/// Both fixed parties after message 1 carrying `payload` has gone from the trusted sender to the receiver.
+func afterMessage1(payload: [UInt8]) throws -> (initiator: NoiseIKInitiator, responder: NoiseIKResponder) {
+    var initiator = try NoiseIKInitiator(
+        localStatic: FixedKeys.trustedSender.secretKey, remoteStatic: FixedKeys.receiver.publicKey.bytes,
+        prologue: blesendPrologue, ephemeral: FixedKeys.initiatorEphemeral)
+    var responder = try NoiseIKResponder(
+        localStatic: FixedKeys.receiver.secretKey, prologue: blesendPrologue, ephemeral: FixedKeys.responderEphemeral)
+    _ = try responder.readMessage1(try initiator.writeMessage1(payload: payload))
+    return (initiator, responder)
 }

@@ -19,16 +19,9 @@ let handshakeInitiatorTarget = FuzzTarget(
 /// Both sides right after message 1 (copied per input: their secrets are replaced, never written
 /// in place, so copies are independent). Read-only after initialisation; libFuzzer runs one input
 /// at a time.
-private nonisolated(unsafe) let afterMessage1: (initiator: NoiseIKInitiator, responder: NoiseIKResponder) = {
+private nonisolated(unsafe) let partiesAfterMessage1: (initiator: NoiseIKInitiator, responder: NoiseIKResponder) = {
     do {
-        var initiator = try NoiseIKInitiator(
-            localStatic: FixedKeys.trustedSender.secretKey, remoteStatic: FixedKeys.receiver.publicKey.bytes,
-            prologue: blesendPrologue, ephemeral: FixedKeys.initiatorEphemeral)
-        var responder = try NoiseIKResponder(
-            localStatic: FixedKeys.receiver.secretKey, prologue: blesendPrologue, ephemeral: FixedKeys.responderEphemeral)
-        _ = try responder.readMessage1(try initiator.writeMessage1(
-            payload: openingPayload(timestamp: 42, name: "notes.txt", size: 5)))
-        return (initiator, responder)
+        return try afterMessage1(payload: openingPayload(timestamp: 42, name: "notes.txt", size: 5))
     } catch {
         fatalError("the fixed fuzz handshake failed: \(error)")
     }
@@ -36,7 +29,7 @@ private nonisolated(unsafe) let afterMessage1: (initiator: NoiseIKInitiator, res
 
 /// The real receiver's message 2 carrying `payload`, and its keys.
 private func genuineMessage2(payload: [UInt8]) -> (message: [UInt8], keys: HandshakeResult) {
-    var responder = afterMessage1.responder
+    var responder = partiesAfterMessage1.responder
     do {
         let message = try responder.writeMessage2(payload: payload)
         return (message, try responder.split())
@@ -46,7 +39,7 @@ private func genuineMessage2(payload: [UInt8]) -> (message: [UInt8], keys: Hands
 }
 
 private func runHandshakeInitiator(_ message: [UInt8]) {
-    var initiator = afterMessage1.initiator
+    var initiator = partiesAfterMessage1.initiator
     let payload: [UInt8]
     do {
         payload = try initiator.readMessage2(message)

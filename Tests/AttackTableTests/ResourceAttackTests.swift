@@ -173,15 +173,7 @@ func diskFullDuringReceive(variant: String) throws {
     let outcome = LoopbackRun.run(sender: &sender, receiver: &receiver, options: .init(maxDatagramSize: 244))
 
     #expect(outcome.finished, "the session goes on: one file failed")
-    #expect(outcome.senderEvents.compactMap(\.fileFailure) == [.rejected(.couldNotStore)])
-    #expect(senderExitStatus(.rejected(.couldNotStore)) == .fileRejected)
-    let failures = outcome.receiverEvents.compactMap(\.fileFailure)
-    guard case .couldNotStore(let detail) = failures.first, failures.count == 1 else {
-        Issue.record("receiver: \(failures)")
-        return
-    }
-    #expect(detail.contains("No space left on device"), "\(detail)")
-    #expect(receiverExitStatus(.couldNotStore(detail)) == .localIO)
+    expectCouldNotStore(outcome, because: "No space left on device")
     expectNothingLeft(target, at: "report.pdf", besides: kept)
 }
 
@@ -204,15 +196,7 @@ func targetFolderNotWritable(variant: String) throws {
         var sender = target.sender([MemoryFileSource(name: "report.pdf", bytes: secret)])
         let outcome = LoopbackRun.run(sender: &sender, receiver: &receiver, options: .init(maxDatagramSize: 244))
         #expect(outcome.finished)
-        #expect(outcome.senderEvents.compactMap(\.fileFailure) == [.rejected(.couldNotStore)])
-        #expect(senderExitStatus(.rejected(.couldNotStore)) == .fileRejected)
-        let failures = outcome.receiverEvents.compactMap(\.fileFailure)
-        guard case .couldNotStore(let detail) = failures.first, failures.count == 1 else {
-            Issue.record("receiver: \(failures)")
-            return
-        }
-        #expect(detail.contains("Read-only file system"), "\(detail)")
-        #expect(receiverExitStatus(.couldNotStore(detail)) == .localIO)
+        expectCouldNotStore(outcome, because: "Read-only file system")
     }
     expectNothingLeft(target, at: "report.pdf")
 }
@@ -284,4 +268,19 @@ func preAuthenticationLimitsLetHonestHandshakesThrough(datagramSize: Int) throws
     #expect(outcome.connections == 1)
     #expect(outcome.senderErrors.isEmpty && outcome.receiverErrors.isEmpty)
     #expect(target.holds(name, secret))
+}
+
+/// One file the receiver could not store because of `reason` (an errno text): the sender hears
+/// "refused" (72), the receiver reports a local I/O failure (71).
+private func expectCouldNotStore(_ outcome: LoopbackRun.Outcome, because reason: String,
+                                 sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(outcome.senderEvents.compactMap(\.fileFailure) == [.rejected(.couldNotStore)], sourceLocation: sourceLocation)
+    #expect(senderExitStatus(.rejected(.couldNotStore)) == .fileRejected, sourceLocation: sourceLocation)
+    let failures = outcome.receiverEvents.compactMap(\.fileFailure)
+    guard case .couldNotStore(let detail) = failures.first, failures.count == 1 else {
+        Issue.record("receiver: \(failures)", sourceLocation: sourceLocation)
+        return
+    }
+    #expect(detail.contains(reason), "\(detail)", sourceLocation: sourceLocation)
+    #expect(receiverExitStatus(.couldNotStore(detail)) == .localIO, sourceLocation: sourceLocation)
 }
