@@ -23,7 +23,7 @@ public struct CipherState: Sendable {
         guard nonce != .max else { throw .nonceExhausted }
         let sealed: [UInt8]
         do {
-            sealed = try ChaCha20Poly1305IETF.seal(key: key, nonce: Self.nonceBytes(nonce), plaintext: plaintext,
+            sealed = try AEAD.chaCha20Poly1305IETF.seal(key: key, nonce: Self.nonceBytes(nonce), plaintext: plaintext,
                                                     associatedData: associatedData)
         } catch {
             throw .messageTooLong
@@ -39,7 +39,7 @@ public struct CipherState: Sendable {
         guard nonce != .max else { throw .nonceExhausted }
         let opened: [UInt8]
         do {
-            opened = try ChaCha20Poly1305IETF.open(key: key, nonce: Self.nonceBytes(nonce), ciphertext: ciphertext,
+            opened = try AEAD.chaCha20Poly1305IETF.open(key: key, nonce: Self.nonceBytes(nonce), ciphertext: ciphertext,
                                                     associatedData: associatedData)
         } catch {
             throw .decryptionFailed

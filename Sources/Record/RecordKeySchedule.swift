@@ -12,7 +12,7 @@ struct RecordKeySchedule {
     /// The counter of the next record.
     private(set) var counter: UInt64
     let rekeyAfter: UInt64
-    private var nonce = [UInt8](repeating: 0, count: XChaCha20Poly1305IETF.nonceLength)
+    private var nonce = [UInt8](repeating: 0, count: AEAD.xChaCha20Poly1305IETF.nonceLength)
 
     /// `rekeyAfter` of 0 is treated as 1. `startingCounter` is for tests (counter exhaustion).
     init(key: SecureBytes, rekeyAfter: UInt64, startingCounter: UInt64 = 0) {

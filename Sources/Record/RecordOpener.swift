@@ -68,7 +68,7 @@ public struct RecordOpener: Codec {
         do {
             return try [UInt8](unsafeUninitializedCapacity: plaintextLength) { buffer, initialized in
                 initialized = try record.withUnsafeBytes { recordBytes in
-                    try XChaCha20Poly1305IETF.open(
+                    try AEAD.xChaCha20Poly1305IETF.open(
                         key: key, nonce: nonce,
                         ciphertext: UnsafeRawBufferPointer(rebasing: recordBytes[RecordFormat.headerLength...]),
                         associatedData: UnsafeRawBufferPointer(rebasing: recordBytes[..<RecordFormat.headerLength]),

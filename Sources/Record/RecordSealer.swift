@@ -55,7 +55,7 @@ public struct RecordSealer: Codec {
                 let body = UnsafeMutableRawBufferPointer(rebasing: record[RecordFormat.headerLength...])
                 let written = try plaintext.withUnsafeBytes { plaintextBytes in
                     try withUnsafeBytes(of: header) { headerByte in
-                        try XChaCha20Poly1305IETF.seal(key: key, nonce: nonce, plaintext: plaintextBytes,
+                        try AEAD.xChaCha20Poly1305IETF.seal(key: key, nonce: nonce, plaintext: plaintextBytes,
                                                        associatedData: headerByte, into: body)
                     }
                 }

@@ -20,7 +20,7 @@ enum CPUBench {
         file.withUnsafeMutableBytes { Random.fill($0) }
         let source = MemoryFileSource(name: "cpu.bin", bytes: file)
         file = []
-        let key = SecureBytes.random(count: XChaCha20Poly1305IETF.keyLength)
+        let key = SecureBytes.random(count: AEAD.xChaCha20Poly1305IETF.keyLength)
 
         var allPass = true
         for mtu in mtus {
@@ -90,9 +90,9 @@ enum CPUBench {
         let records = (bytes + recordSize - 1) / recordSize
         var plaintext = [UInt8](repeating: 0, count: recordSize)
         plaintext.withUnsafeMutableBytes { Random.fill($0) }
-        var sealed = [UInt8](repeating: 0, count: recordSize + XChaCha20Poly1305IETF.tagLength)
+        var sealed = [UInt8](repeating: 0, count: recordSize + AEAD.xChaCha20Poly1305IETF.tagLength)
         var opened = [UInt8](repeating: 0, count: recordSize)
-        var nonce = [UInt8](repeating: 0, count: XChaCha20Poly1305IETF.nonceLength)
+        var nonce = [UInt8](repeating: 0, count: AEAD.xChaCha20Poly1305IETF.nonceLength)
         let header: [UInt8] = [0]
         var failures = 0
         let clock = ContinuousClock()
@@ -106,9 +106,9 @@ enum CPUBench {
                                 for i in 0..<8 { nonceBytes[16 + i] = UInt8(truncatingIfNeeded: counter >> UInt64(56 - 8 * i)) }
                                 let n = UnsafeRawBufferPointer(nonceBytes)
                                 do {
-                                    let count = try XChaCha20Poly1305IETF.seal(key: key, nonce: n, plaintext: plain,
+                                    let count = try AEAD.xChaCha20Poly1305IETF.seal(key: key, nonce: n, plaintext: plain,
                                                                                associatedData: ad, into: sealedBytes)
-                                    _ = try XChaCha20Poly1305IETF.open(key: key, nonce: n,
+                                    _ = try AEAD.xChaCha20Poly1305IETF.open(key: key, nonce: n,
                                                                        ciphertext: UnsafeRawBufferPointer(rebasing: sealedBytes[..<count]),
                                                                        associatedData: ad, into: openedBytes)
                                 } catch {

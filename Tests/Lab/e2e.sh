@@ -145,12 +145,7 @@ run_main() {
       PIDS+=("$!")
       # BlueZ 5.66 in the lab defers Device1.Disconnect while traffic flows (see report); if the
       # link is still up after 3 s, cut it one layer lower: HCI LE Disconnect from another process.
-      local deadline=$((SECONDS + 3))
-      while [ "$SECONDS" -lt "$deadline" ]; do
-        [ "$(grep -c '"event":"scanning"' "$SLOG.out")" -ge 2 ] && break   # blesend noticed, rescans
-        sleep 0.3
-      done
-      if [ "$(grep -c '"event":"scanning"' "$SLOG.out")" -ge 2 ]; then
+      if wait_until 3 lines_at_least "$SLOG.out" '"event":"scanning"' 2; then   # blesend noticed, rescans
         cut=1; CUT_HOW="Device1.Disconnect"
       else
         log "blesend still on the link 3 s after Device1.Disconnect; hcitool -i hci1 ledc '$handle'"

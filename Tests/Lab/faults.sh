@@ -60,39 +60,15 @@ finish_send() {
   log "blesend $(basename "$SLOG" | sed 's/^send-//'): exit $SRC after ${SEND_SECS}s"
 }
 # wait_progress FILE BYTES SECONDS PID: until the --json log acknowledges BYTES (bounded).
-wait_progress() {
-  local deadline=$((SECONDS + $3))
-  while [ "$SECONDS" -lt "$deadline" ]; do
-    [ "$(max_progress "$1")" -ge "$2" ] && return 0
-    kill -0 "$4" 2>/dev/null || return 1
-    sleep 0.2
-  done
-  return 1
-}
+progress_at_least() { [ "$(max_progress "$1")" -ge "$2" ]; }
+wait_progress() { wait_until "$3" --pid "$4" progress_at_least "$1" "$2"; }
 # wait_count FILE EVENT N SECONDS: until the --json log has N EVENT lines (bounded).
-wait_count() {
-  local deadline=$((SECONDS + $4))
-  while [ "$SECONDS" -lt "$deadline" ]; do
-    [ "$(count_event "$1" "$2")" -ge "$3" ] && return 0
-    sleep 0.2
-  done
-  return 1
-}
+count_at_least() { [ "$(count_event "$1" "$2")" -ge "$3" ]; }
+wait_count() { wait_until "$4" count_at_least "$1" "$2" "$3"; }
 # wait_lines FILE REGEX N SECONDS: until FILE has N lines matching REGEX (bounded).
-wait_lines() {
-  local deadline=$((SECONDS + $4))
-  while [ "$SECONDS" -lt "$deadline" ]; do
-    [ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -ge "$3" ] && return 0
-    sleep 0.2
-  done
-  return 1
-}
-powered() { busctl --system get-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered 2>/dev/null; }
-wait_powered() {   # wait_powered hciN SECONDS
-  local deadline=$((SECONDS + $2))
-  while [ "$SECONDS" -lt "$deadline" ]; do [ "$(powered "$1")" = "b true" ] && return 0; sleep 0.2; done
-  return 1
-}
+wait_lines() { wait_until "$4" lines_at_least "$1" "$2" "$3"; }
+powered() { [ "$(busctl --system get-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered 2>/dev/null)" = "b true" ]; }
+wait_powered() { wait_until "$2" powered "$1"; }   # wait_powered hciN SECONDS
 set_powered() {   # set_powered hciN true|false
   busctl --system set-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered b "$2"
 }
@@ -102,13 +78,14 @@ set_powered() {   # set_powered hciN true|false
 # Device1.Disconnect waits for the sockets to close); the HCI Disconnect is repeated every 4 s, up
 # to 3 times, with whatever handle the link has then. Waits until blesend rescans. Sets CUT_HOW.
 CUT_HOW=none
+rescanned_since() { [ "$(count_event "$SLOG.out" scanning)" -gt "$1" ]; }
 cut_link() {
-  local before handle deadline try out
+  local before handle try out
   before=$(count_event "$SLOG.out" scanning)
   ( timeout 20 busctl --system call org.bluez "$PEER_DEV" org.bluez.Device1 Disconnect > /dev/null 2>&1 ) &
   PIDS+=("$!")
   for try in $(seq 1 4); do
-    [ "$(count_event "$SLOG.out" scanning)" -gt "$before" ] && { CUT_HOW=Device1.Disconnect; return 0; }
+    rescanned_since "$before" && { CUT_HOW=Device1.Disconnect; return 0; }
     sleep 0.2
   done
   CUT_HOW=""
@@ -116,11 +93,7 @@ cut_link() {
     handle=$(hcitool -i hci1 con 2>/dev/null | sed -n 's/.*handle \([0-9][0-9]*\).*/\1/p' | head -n 1)
     out=$( [ -n "$handle" ] && hcitool -i hci1 ledc "$handle" 2>&1; echo "rc $?")
     CUT_HOW+="hcitool ledc '$handle' ($(echo $out))"
-    deadline=$((SECONDS + 4))
-    while [ "$SECONDS" -lt "$deadline" ]; do
-      [ "$(count_event "$SLOG.out" scanning)" -gt "$before" ] && return 0
-      sleep 0.2
-    done
+    wait_until 4 rescanned_since "$before" && return 0
     CUT_HOW+=" no effect after 4 s, links: $(hcitool -i hci1 con | tail -n +2 | tr -s ' \t' ' '); "
   done
   return 1

@@ -68,20 +68,24 @@ end() {
   fi
 }
 
-# Wait (bounded) until a file contains a pattern. wait_for FILE REGEX SECONDS [PID]
-wait_for() {
-  local file=$1 re=$2 limit=$3 pid=${4:-} i=0
-  while [ "$i" -lt $((limit * 10)) ]; do
-    grep -qE -- "$re" "$file" 2>/dev/null && return 0
-    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
-      grep -qE -- "$re" "$file" 2>/dev/null && return 0
-      return 1
-    fi
-    sleep 0.1
-    i=$((i + 1))
+# wait_until SECONDS [--pid PID] COMMAND...: runs COMMAND every 0.2 s until it succeeds (0) or
+# SECONDS pass (1). With --pid, gives up early, after one last try, once PID has exited.
+wait_until() {
+  local deadline=$((SECONDS + $1)) pid=""
+  shift
+  if [ "$1" = --pid ]; then pid=$2; shift 2; fi
+  while [ "$SECONDS" -lt "$deadline" ]; do
+    "$@" && return 0
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then "$@"; return; fi
+    sleep 0.2
   done
   return 1
 }
+
+# lines_at_least FILE REGEX N: FILE has N or more lines matching REGEX.
+lines_at_least() { [ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -ge "$3" ]; }
+# Wait (bounded) until a file contains a pattern. wait_for FILE REGEX SECONDS [PID]
+wait_for() { wait_until "$3" ${4:+--pid "$4"} grep -qE -- "$2" "$1"; }
 
 # count_event FILE EVENT: how many EVENT lines a --json log has (builtins only)
 count_event() {
@@ -99,16 +103,8 @@ max_progress() {
 }
 # wait_for2 FILE1 REGEX1 FILE2 REGEX2 SECONDS PID: either file matches (polls with builtins only).
 file_has() { local l; [ -f "$1" ] || return 1; while IFS= read -r l || [ -n "$l" ]; do [[ $l =~ $2 ]] && return 0; done < "$1"; return 1; }
-wait_for2() {
-  local deadline=$((SECONDS + $5))
-  while [ "$SECONDS" -lt "$deadline" ]; do
-    file_has "$1" "$2" && return 0
-    file_has "$3" "$4" && return 0
-    kill -0 "$6" 2>/dev/null || return 1
-    sleep 0.2
-  done
-  return 1
-}
+either_file_has() { file_has "$1" "$2" || file_has "$3" "$4"; }
+wait_for2() { wait_until "$5" --pid "$6" either_file_has "$1" "$2" "$3" "$4"; }
 
 # Wait (bounded) for a background child of this shell; sets WRC to its exit status (124 after the
 # deadline: killed). Not for $(...): a subshell cannot wait for its parent's children.

@@ -26,7 +26,7 @@ func specRecord(_ plaintext: [UInt8], final: Bool, counter: UInt64, key: SecureB
     let header: UInt8 = final ? 1 : 0
     var nonce = [UInt8](repeating: 0, count: 16)
     nonce.appendBigEndian(counter)
-    return [header] + (try XChaCha20Poly1305IETF.seal(key: key, nonce: nonce, plaintext: plaintext, associatedData: [header]))
+    return [header] + (try AEAD.xChaCha20Poly1305IETF.seal(key: key, nonce: nonce, plaintext: plaintext, associatedData: [header]))
 }
 
 @Suite struct RecordLayerTests {

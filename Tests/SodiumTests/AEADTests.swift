@@ -8,7 +8,7 @@ let vectorKey = SecureBytes(copying: (0x80...0x9f).map { UInt8($0) })
 let vectorAssociatedData: [UInt8] = [0x50, 0x51, 0x52, 0x53, 0xc0, 0xc1, 0xc2, 0xc3, 0xc4, 0xc5, 0xc6, 0xc7]
 
 @Suite struct ChaCha20Poly1305IETFTests {
-    typealias AEAD = ChaCha20Poly1305IETF
+    static let aead = AEAD.chaCha20Poly1305IETF
 
     // RFC 8439, section 2.8.2 (AEAD_CHACHA20_POLY1305 test vector).
     static let nonce = "070000004041424344454647"
@@ -20,25 +20,25 @@ let vectorAssociatedData: [UInt8] = [0x50, 0x51, 0x52, 0x53, 0xc0, 0xc1, 0xc2, 0
     static let tag = "1ae10b594f09e26a7e902ecbd0600691"
 
     @Test func rfc8439Seal() throws {
-        let sealed = try AEAD.seal(key: vectorKey, nonce: try #require(bytes(hex: Self.nonce)),
+        let sealed = try Self.aead.seal(key: vectorKey, nonce: try #require(bytes(hex: Self.nonce)),
                                    plaintext: sunscreen, associatedData: vectorAssociatedData)
         #expect(hex(sealed) == (Self.ciphertext + Self.tag).filter { !$0.isWhitespace })
     }
 
     @Test func rfc8439Open() throws {
         let sealed = try #require(bytes(hex: Self.ciphertext + Self.tag))
-        let opened = try AEAD.open(key: vectorKey, nonce: try #require(bytes(hex: Self.nonce)),
+        let opened = try Self.aead.open(key: vectorKey, nonce: try #require(bytes(hex: Self.nonce)),
                                    ciphertext: sealed, associatedData: vectorAssociatedData)
         #expect(opened == sunscreen)
     }
 
     @Test func constants() {
-        #expect(AEAD.keyLength == 32 && AEAD.nonceLength == 12 && AEAD.tagLength == 16)
+        #expect(Self.aead.keyLength == 32 && Self.aead.nonceLength == 12 && Self.aead.tagLength == 16)
     }
 }
 
 @Suite struct XChaCha20Poly1305IETFTests {
-    typealias AEAD = XChaCha20Poly1305IETF
+    static let aead = AEAD.xChaCha20Poly1305IETF
 
     // draft-irtf-cfrg-xchacha-03, appendix A.3.1 (AEAD_XChaCha20_Poly1305 test vector),
     // also used by libsodium's test/default/aead_xchacha20poly1305.c.
@@ -51,20 +51,20 @@ let vectorAssociatedData: [UInt8] = [0x50, 0x51, 0x52, 0x53, 0xc0, 0xc1, 0xc2, 0
     static let tag = "c0875924c1c7987947deafd8780acf49"
 
     @Test func draftXChaChaSeal() throws {
-        let sealed = try AEAD.seal(key: vectorKey, nonce: try #require(bytes(hex: Self.nonce)),
+        let sealed = try Self.aead.seal(key: vectorKey, nonce: try #require(bytes(hex: Self.nonce)),
                                    plaintext: sunscreen, associatedData: vectorAssociatedData)
         #expect(hex(sealed) == (Self.ciphertext + Self.tag).filter { !$0.isWhitespace })
     }
 
     @Test func draftXChaChaOpen() throws {
         let sealed = try #require(bytes(hex: Self.ciphertext + Self.tag))
-        let opened = try AEAD.open(key: vectorKey, nonce: try #require(bytes(hex: Self.nonce)),
+        let opened = try Self.aead.open(key: vectorKey, nonce: try #require(bytes(hex: Self.nonce)),
                                    ciphertext: sealed, associatedData: vectorAssociatedData)
         #expect(opened == sunscreen)
     }
 
     @Test func constants() {
-        #expect(AEAD.keyLength == 32 && AEAD.nonceLength == 24 && AEAD.tagLength == 16)
+        #expect(Self.aead.keyLength == 32 && Self.aead.nonceLength == 24 && Self.aead.tagLength == 16)
     }
 
     @Test func pointerPathMatchesArrayPath() throws {
@@ -73,13 +73,13 @@ let vectorAssociatedData: [UInt8] = [0x50, 0x51, 0x52, 0x53, 0xc0, 0xc1, 0xc2, 0
         let ad: [UInt8] = [1]
         for length in [0, 1, 15, 16, 17, 4096] {
             let plaintext = Random.bytes(length)
-            let viaArrays = try AEAD.seal(key: key, nonce: nonce, plaintext: plaintext, associatedData: ad)
+            let viaArrays = try Self.aead.seal(key: key, nonce: nonce, plaintext: plaintext, associatedData: ad)
             var output = [UInt8](repeating: 0xee, count: length + 16 + 5)
             let written = try nonce.withUnsafeBytes { n in
                 try plaintext.withUnsafeBytes { p in
                     try ad.withUnsafeBytes { a in
                         try output.withUnsafeMutableBytes { o in
-                            try AEAD.seal(key: key, nonce: n, plaintext: p, associatedData: a, into: o)
+                            try Self.aead.seal(key: key, nonce: n, plaintext: p, associatedData: a, into: o)
                         }
                     }
                 }
@@ -93,7 +93,7 @@ let vectorAssociatedData: [UInt8] = [0x50, 0x51, 0x52, 0x53, 0xc0, 0xc1, 0xc2, 0
                 try viaArrays.withUnsafeBytes { c in
                     try ad.withUnsafeBytes { a in
                         try opened.withUnsafeMutableBytes { o in
-                            try AEAD.open(key: key, nonce: n, ciphertext: c, associatedData: a, into: o)
+                            try Self.aead.open(key: key, nonce: n, ciphertext: c, associatedData: a, into: o)
                         }
                     }
                 }
@@ -111,7 +111,7 @@ let vectorAssociatedData: [UInt8] = [0x50, 0x51, 0x52, 0x53, 0xc0, 0xc1, 0xc2, 0
             try nonce.withUnsafeBytes { n in
                 try [UInt8](repeating: 1, count: 10).withUnsafeBytes { p in
                     try output.withUnsafeMutableBytes { o in
-                        try AEAD.seal(key: key, nonce: n, plaintext: p, associatedData: UnsafeRawBufferPointer(start: nil, count: 0), into: o)
+                        try Self.aead.seal(key: key, nonce: n, plaintext: p, associatedData: UnsafeRawBufferPointer(start: nil, count: 0), into: o)
                     }
                 }
             }
@@ -131,11 +131,11 @@ let vectorAssociatedData: [UInt8] = [0x50, 0x51, 0x52, 0x53, 0xc0, 0xc1, 0xc2, 0
 
     static let variants = [
         Variant(name: "ChaCha20Poly1305IETF", nonceLength: 12,
-                seal: { try ChaCha20Poly1305IETF.seal(key: $0, nonce: $1, plaintext: $2, associatedData: $3) },
-                open: { try ChaCha20Poly1305IETF.open(key: $0, nonce: $1, ciphertext: $2, associatedData: $3) }),
+                seal: { try AEAD.chaCha20Poly1305IETF.seal(key: $0, nonce: $1, plaintext: $2, associatedData: $3) },
+                open: { try AEAD.chaCha20Poly1305IETF.open(key: $0, nonce: $1, ciphertext: $2, associatedData: $3) }),
         Variant(name: "XChaCha20Poly1305IETF", nonceLength: 24,
-                seal: { try XChaCha20Poly1305IETF.seal(key: $0, nonce: $1, plaintext: $2, associatedData: $3) },
-                open: { try XChaCha20Poly1305IETF.open(key: $0, nonce: $1, ciphertext: $2, associatedData: $3) }),
+                seal: { try AEAD.xChaCha20Poly1305IETF.seal(key: $0, nonce: $1, plaintext: $2, associatedData: $3) },
+                open: { try AEAD.xChaCha20Poly1305IETF.open(key: $0, nonce: $1, ciphertext: $2, associatedData: $3) }),
     ]
 
     @Test(arguments: variants)

@@ -1,8 +1,10 @@
 import CSodium
 
-/// The shape shared by libsodium's IETF ChaCha20-Poly1305 and XChaCha20-Poly1305 functions, so
-/// that the two public AEAD enums share one checked implementation.
-struct AEADPrimitive {
+/// One of libsodium's IETF ChaCha20-Poly1305 AEADs, with one checked implementation for both:
+/// - `.chaCha20Poly1305IETF`: 12-byte nonce; what Noise's ChaChaPoly uses (RFC 8439).
+/// - `.xChaCha20Poly1305IETF`: 24-byte nonce; what the blesend record layer uses (draft-irtf-cfrg-xchacha).
+/// Sealed output is ciphertext followed by the 16-byte tag. Errors are `SodiumError`.
+public struct AEAD: Sendable {
     typealias Encrypt = @convention(c) (
         UnsafeMutablePointer<UInt8>, UnsafeMutablePointer<UInt64>?,
         UnsafePointer<UInt8>?, UInt64, UnsafePointer<UInt8>?, UInt64,
@@ -14,15 +16,27 @@ struct AEADPrimitive {
         UnsafePointer<UInt8>, UnsafePointer<UInt8>
     ) -> Int32
 
-    let keyLength: Int
-    let nonceLength: Int
-    let tagLength: Int
+    public let keyLength: Int
+    public let nonceLength: Int
+    public let tagLength: Int
     let maxMessageLength: Int
-    let encrypt: Encrypt
-    let decrypt: Decrypt
+    private let encrypt: Encrypt
+    private let decrypt: Decrypt
 
-    /// Seals into `output`, which needs `plaintext.count + tagLength` bytes; returns that count.
-    func seal(
+    public static let chaCha20Poly1305IETF = AEAD(
+        keyLength: 32, nonceLength: 12, tagLength: 16,
+        // size_t is imported as Int, so reinterpret before clamping (XChaCha's limit is SIZE_MAX - 16).
+        maxMessageLength: Int(clamping: UInt(bitPattern: crypto_aead_chacha20poly1305_ietf_messagebytes_max())),
+        encrypt: crypto_aead_chacha20poly1305_ietf_encrypt, decrypt: crypto_aead_chacha20poly1305_ietf_decrypt)
+
+    public static let xChaCha20Poly1305IETF = AEAD(
+        keyLength: 32, nonceLength: 24, tagLength: 16,
+        maxMessageLength: Int(clamping: UInt(bitPattern: crypto_aead_xchacha20poly1305_ietf_messagebytes_max())),
+        encrypt: crypto_aead_xchacha20poly1305_ietf_encrypt, decrypt: crypto_aead_xchacha20poly1305_ietf_decrypt)
+
+    /// No-allocation seal: writes ciphertext ‖ tag (`plaintext.count + tagLength` bytes) to the
+    /// start of `output` and returns that count.
+    public func seal(
         key: SecureBytes, nonce: UnsafeRawBufferPointer, plaintext: UnsafeRawBufferPointer,
         associatedData: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) throws(SodiumError) -> Int {
@@ -41,9 +55,10 @@ struct AEADPrimitive {
         return sealedLength
     }
 
-    /// Opens into `output`, which needs `ciphertext.count - tagLength` bytes; returns that count.
-    /// `output` is left zeroed when authentication fails.
-    func open(
+    /// No-allocation open: writes the plaintext (`ciphertext.count - tagLength` bytes) to the
+    /// start of `output` and returns that count. On failure `output` holds zeros, never
+    /// unauthenticated plaintext.
+    public func open(
         key: SecureBytes, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer,
         associatedData: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) throws(SodiumError) -> Int {
@@ -65,7 +80,8 @@ struct AEADPrimitive {
         return openedLength
     }
 
-    func seal(
+    /// Ciphertext ‖ tag.
+    public func seal(
         key: SecureBytes, nonce: some Collection<UInt8>, plaintext: some Collection<UInt8>,
         associatedData: some Collection<UInt8>
     ) throws -> [UInt8] {
@@ -83,7 +99,8 @@ struct AEADPrimitive {
         }
     }
 
-    func open(
+    /// The plaintext; throws `.authenticationFailed` if anything was altered.
+    public func open(
         key: SecureBytes, nonce: some Collection<UInt8>, ciphertext: some Collection<UInt8>,
         associatedData: some Collection<UInt8>
     ) throws -> [UInt8] {
