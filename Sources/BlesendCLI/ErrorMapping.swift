@@ -74,11 +74,13 @@ extension CLIError {
         case .linkLost:
             self.init(.linkLost, "the Bluetooth link was lost")
         case .protocolViolation(let detail):
-            self.init(.integrity, "the peer broke the protocol: \(detail)")
+            self.init(.protocolViolation, "the peer broke the protocol: \(detail)")
         case .transfer(.sourceFailed(let detail)):
             self.init(.localIO, detail)
-        case .transfer(let other):
-            self.init(.integrity, "transfer failed: \(other)")
+        case .transfer(let cause):
+            // Only an authenticated receiver can have said this (the sender's view).
+            self.init(.protocolViolation, "the receiver broke the protocol: \(cause); stopped without sending more",
+                      hint: "the receiver runs a faulty or incompatible implementation; files it confirmed are saved")
         }
     }
 
@@ -87,6 +89,12 @@ extension CLIError {
         case .integrity:
             self.init(.integrity, "\(name): the received bytes did not match the sender's hash; nothing was saved",
                       hint: "send it again")
+        case .tampered:
+            self.init(.integrity, "\(name): a record failed authentication (tampered with or damaged on the way); nothing was saved",
+                      hint: "someone may be interfering; send it again")
+        case .senderBrokeProtocol(let cause):
+            self.init(.protocolViolation, "\(name): the sender broke the protocol: \(cause); nothing was saved",
+                      hint: "the sender runs a faulty or incompatible implementation")
         case .couldNotStore(let detail):
             self.init(.fileRejected, "\(name): the receiver could not store it (\(detail))")
         case .rejected(let reason):

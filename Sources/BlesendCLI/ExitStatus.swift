@@ -22,6 +22,9 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case localIO = 71
     /// The receiver refused or could not store a file.
     case fileRejected = 72
+    /// The peer authenticated, then broke the protocol (a malformed or out-of-place message): a
+    /// faulty or hostile implementation. Trying again would not help.
+    case protocolViolation = 76
     /// Stopped by SIGINT (Ctrl-C) or SIGTERM; partial files were removed.
     case interrupted = 130
 
@@ -38,6 +41,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .integrity: "integrity failure"
         case .localIO: "local I/O failure"
         case .fileRejected: "file rejected by the receiver"
+        case .protocolViolation: "the peer broke the protocol"
         case .interrupted: "interrupted by a signal"
         }
     }

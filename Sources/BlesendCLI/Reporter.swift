@@ -37,11 +37,12 @@ final class Reporter: @unchecked Sendable {
         Console.out(line.text + "\n")
     }
 
-    /// A line for people: on stderr, unless quiet or in JSON mode.
+    /// A line for people: on stderr, unless quiet or in JSON mode. Control characters (from a
+    /// peer's names) are shown as escapes, never sent to the terminal.
     func say(_ text: String) {
         guard !options.quiet, !options.json else { return }
         clearLine()
-        Console.err(text + "\n")
+        Console.err(TerminalText.sanitized(text) + "\n")
     }
 
     /// Progress of one file; redraws at most 10 times a second, JSON at most twice a second.
@@ -58,7 +59,7 @@ final class Reporter: @unchecked Sendable {
         }
         guard interactive, now - lastDraw >= .milliseconds(100) || total == done else { return }
         lastDraw = now
-        var line = "  \(Self.clip(name, 24))  \(Formatting.bytes(done))"
+        var line = "  \(Self.clip(TerminalText.sanitized(name), 24))  \(Formatting.bytes(done))"
         if let total, total > 0 {
             let fraction = Double(done) / Double(total)
             let eta = rate > 0 ? Double(total - min(total, done)) / rate : .infinity
@@ -79,8 +80,8 @@ final class Reporter: @unchecked Sendable {
             ("code", .string(error.status.summary)), ("exit", .int(Int64(error.status.rawValue))),
             ("message", .string(error.message)), ("hint", .of(error.hint)),
         ]))
-        Console.err("\(options.tool): error: \(error.message)\n")
-        if let hint = error.hint { Console.err("\(options.tool): hint: \(hint)\n") }
+        Console.err("\(options.tool): error: \(TerminalText.sanitized(error.message))\n")
+        if let hint = error.hint { Console.err("\(options.tool): hint: \(TerminalText.sanitized(hint))\n") }
     }
 
     func clearLine() {

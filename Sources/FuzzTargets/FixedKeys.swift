@@ -6,6 +6,8 @@ import Sodium
 /// handshake messages between these parties) stays valid from one run to the next. Test-only keys;
 /// derived from a label with BLAKE2b so they look like real keys.
 enum FixedKeys {
+    /// The wall clock the fuzz targets run at (nanoseconds since the Unix epoch, November 2025).
+    static let wallClock: UInt64 = 1_763_000_000_000_000_000
     /// The receiver (Noise responder).
     static let receiver = identity("blesend fuzz receiver")
     /// A sender in the receiver's trust store.

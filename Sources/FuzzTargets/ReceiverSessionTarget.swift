@@ -121,7 +121,7 @@ private struct Harness {
         peer = ReliableLink(configuration: configuration.link, maxDatagramSize: datagramSize)
         shadow = ReliableLink(configuration: configuration.link, maxDatagramSize: datagramSize)
         do {
-            try session.accept(maxDatagramSize: datagramSize, now: now, ephemeral: FixedKeys.responderEphemeral)
+            try session.accept(maxDatagramSize: datagramSize, now: now, wallClock: FixedKeys.wallClock + now.nanoseconds, ephemeral: FixedKeys.responderEphemeral)
         } catch {
             fatalError("accept failed: \(error)")
         }

@@ -21,6 +21,29 @@ public struct HandshakeReplayGuard {
     /// Number of peers remembered.
     public var count: Int { latest.count }
 
+    /// How far past the receiver's own clock a message 1 timestamp may be (protocol.md §3,
+    /// `MaxTimestampAhead`). Without a bound, one message stamped far in the future (a sender's
+    /// clock that ran ahead once, or a forged 2^64-1) would lock its key out until a restart; with
+    /// it, a sender whose clock ran ahead is locked out for at most this long.
+    public static let maxTimestampAhead = Duration.seconds(600)
+
+    public enum Verdict: Equatable, Sendable {
+        /// Newer than anything accepted from this peer, and not too far ahead: accepted and remembered.
+        case fresh
+        /// Not newer than the last accepted from this peer.
+        case replayed
+        /// More than `maxTimestampAhead` past `wallClock`, by this many nanoseconds.
+        case ahead(nanoseconds: UInt64)
+    }
+
+    /// Judges message 1's `timestamp` from `peer` against the receiver's `wallClock` (both in
+    /// nanoseconds since the Unix epoch); only a fresh one is remembered.
+    public mutating func judge(timestamp: UInt64, from peer: [UInt8], wallClock: UInt64) -> Verdict {
+        let limit = wallClock.addingReportingOverflow(UInt64(Self.maxTimestampAhead.components.seconds) * 1_000_000_000)
+        if !limit.overflow, timestamp > limit.partialValue { return .ahead(nanoseconds: timestamp - wallClock) }
+        return accept(timestamp: timestamp, from: peer) ? .fresh : .replayed
+    }
+
     /// True (and remembered) if `timestamp` is newer than the last accepted from `peer`.
     public mutating func accept(timestamp: UInt64, from peer: [UInt8]) -> Bool {
         if let entry = latest[peer], timestamp <= entry.timestamp { return false }

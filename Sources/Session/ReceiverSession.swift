@@ -23,7 +23,7 @@ public struct ReceiverSession {
         case awaitingHello(NoiseIKResponder, deadline: Instant)
         case established(SecureTransferCodec)
         /// We sent the refusal; the link closes once it is delivered (or soon after).
-        case refusing(deadline: Instant)
+        case refusing(SessionError.RefusalReason, deadline: Instant)
     }
 
     private let identity: Identity
@@ -34,6 +34,9 @@ public struct ReceiverSession {
     private var link: ReliableLink?
     /// When the peer was last heard from on the current link.
     private var lastHeard = Instant.zero
+    /// The wall clock (nanoseconds since the Unix epoch) when the current connection was accepted,
+    /// and the monotonic instant that goes with it: message 1's timestamp is checked against them.
+    private var acceptedAt = (wallClock: UInt64(0), now: Instant.zero)
     private var state = State.idle
     private var events: [Event] = []
 
@@ -70,8 +73,9 @@ public struct ReceiverSession {
         }
     }
 
-    /// A sender connected.
-    public mutating func accept(maxDatagramSize: Int, now: Instant, ephemeral: SecureBytes? = nil) throws(SessionError) {
+    /// A sender connected. `wallClock` is nanoseconds since the Unix epoch, now (message 1's
+    /// timestamp may be at most `maxTimestampAhead` past it); `ephemeral` is for tests only.
+    public mutating func accept(maxDatagramSize: Int, now: Instant, wallClock: UInt64, ephemeral: SecureBytes? = nil) throws(SessionError) {
         do {
             let responder = try NoiseIKResponder(localStatic: identity.secretKey, prologue: blesendPrologue, ephemeral: ephemeral)
             state = .awaitingHello(responder, deadline: now.advanced(by: configuration.handshakeTimeout))
@@ -85,6 +89,7 @@ public struct ReceiverSession {
         link.receiveWindow = handshakeReceiveWindow
         self.link = link
         lastHeard = now
+        acceptedAt = (wallClock, now)
     }
 
     /// The connection ended (for whatever reason). Partial files wait for the sender to resume.
@@ -133,7 +138,7 @@ public struct ReceiverSession {
         var deadline = lastHeard.advanced(by: configuration.idleTimeout)
         if let linkDeadline = link.nextDeadline { deadline = min(deadline, linkDeadline) }
         switch state {
-        case .awaitingHello(_, let handshakeDeadline), .refusing(let handshakeDeadline):
+        case .awaitingHello(_, let handshakeDeadline), .refusing(_, let handshakeDeadline):
             return min(deadline, handshakeDeadline)
         default:
             return deadline
@@ -144,8 +149,8 @@ public struct ReceiverSession {
         switch state {
         case .awaitingHello(_, let deadline) where now >= deadline:
             throw .handshakeTimeout
-        case .refusing(let deadline) where now >= deadline:
-            throw .refusedSender(.malformedHandshake)
+        case .refusing(let reason, let deadline) where now >= deadline:
+            throw .refusedSender(reason)
         default:
             break
         }
@@ -168,10 +173,15 @@ public struct ReceiverSession {
         case .idle, .refusing:
             return
         case .awaitingHello(var responder, _):
-            guard let (reply, codec) = try hello(message, responder: &responder, now: now) else {
+            let (reply, codec): ([UInt8], SecureTransferCodec)
+            switch try hello(message, responder: &responder, now: now) {
+            case .accepted(let message2, let established):
+                (reply, codec) = (message2, established)
+            case .refused(let reason):
                 // One answer for every failure: the sender learns nothing about why.
+                events.append(.refused(reason))
                 do { try link.send(message: refusalMessage) } catch { throw SessionError(error) }
-                state = .refusing(deadline: now.advanced(by: .seconds(2)))
+                state = .refusing(reason, deadline: now.advanced(by: refusalLinger))
                 return
             }
             do { try link.send(message: reply) } catch { throw SessionError(error) }
@@ -193,7 +203,7 @@ public struct ReceiverSession {
             } catch {
                 // A record that fails authentication, or an authenticated sender breaking the
                 // transfer rules: the file in progress is not resumable, its partial goes now.
-                transfer.abandonCurrent()
+                transfer.abandonCurrent(because: Self.fileFailure(for: error))
                 throw error
             }
             for reply in replies {
@@ -204,48 +214,61 @@ public struct ReceiverSession {
         }
     }
 
-    /// Checks handshake message 1; returns message 2 and the record codec, or nil to refuse.
+    /// What the file in progress died of, when a connection ends on `error` after the handshake.
+    static func fileFailure(for error: SessionError) -> FileFailure {
+        switch error {
+        case .integrity: .tampered
+        case .transfer(let cause): .senderBrokeProtocol(cause)
+        default: .senderBrokeProtocol(.protocolViolation("\(error)"))
+        }
+    }
+
+    private enum Hello {
+        /// Message 2 to send, and the record codec for the rest of the connection.
+        case accepted([UInt8], SecureTransferCodec)
+        case refused(SessionError.RefusalReason)
+    }
+
+    /// Checks handshake message 1; returns message 2 and the record codec, or why to refuse.
     private mutating func hello(_ message: [UInt8], responder: inout NoiseIKResponder, now: Instant)
-        throws(SessionError) -> ([UInt8], SecureTransferCodec)? {
+        throws(SessionError) -> Hello {
         let remoteStatic: [UInt8], payload: [UInt8]
         do {
             (remoteStatic, payload) = try responder.readMessage1(message)
         } catch {
-            events.append(.refused(.malformedHandshake))
-            return nil
+            return .refused(.malformedHandshake)
         }
-        guard let sender = trust.name(for: remoteStatic) else {
-            let fingerprint = PublicKey(bytes: remoteStatic)?.fingerprint ?? "?"
-            events.append(.refused(.unknownSender(fingerprint: fingerprint)))
-            return nil
-        }
+        let fingerprint = PublicKey(bytes: remoteStatic)?.fingerprint ?? "?"
+        guard let sender = trust.name(for: remoteStatic) else { return .refused(.unknownSender(fingerprint: fingerprint)) }
         var reader = ByteReader(payload)
         guard let timestamp = try? reader.readUInt64(),
               let opening = try? TransferMessage(decoding: reader.readRest()) else {
-            events.append(.refused(.badOpening(sender: sender)))
-            return nil
+            return .refused(.badOpening(sender: sender))
         }
-        guard replayGuard.accept(timestamp: timestamp, from: remoteStatic) else {
-            events.append(.refused(.replayedHandshake(sender: sender)))
-            return nil
+        let wallClock = acceptedAt.wallClock &+ UInt64(max(0, now.duration(since: acceptedAt.now).nanoseconds))
+        switch replayGuard.judge(timestamp: timestamp, from: remoteStatic, wallClock: wallClock) {
+        case .fresh: break
+        case .replayed: return .refused(.replayedHandshake(sender: sender))
+        case .ahead(let nanoseconds): return .refused(.clockAhead(sender: sender, seconds: nanoseconds / 1_000_000_000))
         }
         let reply: TransferMessage
         do {
             reply = try transfer.begin(sender: sender, senderKey: remoteStatic, opening: opening, now: now)
         } catch {
-            events.append(.refused(.badOpening(sender: sender)))
-            return nil
+            return .refused(.badOpening(sender: sender))
         }
         do {
             let message2 = try responder.writeMessage2(payload: reply.encoded())
             let keys = try responder.split()
             let codec = makeSecureTransferCodec(send: keys.responderToInitiator, receive: keys.initiatorToResponder,
                                                 rekeyAfter: configuration.rekeyAfterRecords)
-            let fingerprint = PublicKey(bytes: remoteStatic)?.fingerprint ?? "?"
             events.append(.authenticated(sender: sender, fingerprint: fingerprint))
-            return (message2, codec)
+            return .accepted(message2, codec)
         } catch {
             throw .protocolViolation("cannot answer the handshake: \(error)")
         }
     }
 }
+
+/// How long a receiver keeps a refused connection before closing it (time for the refusal to arrive).
+let refusalLinger = Duration.seconds(2)

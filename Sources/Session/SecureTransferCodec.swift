@@ -16,14 +16,16 @@ struct FinalityCodec: Codec {
     }
 
     mutating func decode(_ unit: Record, into output: inout [TransferMessage]) throws {
+        // The record authenticated: whatever is wrong with it, the peer itself sent it.
         let message: TransferMessage
         do {
             message = try TransferMessage(decoding: unit.plaintext)
         } catch {
-            throw SessionError.protocolViolation("malformed transfer message: \(error)")
+            throw SessionError.transfer(.malformedMessage(error))
         }
         guard (message == .bye) == unit.isFinal else {
-            throw SessionError.protocolViolation(unit.isFinal ? "final record without goodbye" : "goodbye in a non-final record")
+            throw SessionError.transfer(.protocolViolation(unit.isFinal ? "it sent a final record that is not a goodbye"
+                                                                         : "it sent a goodbye in a record that is not final"))
         }
         output.append(message)
     }

@@ -20,7 +20,7 @@ public struct SenderSession {
 
     private enum State {
         case disconnected
-        case awaitingResponse(NoiseIKInitiator)
+        case awaitingResponse(NoiseIKInitiator, deadline: Instant)
         case established(SecureTransferCodec)
     }
 
@@ -79,7 +79,7 @@ public struct SenderSession {
             // accepted, and only a handshake's worth of frames is buffered.
             link.maxIncomingMessageLength = maxHandshakeMessageLength
             link.receiveWindow = handshakeReceiveWindow
-            state = .awaitingResponse(initiator)
+            state = .awaitingResponse(initiator, deadline: now.advanced(by: configuration.handshakeTimeout))
         } catch let error as LinkError {
             throw SessionError(error)
         } catch {
@@ -118,12 +118,17 @@ public struct SenderSession {
 
     public var nextDeadline: Instant? {
         guard let link else { return nil }
-        let silence = lastHeard.advanced(by: configuration.idleTimeout)
-        return link.nextDeadline.map { min($0, silence) } ?? silence
+        var deadline = lastHeard.advanced(by: configuration.idleTimeout)
+        if let linkDeadline = link.nextDeadline { deadline = min(deadline, linkDeadline) }
+        if case .awaitingResponse(_, let handshakeDeadline) = state { deadline = min(deadline, handshakeDeadline) }
+        return deadline
     }
 
     public mutating func handleTimers(now: Instant) throws(SessionError) {
         guard link != nil else { return }
+        // No message 2 in time: whoever took message 1 is not answering (a silent impostor needs
+        // no key to do this); the caller treats it like a refusal by that device.
+        if case .awaitingResponse(_, let deadline) = state, now >= deadline { throw .handshakeTimeout }
         if now >= lastHeard.advanced(by: configuration.idleTimeout) { throw .linkLost }
         do {
             try link?.handleTimers(now: now)
@@ -169,7 +174,7 @@ public struct SenderSession {
         switch state {
         case .disconnected:
             return
-        case .awaitingResponse(var initiator):
+        case .awaitingResponse(var initiator, _):
             if message == refusalMessage { throw .refusedByPeer }
             let payload: [UInt8]
             let keys: HandshakeResult
@@ -188,7 +193,8 @@ public struct SenderSession {
             do {
                 reply = try TransferMessage(decoding: payload)
             } catch {
-                throw .protocolViolation("malformed handshake answer: \(error)")
+                // Message 2 authenticated: the pinned receiver itself sent this.
+                throw .transfer(.malformedMessage(error))
             }
             do { try transfer.receive(reply) } catch { throw .transfer(error) }
             state = .established(codec)

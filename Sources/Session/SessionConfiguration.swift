@@ -3,7 +3,8 @@ import Framing
 /// Knobs of one endpoint; the defaults are the protocol's constants (docs/protocol.md).
 public struct SessionConfiguration: Sendable {
     public var link: LinkConfiguration
-    /// A receiver drops a connection whose handshake has not finished by then.
+    /// A receiver drops a connection whose handshake has not finished by then; a sender gives up
+    /// on a device that has not answered message 1 by then.
     public var handshakeTimeout: Duration
     /// Records per key before rekeying.
     public var rekeyAfterRecords: UInt64

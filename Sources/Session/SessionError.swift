@@ -25,12 +25,15 @@ public enum SessionError: Error, Equatable, Sendable {
         case malformedHandshake
         case unknownSender(fingerprint: String)
         case replayedHandshake(sender: String)
+        /// Message 1's timestamp is more than `maxTimestampAhead` past the receiver's clock.
+        case clockAhead(sender: String, seconds: UInt64)
         case badOpening(sender: String)
     }
 }
 
 extension SessionError {
     /// Whether a sender should reconnect and resume after this error; the others end the session.
+    /// What an authenticated peer said (`transfer`) is never worth a retry: it would say it again.
     public var isRecoverable: Bool {
         switch self {
         case .linkLost, .handshakeTimeout, .integrity, .protocolViolation: true

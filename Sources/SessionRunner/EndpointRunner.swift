@@ -24,8 +24,8 @@ public enum EndpointRunner {
 
     /// The sender's side of one connection.
     public static func runSender(_ session: inout SenderSession, over transport: any DatagramTransport,
+                                 clock: some EndpointClock = MonotonicClock(),
                                  onEvent: (SenderSession.Event) -> Void) async throws(SessionError) -> Ending {
-        let clock = MonotonicClock()
         try session.connect(maxDatagramSize: transport.maxDatagramSize, now: clock.now, wallClock: wallClock())
         let inbox = Inbox()
         let reader = startReading(transport, into: inbox)
@@ -38,10 +38,13 @@ public enum EndpointRunner {
     }
 
     /// The receiver's side of one connection (the session already knows nothing of it yet).
+    ///
+    /// `clock` must be the same for every connection of a session: the session keeps partial
+    /// transfers across connections, and their ages and expiry are read on it.
     public static func runReceiver(_ session: inout ReceiverSession, over transport: any DatagramTransport,
+                                   clock: some EndpointClock,
                                    onEvent: (ReceiverSession.Event) -> Void) async throws(SessionError) -> Ending {
-        let clock = MonotonicClock()
-        try session.accept(maxDatagramSize: transport.maxDatagramSize, now: clock.now)
+        try session.accept(maxDatagramSize: transport.maxDatagramSize, now: clock.now, wallClock: wallClock())
         let inbox = Inbox()
         let reader = startReading(transport, into: inbox)
         defer { reader.cancel() }
@@ -74,7 +77,7 @@ public enum EndpointRunner {
     }
 
     private static func run<E: Endpoint>(_ endpoint: inout E, transport: any DatagramTransport, inbox: Inbox,
-                                         clock: MonotonicClock, report: ([E.Event]) -> Void) async throws(SessionError) -> Ending {
+                                         clock: some EndpointClock, report: ([E.Event]) -> Void) async throws(SessionError) -> Ending {
         var lingerStart: Instant?
         var datagramSize = transport.maxDatagramSize
         while true {
@@ -124,11 +127,19 @@ public enum EndpointRunner {
     }
 }
 
+/// Where a driver reads the time it hands the sans-IO core.
+public protocol EndpointClock: Sendable {
+    /// Monotonic time since some fixed start.
+    var now: Instant { get }
+}
+
 /// Monotonic time since this clock was made, as the core's `Instant`.
-struct MonotonicClock {
+public struct MonotonicClock: EndpointClock {
     private let start = ContinuousClock.now
 
-    var now: Instant {
+    public init() {}
+
+    public var now: Instant {
         Instant(nanoseconds: UInt64(max(0, (ContinuousClock.now - start).nanoseconds)))
     }
 }

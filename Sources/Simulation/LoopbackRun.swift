@@ -71,7 +71,7 @@ public struct LoopbackRun {
             seed &+= 0x9E37_79B9
             do {
                 try sender.connect(maxDatagramSize: size, now: now, wallClock: wallClockBase + now.nanoseconds)
-                try receiver.accept(maxDatagramSize: size, now: now)
+                try receiver.accept(maxDatagramSize: size, now: now, wallClock: wallClockBase + now.nanoseconds)
             } catch {
                 outcome.senderErrors.append(error)
                 break

@@ -29,7 +29,7 @@ public struct RelayInjector {
         var now = start
         let end = start.advanced(by: duration)
         do {
-            try receiver.accept(maxDatagramSize: datagramSize, now: now)
+            try receiver.accept(maxDatagramSize: datagramSize, now: now, wallClock: LoopbackRun.wallClockBase + now.nanoseconds)
             for message in messages { try attacker.send(message: message) }
         } catch {
             return false

@@ -39,7 +39,7 @@ public struct RelayRun {
             return outcome
         }
         do {
-            try receiver.accept(maxDatagramSize: datagramSize, now: now)
+            try receiver.accept(maxDatagramSize: datagramSize, now: now, wallClock: LoopbackRun.wallClockBase + now.nanoseconds)
         } catch {
             outcome.receiverError = error
             return outcome

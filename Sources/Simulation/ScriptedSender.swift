@@ -66,7 +66,7 @@ public struct ScriptedSender {
         payload.appendBigEndian(wallClock)
         payload += opening
         do {
-            try receiver.accept(maxDatagramSize: datagramSize, now: now)
+            try receiver.accept(maxDatagramSize: datagramSize, now: now, wallClock: LoopbackRun.wallClockBase + now.nanoseconds)
             initiator = try NoiseIKInitiator(localStatic: identity.secretKey, remoteStatic: receiverKey.bytes, prologue: blesendPrologue)
             try link.send(message: try initiator.writeMessage1(payload: payload))
         } catch let error as SessionError {

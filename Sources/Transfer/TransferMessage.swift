@@ -15,12 +15,24 @@ public enum TransferMessage: Equatable, Sendable {
         public var id: TransferID
         /// `nil` for a stream whose size is not known up front.
         public var size: UInt64?
-        public var name: String
+        /// The name as it travels: at most `maxNameLength` bytes, which a peer may fill with
+        /// anything (even nothing, or bytes that are not UTF-8). A receiver judges it (`name`,
+        /// then `safeFileName`) and rejects that one file if it is unusable.
+        public var nameBytes: [UInt8]
 
+        /// The offered name, if its bytes are valid UTF-8.
+        public var name: String? { String(validating: nameBytes, as: UTF8.self) }
+
+        /// An offer of `name`, cut to `maxNameLength` bytes at a character boundary.
         public init(id: TransferID, size: UInt64?, name: String) {
+            self.init(id: id, size: size, nameBytes: TransferMessage.nameBytes(name))
+        }
+
+        /// An offer with a name of arbitrary bytes (at most `maxNameLength` are kept).
+        public init(id: TransferID, size: UInt64?, nameBytes: [UInt8]) {
             self.id = id
             self.size = size
-            self.name = name
+            self.nameBytes = Array(nameBytes.prefix(TransferConstants.maxNameLength))
         }
     }
 
@@ -56,9 +68,8 @@ extension TransferMessage {
             out.append(Tag.offer.rawValue)
             out += offer.id.bytes
             out.appendBigEndian(offer.size ?? TransferConstants.unknownSize)
-            let name = Self.nameBytes(offer.name)
-            out.append(UInt8(name.count))
-            out += name
+            out.append(UInt8(offer.nameBytes.count))
+            out += offer.nameBytes
         case .accept(let id, let offset):
             out.append(Tag.accept.rawValue)
             out += id.bytes
@@ -110,8 +121,10 @@ extension TransferMessage {
             case .offer:
                 let id = try Self.readID(&reader)
                 let size = try reader.readUInt64()
-                let name = try Self.readName(&reader, allowEmpty: false)
-                self = .offer(Offer(id: id, size: size == TransferConstants.unknownSize ? nil : size, name: name))
+                // Any name bytes make a well-formed offer: whether the name is usable is the
+                // receiver's call, for that file alone (docs/protocol.md §5, "Names").
+                let nameBytes = Array(try reader.readBytes(Int(try reader.readUInt8())))
+                self = .offer(Offer(id: id, size: size == TransferConstants.unknownSize ? nil : size, nameBytes: nameBytes))
             case .accept:
                 self = .accept(id: try Self.readID(&reader), offset: try reader.readUInt64())
             case .data:
@@ -126,7 +139,7 @@ extension TransferMessage {
             case .confirm:
                 let id = try Self.readID(&reader)
                 guard let status = ConfirmStatus(rawValue: try reader.readUInt8()) else { throw TransferMessageError.badField }
-                self = .confirm(id: id, status: status, storedName: try Self.readName(&reader, allowEmpty: true))
+                self = .confirm(id: id, status: status, storedName: try Self.readName(&reader))
             case .reject:
                 let id = try Self.readID(&reader)
                 guard let reason = RejectReason(rawValue: try reader.readUInt8()) else { throw TransferMessageError.badField }
@@ -151,17 +164,28 @@ extension TransferMessage {
         return id
     }
 
-    private static func readName(_ reader: inout ByteReader, allowEmpty: Bool) throws -> String {
-        let length = Int(try reader.readUInt8())
-        guard allowEmpty || length > 0 else { throw TransferMessageError.badName }
-        let bytes = try reader.readBytes(length)
+    private static func readName(_ reader: inout ByteReader) throws -> String {
+        let bytes = try reader.readBytes(Int(try reader.readUInt8()))
         guard let name = String(validating: bytes, as: UTF8.self) else { throw TransferMessageError.badName }
         return name
     }
 }
 
-public enum TransferMessageError: Error, Equatable, Sendable {
+public enum TransferMessageError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownType, truncated, trailingBytes, emptyData, dataTooLarge, badName, badField
+
+    /// What was wrong, in words for a log or an error message.
+    public var description: String {
+        switch self {
+        case .unknownType: "a message of an unknown type"
+        case .truncated: "a truncated message"
+        case .trailingBytes: "a message with bytes after its last field"
+        case .emptyData: "an empty data message"
+        case .dataTooLarge: "a data message over \(TransferConstants.maxDataPerRecord) bytes"
+        case .badName: "a stored name that is not valid UTF-8"
+        case .badField: "a field with a value out of range"
+        }
+    }
 }
 
 /// Transfer messages to and from record plaintexts, as a layer of the pipeline.

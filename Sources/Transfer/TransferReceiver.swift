@@ -115,9 +115,9 @@ public struct TransferReceiver {
 
     /// The connection failed in a way only tampering or a misbehaving sender causes (a record that
     /// did not authenticate, a broken transfer rule): the file in progress is not kept for a
-    /// resume. Its partial is removed and reported as an integrity failure.
-    public mutating func abandonCurrent() {
-        if case .receiving(let key) = current { fail(key, .integrity) }
+    /// resume. Its partial is removed and reported with `failure`.
+    public mutating func abandonCurrent(because failure: FileFailure) {
+        if case .receiving(let key) = current { fail(key, failure) }
         current = .none
     }
 
@@ -172,13 +172,21 @@ public struct TransferReceiver {
             current = .completed(key)
             return .accept(id: offer.id, offset: done.size)
         }
-        if let partial = partials[key], partial.size == offer.size {
-            partials[key]?.lastActivity = now
-            current = .receiving(key)
-            pendingEvents.append(.fileStarted(sender: sender, name: partial.name, size: partial.size, resumedAt: partial.received))
-            return .accept(id: offer.id, offset: partial.received)
+        if let partial = partials[key] {
+            if partial.size == offer.size {
+                // A resume: the file keeps the name it was first offered under.
+                partials[key]?.lastActivity = now
+                current = .receiving(key)
+                pendingEvents.append(.fileStarted(sender: sender, name: partial.name, size: partial.size, resumedAt: partial.received))
+                return .accept(id: offer.id, offset: partial.received)
+            }
+            // The same id with another size is another file: start it afresh.
+            partial.file.discard()
+            partials[key] = nil
         }
-        guard let name = safeFileName(offer.name) else {
+        // Every unusable name (not UTF-8, empty, nothing left after the name policy) costs that
+        // file alone: it is rejected and the session goes on.
+        guard let offered = offer.name, let name = safeFileName(offered) else {
             current = .ignoring(offer.id)
             pendingEvents.append(.fileFailed(sender: sender, name: "?", .rejected(.badName)))
             return .reject(id: offer.id, reason: .badName)
@@ -212,12 +220,14 @@ public struct TransferReceiver {
             guard var partial = partials[key] else { throw .protocolViolation("data without a transfer") }
             let end = partial.received + UInt64(bytes.count)
             if let size = partial.size, end > size {
-                fail(key, .integrity)
+                fail(key, .senderBrokeProtocol(.moreBytesThanOffered))
                 throw .moreBytesThanOffered
             }
             if end > maxFileSize {
-                fail(key, .integrity)
-                throw .moreBytesThanOffered
+                // A stream (no size offered) that outgrew what this receiver takes.
+                fail(key, .rejected(.tooLarge))
+                current = .ignoring(key.id)
+                return [.reject(id: key.id, reason: .tooLarge)]
             }
             do {
                 try partial.file.write(bytes, at: partial.received)

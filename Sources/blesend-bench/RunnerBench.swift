@@ -36,7 +36,7 @@ enum RunnerBench {
                                            store: store.value))
         let pair = MemoryTransportPair(maxDatagramSize: datagram, queueCapacity: 512)
         let cpu0 = cpuSeconds(), wall0 = ContinuousClock.now
-        let receiving = Task { try await EndpointRunner.runReceiver(&receiver.value, over: pair.second) { _ in } }
+        let receiving = Task { try await EndpointRunner.runReceiver(&receiver.value, over: pair.second, clock: MonotonicClock()) { _ in } }
         let ending = try? await EndpointRunner.runSender(&sender, over: pair.first) { _ in }
         await pair.first.close()
         _ = try? await receiving.value

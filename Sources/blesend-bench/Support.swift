@@ -175,7 +175,7 @@ func runHandOff(sender: inout SenderSession, receiver: inout ReceiverSession, da
     var now = Instant.zero
     do {
         try sender.connect(maxDatagramSize: datagramSize, now: now, wallClock: 1_763_000_000_000_000_000)
-        try receiver.accept(maxDatagramSize: datagramSize, now: now)
+        try receiver.accept(maxDatagramSize: datagramSize, now: now, wallClock: 1_763_000_000_000_000_000 + now.nanoseconds)
     } catch {
         throw HandOffFailure.session("connect: \(error)")
     }

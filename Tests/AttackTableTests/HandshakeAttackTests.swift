@@ -105,7 +105,7 @@ func replayedHandshakeMessage1(variant: String) throws {
             return
         }
         #expect(exitStatus(attacker.error ?? .linkLost) == .integrity)
-        #expect(attacker.events.compactMap(\.fileFailure) == [.integrity])
+        #expect(attacker.events.compactMap(\.fileFailure) == [.tampered])
     default:
         receiver.shutdown()
         var attacker = RelayInjector(receiver: target.receiver())
@@ -122,7 +122,7 @@ func replayedHandshakeMessage1(variant: String) throws {
 /// `variant` says, while the receiver's clock runs; returns what ended the connection and when.
 func holdTheLinkWithHalfAHandshake(_ receiver: inout ReceiverSession, variant: String) throws -> (SessionError?, Instant) {
     let size = 244
-    try receiver.accept(maxDatagramSize: size, now: .zero)
+    try receiver.accept(maxDatagramSize: size, now: .zero, wallClock: LoopbackRun.wallClockBase)
     var sequence = SequenceNumber.zero
     let announced: UInt16 = 385
     let half = bytes(180, seed: 9)
@@ -190,11 +190,12 @@ func halfHandshakeHoldingTheLinkThroughTheRunner() async throws {
     var configuration = SessionConfiguration()
     configuration.handshakeTimeout = .milliseconds(300)
     let receiver = Box(target.receiver(configuration: configuration))
+    let clock = MonotonicClock()
 
     let held = MemoryTransportPair(maxDatagramSize: 244)
     let serving = Task { () async -> SessionError? in
         do {
-            _ = try await EndpointRunner.runReceiver(&receiver.value, over: held.second) { _ in }
+            _ = try await EndpointRunner.runReceiver(&receiver.value, over: held.second, clock: clock) { _ in }
             return nil
         } catch let error as SessionError {
             return error
@@ -212,7 +213,7 @@ func halfHandshakeHoldingTheLinkThroughTheRunner() async throws {
     expectNothingLeft(target, at: "secret.txt")
 
     let next = MemoryTransportPair(maxDatagramSize: 244)
-    let receiving = Task { try await EndpointRunner.runReceiver(&receiver.value, over: next.second) { _ in } }
+    let receiving = Task { try await EndpointRunner.runReceiver(&receiver.value, over: next.second, clock: clock) { _ in } }
     var sender = target.sender([MemoryFileSource(name: "secret.txt", bytes: secret)], configuration: configuration)
     let sent = try await EndpointRunner.runSender(&sender, over: next.first) { _ in }
     await next.first.close()

@@ -27,8 +27,9 @@ struct Peers {
     }
 }
 
-func receive(_ receiver: Box<ReceiverSession>, over transport: MemoryTransport) -> Task<EndpointRunner.Ending, any Error> {
-    Task { try await EndpointRunner.runReceiver(&receiver.value, over: transport) { _ in } }
+func receive(_ receiver: Box<ReceiverSession>, over transport: MemoryTransport,
+             clock: some EndpointClock = MonotonicClock()) -> Task<EndpointRunner.Ending, any Error> {
+    Task { try await EndpointRunner.runReceiver(&receiver.value, over: transport, clock: clock) { _ in } }
 }
 
 /// The async driver over a real-time in-memory transport pair: the same code path the CLI
@@ -55,10 +56,11 @@ func receive(_ receiver: Box<ReceiverSession>, over transport: MemoryTransport) 
     let data = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
     var sender = peers.sender([MemoryFileSource(name: "big", bytes: data)])
     let receiver = peers.receiver()
+    let clock = MonotonicClock()
 
     // First link: cut from outside once some data has been acknowledged.
     let first = MemoryTransportPair(maxDatagramSize: 244)
-    let firstReceiver = receive(receiver, over: first.second)
+    let firstReceiver = receive(receiver, over: first.second, clock: clock)
     var cut = false
     let firstEnding = try await EndpointRunner.runSender(&sender, over: first.first) { event in
         if case .transfer(.progress(_, _, let acked)) = event, acked >= 60_000, !cut {
@@ -72,7 +74,7 @@ func receive(_ receiver: Box<ReceiverSession>, over transport: MemoryTransport) 
 
     // Second link: resume where the receiver's data stopped.
     let second = MemoryTransportPair(maxDatagramSize: 244)
-    let secondReceiver = receive(receiver, over: second.second)
+    let secondReceiver = receive(receiver, over: second.second, clock: clock)
     var resumedAt: UInt64 = 0
     let secondEnding = try await EndpointRunner.runSender(&sender, over: second.first) { event in
         if case .transfer(.fileStarted(_, _, _, let at)) = event { resumedAt = at }

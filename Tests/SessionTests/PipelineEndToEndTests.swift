@@ -114,15 +114,9 @@ func aCutLinkReconnectsAndResumes(mtu: Int) throws {
     #expect(pair.store.committed["c"] == bytes(70_000, seed: 3))
 }
 
-@Test func aPeerThatHoldsTheLinkButFallsSilentIsALostLink() throws {
-    let pair = Pair()
-    var (sender, receiver) = pair.endpoints(files: [MemoryFileSource(name: "f", bytes: [1, 2, 3])])
-    try sender.connect(maxDatagramSize: 244, now: .zero, wallClock: LoopbackRun.wallClockBase)
-    try receiver.accept(maxDatagramSize: 244, now: .zero)
-    // The sender's first message goes out; the receiver never answers.
-    while try sender.nextDatagram(now: .zero) != nil {}
-    var now = Instant.zero
-    var lost = false
+/// Runs the sender's timers alone (nothing arrives) from `now` until it throws; returns the error and when.
+private func silence(_ sender: inout SenderSession, from start: Instant) -> (SessionError?, Instant) {
+    var now = start
     for _ in 0..<1000 {
         guard let next = sender.nextDeadline else { break }
         now = next
@@ -130,13 +124,37 @@ func aCutLinkReconnectsAndResumes(mtu: Int) throws {
             try sender.handleTimers(now: now)
             while try sender.nextDatagram(now: now) != nil {}
         } catch {
-            #expect(error == .linkLost)
-            lost = true
-            break
+            return (error, now)
         }
     }
-    #expect(lost)
-    #expect(now <= Instant.zero.advanced(by: .seconds(31)), "given up after \(now)")
+    return (nil, now)
+}
+
+@Test func aPeerThatTakesMessage1AndNeverAnswersTimesOutTheHandshake() throws {
+    let pair = Pair()
+    var (sender, receiver) = pair.endpoints(files: [MemoryFileSource(name: "f", bytes: [1, 2, 3])])
+    try sender.connect(maxDatagramSize: 244, now: .zero, wallClock: LoopbackRun.wallClockBase)
+    try receiver.accept(maxDatagramSize: 244, now: .zero, wallClock: LoopbackRun.wallClockBase)
+    // The sender's first message goes out; the receiver never answers. A silent impostor needs no
+    // key for this: the sender gives up on it after the handshake timeout, not the idle timeout.
+    while try sender.nextDatagram(now: .zero) != nil {}
+    let (error, at) = silence(&sender, from: .zero)
+    #expect(error == .handshakeTimeout)
+    #expect(at == Instant.zero.advanced(by: SessionConfiguration().handshakeTimeout), "given up after \(at)")
     // The receiver, hearing nothing after its handshake timeout, gives up too.
     #expect(throws: SessionError.handshakeTimeout) { try receiver.handleTimers(now: Instant.zero.advanced(by: .seconds(10))) }
+}
+
+@Test func aPeerThatHoldsTheLinkButFallsSilentAfterTheHandshakeIsALostLink() throws {
+    let pair = Pair()
+    var (sender, receiver) = pair.endpoints(files: [MemoryFileSource(name: "f", bytes: bytes(200_000, seed: 4))])
+    try sender.connect(maxDatagramSize: 244, now: .zero, wallClock: LoopbackRun.wallClockBase)
+    try receiver.accept(maxDatagramSize: 244, now: .zero, wallClock: LoopbackRun.wallClockBase)
+    // Message 1 and message 2 cross; from then on the receiver is never heard again.
+    while let datagram = try sender.nextDatagram(now: .zero) { try receiver.receive(datagram: datagram, now: .zero) }
+    while let datagram = receiver.nextDatagram(now: .zero) { try sender.receive(datagram: datagram, now: .zero) }
+    #expect(sender.isEstablished)
+    let (error, at) = silence(&sender, from: .zero)
+    #expect(error == .linkLost)
+    #expect(at <= Instant.zero.advanced(by: .seconds(31)), "given up after \(at)")
 }

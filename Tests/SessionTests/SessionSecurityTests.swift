@@ -122,7 +122,7 @@ extension Attack {
 @Test func aHandshakeThatNeverFinishesTimesOut() throws {
     let pair = Pair()
     var (_, receiver) = pair.endpoints(files: [])
-    try receiver.accept(maxDatagramSize: 244, now: .zero)
+    try receiver.accept(maxDatagramSize: 244, now: .zero, wallClock: LoopbackRun.wallClockBase)
     #expect(throws: Never.self) { try receiver.handleTimers(now: Instant.zero.advanced(by: .seconds(9))) }
     #expect(throws: SessionError.handshakeTimeout) { try receiver.handleTimers(now: Instant.zero.advanced(by: .seconds(10))) }
     receiver.linkLost(now: .zero)

@@ -44,13 +44,28 @@ func trailingBytesAreRefused(_ message: TransferMessage) {
         ([0x09], .unknownType),
         ([0x03], .emptyData),
         ([0x03] + Array(repeating: 1, count: TransferConstants.maxDataPerRecord + 1), .dataTooLarge),
-        ([0x01] + Array(0..<16) + Array(repeating: 0, count: 8) + [0], .badName),
-        ([0x01] + Array(0..<16) + Array(repeating: 0, count: 8) + [2, 0xC3, 0x28], .badName),
+        ([0x06] + Array(0..<16) + [0, 2, 0xC3, 0x28], .badName),
         ([0x06] + Array(0..<16) + [9, 0], .badField),
         ([0x07] + Array(0..<16) + [0], .badField),
     ]
     for (bytes, expected) in cases {
         #expect(throws: expected) { try TransferMessage(decoding: bytes) }
+    }
+}
+
+/// A bad name in an offer is the receiver's call for that one file (it rejects it), not a
+/// malformed message that would end the session: any name bytes decode, and encode back exactly.
+@Test func offersCarryAnyNameBytes() throws {
+    for name: [UInt8] in [[], [0xC3, 0x28], Array("../x".utf8), [0x1B, 0x5B, 0x32, 0x4A]] {
+        let bytes: [UInt8] = [0x01] + Array(0..<16) + Array(repeating: 0, count: 8) + [UInt8(name.count)] + name
+        let message = try TransferMessage(decoding: bytes)
+        guard case .offer(let offer) = message else {
+            Issue.record("not an offer: \(message)")
+            continue
+        }
+        #expect(offer.nameBytes == name)
+        #expect(offer.name == String(validating: name, as: UTF8.self))
+        #expect(message.encoded() == bytes)
     }
 }
 

@@ -39,6 +39,6 @@ struct StandardErrorLogHandler: LogHandler {
     // swiftlint:disable:next function_parameter_count
     func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
              file: String, function: String, line: UInt) {
-        Console.err("\(label): \(level): \(message)\n")
+        Console.err("\(label): \(level): \(TerminalText.sanitized(message.description))\n")
     }
 }

@@ -20,7 +20,7 @@ struct Send: AsyncParsableCommand {
 
         Exit codes: 0 ok, 64 usage, 65 key file, 66 untrusted or mismatched peer, 67 no adapter \
         or bluetoothd, 68 peer not found, 69 link lost, 70 integrity, 71 local I/O, \
-        72 file rejected by the receiver, 130 interrupted.
+        72 file rejected by the receiver, 76 the receiver broke the protocol, 130 interrupted.
         """)
 
     @Option(help: ArgumentHelp("The receiver's public key (blesend-pub1:…) or its .pub file.", valueName: "key"))

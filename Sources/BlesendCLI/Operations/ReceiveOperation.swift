@@ -44,6 +44,8 @@ struct ReceiveOperation {
                                               ("trusted", .int(Int64(trust.peers.count)))]))
         reporter.say("blerecv: waiting for senders (\(trust.peers.count) trusted; this receiver's fingerprint \(identity.publicKey.fingerprint))")
         var session = ReceiverSession(identity: identity, trust: trust, store: store)
+        // One clock for the session's whole life: partial transfers age on it across connections.
+        let clock = MonotonicClock()
         let tally = Tally()
         var failure: CLIError?
         while true {
@@ -62,7 +64,7 @@ struct ReceiveOperation {
             reporter.logger.info("connection from \(link.device ?? "a device"), ATT MTU \(link.mtu)")
             tally.sessionEnded = false
             do {
-                let ending = try await EndpointRunner.runReceiver(&session, over: link) { handle($0, tally) }
+                let ending = try await EndpointRunner.runReceiver(&session, over: link, clock: clock) { handle($0, tally) }
                 if ending == .linkLost { reporter.logger.info("connection ended: link lost") }
             } catch {
                 reporter.logger.notice("connection ended: \(error)")
@@ -104,6 +106,8 @@ struct ReceiveOperation {
                 text = "refused a replayed handshake claiming to be \(sender)"
             case .malformedHandshake:
                 text = "refused a handshake that did not decrypt (the sender pinned another receiver key, or it was damaged)"
+            case .clockAhead(let sender, let seconds):
+                text = "refused \(sender): its clock is \(seconds) s ahead of this receiver's (at most 10 minutes allowed); check both clocks"
             case .badOpening(let sender):
                 text = "refused \(sender): malformed opening"
             }

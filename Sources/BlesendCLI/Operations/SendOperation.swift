@@ -19,6 +19,10 @@ struct SendOperation {
     /// Reconnections in a row that moved no data before we give up.
     static let maxFruitlessReconnects = 5
 
+    static let silentReceiver = CLIError(
+        .peerRefused, "the device advertising the blesend service did not answer the handshake within 10 s",
+        hint: "it may be busy with another sender, or not a blesend receiver; try again, or check that blerecv runs there")
+
     /// Per-file bookkeeping for progress and summaries.
     private final class Progress {
         var started: [Int: (at: ContinuousClock.Instant, offset: UInt64)] = [:]
@@ -77,11 +81,13 @@ struct SendOperation {
             } catch {
                 await link.close()
                 Interrupts.shared.remove(cleanup)
-                if error == .refusedByPeer || error == .peerNotAuthenticated, let device = link.device, progress.acknowledged == 0 {
-                    // Not the receiver we pinned (or it does not trust us): try any other one nearby.
+                if error == .refusedByPeer || error == .peerNotAuthenticated || error == .handshakeTimeout,
+                   let device = link.device, progress.acknowledged == 0 {
+                    // Not the receiver we pinned, it does not trust us, or it took message 1 and never
+                    // answered (a silent impostor needs no key for that): try any other one nearby.
                     reporter.logger.info("\(device) failed the handshake (\(error)); looking for another receiver")
                     wrongReceivers.insert(device)
-                    refusal = CLIError(error)
+                    refusal = error == .handshakeTimeout ? Self.silentReceiver : CLIError(error)
                     continue
                 }
                 guard error.isRecoverable else { throw CLIError(error) }
