@@ -24,9 +24,13 @@ final class Reporter: @unchecked Sendable {
     private var lastJSONProgress = ContinuousClock.now - .seconds(1)
     var mtu: Int?
 
-    init(options: Options, logger: Logger) {
+    /// Where lines for people go (standard error; a test may catch them).
+    private let writeError: (String) -> Void
+
+    init(options: Options, logger: Logger, writeError: @escaping (String) -> Void = Console.err) {
         self.options = options
         self.logger = logger
+        self.writeError = writeError
         self.interactive = isatty(2) == 1 && !options.quiet && !options.json
     }
 
@@ -42,7 +46,7 @@ final class Reporter: @unchecked Sendable {
     func say(_ text: String) {
         guard !options.quiet, !options.json else { return }
         clearLine()
-        Console.err(TerminalText.sanitized(text) + "\n")
+        writeError(TerminalText.sanitized(text) + "\n")
     }
 
     /// Progress of one file; redraws at most 10 times a second, JSON at most twice a second.
@@ -69,7 +73,7 @@ final class Reporter: @unchecked Sendable {
             line += "  \(Formatting.rate(rate))"
         }
         if let mtu { line += "  (mtu \(mtu))" }
-        Console.err("\r\u{1B}[2K" + line)
+        writeError("\r\u{1B}[2K" + line)
         lineShown = true
     }
 
@@ -80,13 +84,13 @@ final class Reporter: @unchecked Sendable {
             ("code", .string(error.status.summary)), ("exit", .int(Int64(error.status.rawValue))),
             ("message", .string(error.message)), ("hint", .of(error.hint)),
         ]))
-        Console.err("\(options.tool): error: \(TerminalText.sanitized(error.message))\n")
-        if let hint = error.hint { Console.err("\(options.tool): hint: \(TerminalText.sanitized(hint))\n") }
+        writeError("\(options.tool): error: \(TerminalText.sanitized(error.message))\n")
+        if let hint = error.hint { writeError("\(options.tool): hint: \(TerminalText.sanitized(hint))\n") }
     }
 
     func clearLine() {
         if lineShown {
-            Console.err("\r\u{1B}[2K")
+            writeError("\r\u{1B}[2K")
             lineShown = false
         }
     }

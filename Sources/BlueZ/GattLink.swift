@@ -53,6 +53,11 @@ public final class GattLink: DatagramTransport {
         let mtu = state.withLock { $0.mtu }
         return sendsNotifications ? attNotificationSize(mtu: mtu) : attPayloadSize(mtu: mtu)
     }
+    /// The largest datagram the peer sends: writes if we notify, notifications if we write.
+    public var peerMaxDatagramSize: Int {
+        let mtu = state.withLock { $0.mtu }
+        return sendsNotifications ? attPayloadSize(mtu: mtu) : attNotificationSize(mtu: mtu)
+    }
     /// The ATT MTU last reported by BlueZ.
     public var mtu: Int { state.withLock { $0.mtu } }
     public var isClosed: Bool { state.withLock { $0.closed } }

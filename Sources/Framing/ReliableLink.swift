@@ -25,6 +25,11 @@ public struct ReliableLink {
         didSet { maxDatagramSize = max(maxDatagramSize, FrameLayout.minimumDatagramSize) }
     }
 
+    /// The largest datagram the peer sends us, when the transport knows it differs from ours (GATT
+    /// notifications carry 2 bytes less than writes). Its acks ride in those datagrams, so their
+    /// bitmaps, and with them our window, are bounded by it. Nil: the same as `maxDatagramSize`.
+    public var peerMaxDatagramSize: Int?
+
     public private(set) var statistics = LinkStatistics()
 
     // MARK: Sender state
@@ -472,11 +477,13 @@ public struct ReliableLink {
         inHead = (inHead + 1) % configuration.window
     }
 
-    /// Frames allowed in flight: the configured window, but never more than one ack's bitmap can
-    /// describe at this datagram size (at MTU 23 a 16-byte bitmap covers 128 frames), or frames the
-    /// peer did receive would be resent at every timeout.
+    /// Frames allowed in flight: the configured window, but never more than one of the peer's acks
+    /// can describe: its bitmap fits the smaller of the two directions' datagrams (at MTU 23 the
+    /// receiver's 18-byte notifications hold a 14-byte bitmap: 112 frames). More in flight, and
+    /// frames the peer did receive would be resent at every timeout.
     var effectiveWindow: Int {
-        min(configuration.window, (maxDatagramSize - FrameLayout.ackFrameBaseSize) * 8)
+        let ackDatagram = max(min(maxDatagramSize, peerMaxDatagramSize ?? maxDatagramSize), FrameLayout.minimumDatagramSize)
+        return min(configuration.window, (ackDatagram - FrameLayout.ackFrameBaseSize) * 8)
     }
 
     /// Which frames after the cumulative point are buffered, up to the last one, as few bytes as

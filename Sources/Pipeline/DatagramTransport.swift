@@ -7,6 +7,10 @@ public protocol DatagramTransport: AnyObject, Sendable {
     /// The largest datagram the link carries right now: `min(ATT MTU - 3, 510)` on BlueZ.
     var maxDatagramSize: Int { get }
 
+    /// The largest datagram the peer sends us, when it differs from ours (GATT: notifications are
+    /// 2 bytes shorter than writes). The framing layer sizes its window by the smaller of the two.
+    var peerMaxDatagramSize: Int { get }
+
     /// Sends one datagram. Suspends while the link's send queue is full (back-pressure, not loss).
     /// Throws `TransportError.closed` once the link is gone.
     func send(_ datagram: [UInt8]) async throws
@@ -24,6 +28,9 @@ public protocol DatagramTransport: AnyObject, Sendable {
 
 extension DatagramTransport {
     public func receiveAvailable() async throws -> [[UInt8]] { [try await receive()] }
+
+    /// Both directions carry the same size unless a transport says otherwise.
+    public var peerMaxDatagramSize: Int { maxDatagramSize }
 }
 
 public enum TransportError: Error, Equatable, Sendable {

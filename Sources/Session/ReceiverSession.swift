@@ -75,7 +75,8 @@ public struct ReceiverSession {
 
     /// A sender connected. `wallClock` is nanoseconds since the Unix epoch, now (message 1's
     /// timestamp may be at most `maxTimestampAhead` past it); `ephemeral` is for tests only.
-    public mutating func accept(maxDatagramSize: Int, now: Instant, wallClock: UInt64, ephemeral: SecureBytes? = nil) throws(SessionError) {
+    public mutating func accept(maxDatagramSize: Int, peerMaxDatagramSize: Int? = nil, now: Instant, wallClock: UInt64,
+                                 ephemeral: SecureBytes? = nil) throws(SessionError) {
         do {
             let responder = try NoiseIKResponder(localStatic: identity.secretKey, prologue: blesendPrologue, ephemeral: ephemeral)
             state = .awaitingHello(responder, deadline: now.advanced(by: configuration.handshakeTimeout))
@@ -83,6 +84,7 @@ public struct ReceiverSession {
             throw .protocolViolation("cannot start the handshake: \(error)")
         }
         var link = ReliableLink(configuration: configuration.link, maxDatagramSize: maxDatagramSize)
+        link.peerMaxDatagramSize = peerMaxDatagramSize
         // Until the peer has authenticated, nothing longer than a handshake message is accepted,
         // and only a handshake's worth of frames is buffered.
         link.maxIncomingMessageLength = maxHandshakeMessageLength
@@ -107,8 +109,9 @@ public struct ReceiverSession {
         transfer.discardAll()
     }
 
-    public mutating func setMaxDatagramSize(_ size: Int) {
+    public mutating func setMaxDatagramSize(_ size: Int, peer: Int? = nil) {
         link?.maxDatagramSize = size
+        link?.peerMaxDatagramSize = peer
     }
 
     public mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {

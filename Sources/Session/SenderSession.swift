@@ -65,8 +65,10 @@ public struct SenderSession {
 
     /// A new link is up: start the handshake. `wallClock` is nanoseconds since the Unix epoch
     /// (replay protection); `ephemeral` is for tests only.
-    public mutating func connect(maxDatagramSize: Int, now: Instant, wallClock: UInt64, ephemeral: SecureBytes? = nil) throws(SessionError) {
+    public mutating func connect(maxDatagramSize: Int, peerMaxDatagramSize: Int? = nil, now: Instant, wallClock: UInt64,
+                                 ephemeral: SecureBytes? = nil) throws(SessionError) {
         var link = ReliableLink(configuration: configuration.link, maxDatagramSize: maxDatagramSize)
+        link.peerMaxDatagramSize = peerMaxDatagramSize
         let opening = transfer.openingMessage()
         var payload: [UInt8] = []
         payload.appendBigEndian(wallClock)
@@ -97,8 +99,9 @@ public struct SenderSession {
     }
 
     /// The MTU changed (e.g. a socket was re-acquired).
-    public mutating func setMaxDatagramSize(_ size: Int) {
+    public mutating func setMaxDatagramSize(_ size: Int, peer: Int? = nil) {
         link?.maxDatagramSize = size
+        link?.peerMaxDatagramSize = peer
     }
 
     public mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {

@@ -26,7 +26,8 @@ public enum EndpointRunner {
     public static func runSender(_ session: inout SenderSession, over transport: any DatagramTransport,
                                  clock: some EndpointClock = MonotonicClock(),
                                  onEvent: (SenderSession.Event) -> Void) async throws(SessionError) -> Ending {
-        try session.connect(maxDatagramSize: transport.maxDatagramSize, now: clock.now, wallClock: wallClock())
+        try session.connect(maxDatagramSize: transport.maxDatagramSize, peerMaxDatagramSize: transport.peerMaxDatagramSize,
+                            now: clock.now, wallClock: wallClock())
         let inbox = Inbox()
         let reader = startReading(transport, into: inbox)
         defer { reader.cancel() }
@@ -44,7 +45,8 @@ public enum EndpointRunner {
     public static func runReceiver(_ session: inout ReceiverSession, over transport: any DatagramTransport,
                                    clock: some EndpointClock,
                                    onEvent: (ReceiverSession.Event) -> Void) async throws(SessionError) -> Ending {
-        try session.accept(maxDatagramSize: transport.maxDatagramSize, now: clock.now, wallClock: wallClock())
+        try session.accept(maxDatagramSize: transport.maxDatagramSize, peerMaxDatagramSize: transport.peerMaxDatagramSize,
+                           now: clock.now, wallClock: wallClock())
         let inbox = Inbox()
         let reader = startReading(transport, into: inbox)
         defer { reader.cancel() }
@@ -87,7 +89,7 @@ public enum EndpointRunner {
             let now = clock.now
             if transport.maxDatagramSize != datagramSize {
                 datagramSize = transport.maxDatagramSize
-                endpoint.setMaxDatagramSize(datagramSize)
+                endpoint.setMaxDatagramSize(datagramSize, peer: transport.peerMaxDatagramSize)
             }
             // Transmit everything that is ready.
             while let datagram = try endpoint.nextDatagram(now: now) {
@@ -157,7 +159,7 @@ protocol Endpoint {
     /// The work is done even if the link closes now.
     var isDone: Bool { get }
     mutating func takeEvents() -> [Event]
-    mutating func setMaxDatagramSize(_ size: Int)
+    mutating func setMaxDatagramSize(_ size: Int, peer: Int)
 }
 
 struct SenderEndpoint: Endpoint {
@@ -170,7 +172,7 @@ struct SenderEndpoint: Endpoint {
     var isSettled: Bool { session.isFinished && session.isLinkIdle }
     var isDone: Bool { session.isFinished }
     mutating func takeEvents() -> [SenderSession.Event] { session.takeEvents() }
-    mutating func setMaxDatagramSize(_ size: Int) { session.setMaxDatagramSize(size) }
+    mutating func setMaxDatagramSize(_ size: Int, peer: Int) { session.setMaxDatagramSize(size, peer: peer) }
 }
 
 struct ReceiverEndpoint: Endpoint {
@@ -183,5 +185,5 @@ struct ReceiverEndpoint: Endpoint {
     var isSettled: Bool { session.connectionComplete }
     var isDone: Bool { session.senderSaidGoodbye }
     mutating func takeEvents() -> [ReceiverSession.Event] { session.takeEvents() }
-    mutating func setMaxDatagramSize(_ size: Int) { session.setMaxDatagramSize(size) }
+    mutating func setMaxDatagramSize(_ size: Int, peer: Int) { session.setMaxDatagramSize(size, peer: peer) }
 }

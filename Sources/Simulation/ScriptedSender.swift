@@ -17,6 +17,11 @@ public struct ScriptedSender {
         /// A transfer message in a record, final exactly when it is `bye` (as an honest sender
         /// does). Records after a final one are sealed anyway, at the counter that follows.
         case message(TransferMessage)
+        /// Any plaintext sealed as one record with this final flag (a malformed message, a data
+        /// message in a final record).
+        case record([UInt8], isFinal: Bool)
+        /// A framing message sent as it is, not sealed (message 1 again, mid-session).
+        case unsealed([UInt8])
     }
 
     public struct Outcome {
@@ -97,8 +102,14 @@ public struct ScriptedSender {
             var seal = RecordSealer(key: keys.initiatorToResponder)
             opener = RecordOpener(key: keys.responderToInitiator)
             for step in script {
-                guard case .message(let message) = step else { continue }
-                let record = Record(plaintext: message.encoded(), isFinal: message == .bye)
+                let record: Record
+                switch step {
+                case .message(let message): record = Record(plaintext: message.encoded(), isFinal: message == .bye)
+                case .record(let plaintext, let isFinal): record = Record(plaintext: plaintext, isFinal: isFinal)
+                case .unsealed(let bytes):
+                    try? link.send(message: bytes)
+                    continue
+                }
                 var sealed: [[UInt8]] = []
                 if record.isFinal {
                     // The sealer refuses to seal after a final record: seal this one with a copy

@@ -47,6 +47,18 @@ import Testing
         #expect(h.b.statistics.droppedDuplicate > 0)
     }
 
+    /// At MTU 23 a sender writes 20-byte datagrams but hears acks in 18-byte notifications, whose
+    /// 14-byte bitmap describes 112 frames: it must not keep more than that in flight.
+    @Test(arguments: [(20, nil, 128), (20, 18, 112), (18, 20, 112), (510, 508, 256)] as [(Int, Int?, Int)])
+    func windowIsBoundedByTheSmallerDirection(own: Int, peer: Int?, expected: Int) throws {
+        var link = ReliableLink(maxDatagramSize: own)
+        link.peerMaxDatagramSize = peer
+        for _ in 0..<40 { try link.send(message: [UInt8](repeating: 1, count: 4000)) }
+        var inFlight = 0
+        while link.nextDatagram(now: .zero) != nil { inFlight += 1 }
+        #expect(inFlight == expected)
+    }
+
     @Test func heavyLossStillDelivers() throws {
         // 15 % loss each way: one attempt in 3.6 fails; the oldest frame gets ~9 attempts
         // (RTO backing off to 8 s) before LinkDeadAfter, so the link survives.

@@ -58,4 +58,20 @@ import Testing
         #expect(guardian.count == 4)
         #expect(HandshakeReplayGuard().capacity == 4096)
     }
+
+    /// A timestamp far ahead of the receiver's clock is neither accepted nor remembered, so the
+    /// honest timestamps that follow still pass (it used to lock the key out until a restart).
+    @Test func timestampsAheadOfTheClockAreRefusedAndForgotten() {
+        var guardian = HandshakeReplayGuard()
+        let peer = [UInt8](repeating: 7, count: 32)
+        let clock: UInt64 = 1_763_000_000_000_000_000
+        let limit = UInt64(HandshakeReplayGuard.maxTimestampAhead.components.seconds) * 1_000_000_000
+        #expect(guardian.judge(timestamp: .max, from: peer, wallClock: clock) == .ahead(nanoseconds: .max - clock))
+        #expect(guardian.judge(timestamp: clock + limit + 1, from: peer, wallClock: clock) == .ahead(nanoseconds: limit + 1))
+        #expect(guardian.count == 0)
+        #expect(guardian.judge(timestamp: clock - 5, from: peer, wallClock: clock) == .fresh, "a sender whose clock lags is fine")
+        #expect(guardian.judge(timestamp: clock + limit, from: peer, wallClock: clock) == .fresh, "the bound itself is allowed")
+        #expect(guardian.judge(timestamp: clock + limit, from: peer, wallClock: clock + 1) == .replayed)
+        #expect(guardian.judge(timestamp: 1, from: peer, wallClock: .max) == .replayed, "no overflow near the end of time")
+    }
 }
