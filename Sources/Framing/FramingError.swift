@@ -7,7 +7,7 @@ public enum FramingError: Error, Equatable, Sendable {
     case badCRC
     /// An ack frame with `S` or `E` set.
     case reservedBits
-    /// An ack frame that is not exactly 8 bytes, or a start frame announcing length 0.
+    /// An ack frame whose bitmap is over 512 bytes, or a start frame announcing length 0.
     case badLength
     /// A data frame without fragment bytes.
     case emptyFragment

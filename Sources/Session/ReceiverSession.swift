@@ -244,8 +244,9 @@ public struct ReceiverSession {
         let fingerprint = PublicKey(bytes: remoteStatic)?.fingerprint ?? "?"
         guard let sender = trust.name(for: remoteStatic) else { return .refused(.unknownSender(fingerprint: fingerprint)) }
         var reader = ByteReader(payload)
+        // Only a well-formed offer opens a connection; judged before the timestamp is remembered.
         guard let timestamp = try? reader.readUInt64(),
-              let opening = try? TransferMessage(decoding: reader.readRest()) else {
+              let opening = try? TransferMessage(decoding: reader.readRest()), case .offer = opening else {
             return .refused(.badOpening(sender: sender))
         }
         let wallClock = acceptedAt.wallClock &+ UInt64(max(0, now.duration(since: acceptedAt.now).nanoseconds))

@@ -15,9 +15,16 @@ public func safeFileName(_ proposed: String) -> String? {
             cleaned.append(scalar)
         }
     }
-    var name = String(cleaned).trimmingWhitespace()
-    while name.hasPrefix(".") { name.removeFirst() }
-    name = name.trimmingWhitespace()
+    // Strip whitespace and leading dots until neither is left (". .x" must not become ".x"),
+    // by code point: a dot followed by a combining mark is one Character, but still a dot.
+    var name = String(cleaned)
+    while true {
+        var scalars = Substring(name.trimmingWhitespace()).unicodeScalars
+        while scalars.first == "." { scalars.removeFirst() }
+        let next = String(scalars)
+        if next == name { break }
+        name = next
+    }
     guard !name.isEmpty else { return nil }
     // Cut to the byte limit without splitting a character.
     while name.utf8.count > TransferConstants.maxNameLength { name.removeLast() }

@@ -97,6 +97,10 @@ func trailingBytesAreRefused(_ message: TransferMessage) {
     ("bell\u{7}", "bell_"),
     ("/", nil),
     ("", nil),
+    (". .x", "x"),
+    (". .", nil),
+    (" . \u{2003}. .hidden", "hidden"),
+    (".\u{301}x", "\u{301}x"),
 ] as [(String, String?)])
 func fileNamesAreReducedToSafeBaseNames(_ proposed: String, _ expected: String?) {
     #expect(safeFileName(proposed) == expected)

@@ -18,6 +18,8 @@ struct ReceiveOperation {
         var saved = 0
         var failures: [CLIError] = []
         var sessionEnded = false
+        /// A sender authenticated on the current connection.
+        var authenticated = false
         var current: (name: String, size: UInt64?, at: ContinuousClock.Instant, offset: UInt64)?
     }
 
@@ -63,9 +65,12 @@ struct ReceiveOperation {
             reporter.event(JSONLine("connected", [("device", .of(link.device)), ("mtu", .int(Int64(link.mtu)))]))
             reporter.logger.info("connection from \(link.device ?? "a device"), ATT MTU \(link.mtu)")
             tally.sessionEnded = false
+            tally.authenticated = false
             do {
                 let ending = try await EndpointRunner.runReceiver(&session, over: link, clock: clock) { handle($0, tally) }
                 if ending == .linkLost { reporter.logger.info("connection ended: link lost") }
+                // A refused peer must not keep the BLE link once the refusal is delivered.
+                if !tally.authenticated { await peripheral.disconnectPeer(of: link) }
             } catch {
                 reporter.logger.notice("connection ended: \(error)")
                 // A peer that failed the handshake, fell silent or broke the protocol must not keep
@@ -95,6 +100,7 @@ struct ReceiveOperation {
     private func handle(_ event: ReceiverSession.Event, _ tally: Tally) {
         switch event {
         case .authenticated(let sender, let fingerprint):
+            tally.authenticated = true
             reporter.event(JSONLine("handshake", [("peer", .string(sender)), ("fingerprint", .string(fingerprint))]))
             reporter.say("blerecv: \(sender) connected [\(fingerprint)]")
         case .refused(let reason):
