@@ -69,12 +69,15 @@ extension CLIError {
             self.init(.peerRefused, "a sender was refused")
         case .handshakeTimeout:
             self.init(.linkLost, "the handshake did not finish in time")
-        case .integrity(let detail):
-            self.init(.integrity, "data failed authentication: \(detail)", hint: "someone may be interfering; try again")
+        case .record(let cause):
+            self.init(.integrity, "a record failed authentication (\(cause)): the data was damaged or tampered with",
+                      hint: "someone may be interfering; try again")
         case .linkLost:
             self.init(.linkLost, "the Bluetooth link was lost")
-        case .protocolViolation(let detail):
-            self.init(.protocolViolation, "the peer broke the protocol: \(detail)")
+        case .framing(let cause):
+            self.init(.protocolViolation, "the peer broke the framing rules (\(cause))")
+        case .handshake(let cause):
+            self.init(.failure, "cannot run the handshake (\(cause)); is the key file intact?")
         case .transfer(.sourceFailed(let detail)):
             self.init(.localIO, detail)
         case .transfer(let cause):

@@ -81,7 +81,7 @@ public struct ReceiverSession {
             let responder = try NoiseIKResponder(localStatic: identity.secretKey, prologue: blesendPrologue, ephemeral: ephemeral)
             state = .awaitingHello(responder, deadline: now.advanced(by: configuration.handshakeTimeout))
         } catch {
-            throw .protocolViolation("cannot start the handshake: \(error)")
+            throw .handshake(error)
         }
         var link = ReliableLink(configuration: configuration.link, maxDatagramSize: maxDatagramSize)
         link.peerMaxDatagramSize = peerMaxDatagramSize
@@ -210,9 +210,8 @@ public struct ReceiverSession {
                 throw error
             }
             for reply in replies {
-                do { try link.send(message: try codec.seal(reply)) } catch let error as LinkError {
-                    throw SessionError(error)
-                } catch let error as SessionError { throw error } catch { throw .protocolViolation("\(error)") }
+                let sealed = try codec.seal(reply)
+                do { try link.send(message: sealed) } catch { throw SessionError(error) }
             }
         }
     }
@@ -220,9 +219,8 @@ public struct ReceiverSession {
     /// What the file in progress died of, when a connection ends on `error` after the handshake.
     static func fileFailure(for error: SessionError) -> FileFailure {
         switch error {
-        case .integrity: .tampered
         case .transfer(let cause): .senderBrokeProtocol(cause)
-        default: .senderBrokeProtocol(.protocolViolation("\(error)"))
+        default: .tampered
         }
     }
 
@@ -269,7 +267,7 @@ public struct ReceiverSession {
             events.append(.authenticated(sender: sender, fingerprint: fingerprint))
             return .accepted(message2, codec)
         } catch {
-            throw .protocolViolation("cannot answer the handshake: \(error)")
+            throw .handshake(error as? HandshakeError ?? .wrongState)
         }
     }
 }

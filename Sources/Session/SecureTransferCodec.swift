@@ -24,8 +24,7 @@ struct FinalityCodec: Codec {
             throw SessionError.transfer(.malformedMessage(error))
         }
         guard (message == .bye) == unit.isFinal else {
-            throw SessionError.transfer(.protocolViolation(unit.isFinal ? "it sent a final record that is not a goodbye"
-                                                                         : "it sent a goodbye in a record that is not final"))
+            throw SessionError.transfer(.finalityMismatch)
         }
         output.append(message)
     }
@@ -46,9 +45,10 @@ extension SecureTransferCodec {
         } catch let error as SessionError {
             throw error
         } catch {
-            throw .integrity("cannot seal a record: \(error)")
+            throw .record(error as? RecordError ?? .wrongDirection)
         }
-        guard out.count == 1, let sealed = out.first else { throw .integrity("sealing produced \(out.count) records") }
+        // One message is one record (the codecs above produce exactly one).
+        guard let sealed = out.first else { throw .record(.wrongDirection) }
         return sealed
     }
 
@@ -59,9 +59,9 @@ extension SecureTransferCodec {
         } catch let error as SessionError {
             throw error
         } catch {
-            throw .integrity("a record failed authentication (\(error)): the data was corrupted or tampered with")
+            throw .record(error as? RecordError ?? .authenticationFailed)
         }
-        guard out.count == 1, let message = out.first else { throw .protocolViolation("one record, \(out.count) messages") }
+        guard let message = out.first else { throw .record(.authenticationFailed) }
         return message
     }
 }

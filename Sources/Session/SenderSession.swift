@@ -85,7 +85,7 @@ public struct SenderSession {
         } catch let error as LinkError {
             throw SessionError(error)
         } catch {
-            throw .protocolViolation("cannot start the handshake: \(error)")
+            throw .handshake(error as? HandshakeError ?? .wrongState)
         }
         self.link = link
         lastHeard = now
@@ -159,15 +159,8 @@ public struct SenderSession {
                     throw .transfer(error)
                 }
                 guard let message else { break }
-                do {
-                    try link.send(message: try codec.seal(message))
-                } catch let error as LinkError {
-                    throw SessionError(error)
-                } catch let error as SessionError {
-                    throw error
-                } catch {
-                    throw .protocolViolation("\(error)")
-                }
+                let sealed = try codec.seal(message)
+                do { try link.send(message: sealed) } catch { throw SessionError(error) }
             }
         }
         return link.nextDatagram(now: now)

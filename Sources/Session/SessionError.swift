@@ -1,4 +1,6 @@
 import Framing
+import Handshake
+import Record
 import Transfer
 
 /// Why a connection (or the whole session) ended badly. Each maps to one exit code in the CLI.
@@ -12,13 +14,16 @@ public enum SessionError: Error, Equatable, Sendable {
     case refusedSender(RefusalReason)
     /// The handshake did not finish in time.
     case handshakeTimeout
-    /// A record failed authentication or broke the record rules: tampering or corruption.
-    case integrity(String)
+    /// A record failed authentication or broke the record rules: tampering or corruption (or,
+    /// sealing, a counter that ran out).
+    case record(RecordError)
     /// The link is gone or stopped making progress.
     case linkLost
-    /// The peer broke the protocol.
-    case protocolViolation(String)
-    /// The transfer layer stopped (e.g. a local file could not be read).
+    /// The peer broke the framing rules (frames are not authenticated: anyone in range can do this).
+    case framing(LinkError)
+    /// Our own handshake could not start or answer (a bad local key).
+    case handshake(HandshakeError)
+    /// The transfer layer stopped: the authenticated peer broke its rules, or a local file failed.
     case transfer(TransferError)
 
     public enum RefusalReason: Equatable, Sendable {
@@ -36,15 +41,15 @@ extension SessionError {
     /// What an authenticated peer said (`transfer`) is never worth a retry: it would say it again.
     public var isRecoverable: Bool {
         switch self {
-        case .linkLost, .handshakeTimeout, .integrity, .protocolViolation: true
-        case .refusedByPeer, .peerNotAuthenticated, .refusedSender, .transfer: false
+        case .linkLost, .handshakeTimeout, .record, .framing: true
+        case .refusedByPeer, .peerNotAuthenticated, .refusedSender, .handshake, .transfer: false
         }
     }
 
     init(_ error: LinkError) {
         switch error {
         case .linkDead: self = .linkLost
-        default: self = .protocolViolation("framing: \(error)")
+        default: self = .framing(error)
         }
     }
 }

@@ -1,25 +1,32 @@
-/// Why the transfer layer stopped a session.
+/// Why the transfer layer stopped a session. Every case but `sourceFailed` is something the peer
+/// did after it authenticated: trying again would only make it do it again.
 public enum TransferError: Error, Equatable, Sendable {
-    /// The peer sent a message that is not allowed at this point.
-    case protocolViolation(String)
-    /// The peer's message authenticated but is not a well-formed transfer message: the peer
-    /// itself sent it, so there is no point in trying again.
+    /// A message that is not allowed at this point of the transfer (docs/protocol.md §5).
+    case unexpected(TransferMessage.Kind)
+    /// The peer's message authenticated but is not a well-formed transfer message.
     case malformedMessage(TransferMessageError)
+    /// A final record that does not carry `bye`, or `bye` in a record that is not final.
+    case finalityMismatch
     /// The sender sent more bytes than it offered.
     case moreBytesThanOffered
+    /// The receiver acknowledged bytes that were never sent.
+    case ackBeyondSent
     /// The receiver asked to resume at an offset the sender never reached, or one a stream has forgotten.
     case cannotResume(offset: UInt64)
-    /// The local file could not be read, or changed size while it was being sent.
+    /// The local file could not be read, or changed size while it was being sent (what the
+    /// file system said).
     case sourceFailed(String)
 }
 
 extension TransferError: CustomStringConvertible {
-    /// What went wrong, in words for a log or an error message.
+    /// What the peer did, in words for a log or an error message ("the sender broke the protocol: …").
     public var description: String {
         switch self {
-        case .protocolViolation(let detail): detail
+        case .unexpected(let kind): "it sent \(kind == .accept || kind == .ack || kind == .offer ? "an" : "a") \(kind) message out of place"
         case .malformedMessage(let error): "it sent \(error)"
+        case .finalityMismatch: "it sent a final record that is not a goodbye, or a goodbye that is not final"
         case .moreBytesThanOffered: "it sent more bytes than it offered"
+        case .ackBeyondSent: "it acknowledged bytes that were never sent"
         case .cannotResume(let offset): "it asked to resume at byte \(offset), which was never sent or is no longer available"
         case .sourceFailed(let detail): detail
         }

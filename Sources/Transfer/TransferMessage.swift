@@ -48,8 +48,35 @@ public enum TransferMessage: Equatable, Sendable {
         case badName = 3
     }
 
-    enum Tag: UInt8 {
+    /// The type byte: which message this is.
+    public enum Kind: UInt8, Sendable, CustomStringConvertible {
         case offer = 1, accept, data, ack, done, confirm, reject, bye
+
+        public var description: String {
+            switch self {
+            case .offer: "offer"
+            case .accept: "accept"
+            case .data: "data"
+            case .ack: "ack"
+            case .done: "done"
+            case .confirm: "confirm"
+            case .reject: "reject"
+            case .bye: "bye"
+            }
+        }
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .offer: .offer
+        case .accept: .accept
+        case .data: .data
+        case .ack: .ack
+        case .done: .done
+        case .confirm: .confirm
+        case .reject: .reject
+        case .bye: .bye
+        }
     }
 }
 
@@ -65,40 +92,40 @@ extension TransferMessage {
     public func encode(into out: inout [UInt8]) {
         switch self {
         case .offer(let offer):
-            out.append(Tag.offer.rawValue)
+            out.append(Kind.offer.rawValue)
             out += offer.id.bytes
             out.appendBigEndian(offer.size ?? TransferConstants.unknownSize)
             out.append(UInt8(offer.nameBytes.count))
             out += offer.nameBytes
         case .accept(let id, let offset):
-            out.append(Tag.accept.rawValue)
+            out.append(Kind.accept.rawValue)
             out += id.bytes
             out.appendBigEndian(offset)
         case .data(let bytes):
             out.reserveCapacity(out.count + 1 + bytes.count)
-            out.append(Tag.data.rawValue)
+            out.append(Kind.data.rawValue)
             out += bytes
         case .ack(let id, let received):
-            out.append(Tag.ack.rawValue)
+            out.append(Kind.ack.rawValue)
             out += id.bytes
             out.appendBigEndian(received)
         case .done(let id, let hash):
-            out.append(Tag.done.rawValue)
+            out.append(Kind.done.rawValue)
             out += id.bytes
             out += hash
         case .confirm(let id, let status, let storedName):
-            out.append(Tag.confirm.rawValue)
+            out.append(Kind.confirm.rawValue)
             out += id.bytes
             out.append(status.rawValue)
             let name = Self.nameBytes(storedName)
             out.append(UInt8(name.count))
             out += name
         case .reject(let id, let reason):
-            out.append(Tag.reject.rawValue)
+            out.append(Kind.reject.rawValue)
             out += id.bytes
             out.append(reason.rawValue)
         case .bye:
-            out.append(Tag.bye.rawValue)
+            out.append(Kind.bye.rawValue)
         }
     }
 
@@ -116,7 +143,7 @@ extension TransferMessage {
         let array = Array(bytes)
         var reader = ByteReader(array)
         do {
-            guard let tag = Tag(rawValue: try reader.readUInt8()) else { throw TransferMessageError.unknownType }
+            guard let tag = Kind(rawValue: try reader.readUInt8()) else { throw TransferMessageError.unknownType }
             switch tag {
             case .offer:
                 let id = try Self.readID(&reader)

@@ -93,9 +93,9 @@ public struct TransferReceiver {
         self.sender = sender
         self.senderKey = senderKey
         current = .none
-        guard case .offer = opening else { throw .protocolViolation("a connection must open with an offer") }
+        guard case .offer = opening else { throw .unexpected(opening.kind) }
         let replies = try receive(opening, now: now)
-        guard replies.count == 1, let reply = replies.first else { throw .protocolViolation("no reply to the opening offer") }
+        guard replies.count == 1, let reply = replies.first else { throw .unexpected(opening.kind) }
         return reply
     }
 
@@ -148,14 +148,14 @@ public struct TransferReceiver {
             return try handleDone(id: id, hash: hash)
         case .bye:
             switch current {
-            case .receiving: throw .protocolViolation("goodbye in the middle of a file")
+            case .receiving: throw .unexpected(.bye)
             default:
                 current = .ended
                 pendingEvents.append(.sessionEnded(sender: sender))
                 return [.bye]
             }
         case .accept, .ack, .confirm, .reject:
-            throw .protocolViolation("sender sent a receiver's message")
+            throw .unexpected(message.kind)
         }
     }
 
@@ -164,8 +164,8 @@ public struct TransferReceiver {
     private mutating func handleOffer(_ offer: TransferMessage.Offer, now: Instant) throws(TransferError) -> TransferMessage {
         switch current {
         case .none, .ignoring, .completed: break
-        case .receiving: throw .protocolViolation("offer in the middle of a file")
-        case .ended: throw .protocolViolation("offer after goodbye")
+        case .receiving: throw .unexpected(.offer)
+        case .ended: throw .unexpected(.offer)
         }
         let key = Key(senderKey: senderKey, id: offer.id)
         if let done = completed[key] {
@@ -217,7 +217,7 @@ public struct TransferReceiver {
         case .ignoring:
             return []
         case .receiving(let key):
-            guard var partial = partials[key] else { throw .protocolViolation("data without a transfer") }
+            guard var partial = partials[key] else { throw .unexpected(.data) }
             let end = partial.received + UInt64(bytes.count)
             if let size = partial.size, end > size {
                 fail(key, .senderBrokeProtocol(.moreBytesThanOffered))
@@ -248,7 +248,7 @@ public struct TransferReceiver {
             partials[key] = partial
             return replies
         case .none, .completed, .ended:
-            throw .protocolViolation("data without a transfer")
+            throw .unexpected(.data)
         }
     }
 
@@ -259,10 +259,10 @@ public struct TransferReceiver {
             return []
         case .completed(let key) where key.id == id:
             current = .none
-            guard let done = completed[key] else { throw .protocolViolation("unknown transfer") }
+            guard let done = completed[key] else { throw .unexpected(.done) }
             return [.confirm(id: id, status: .saved, storedName: done.storedName)]
         case .receiving(let key) where key.id == id:
-            guard var partial = partials[key] else { throw .protocolViolation("unknown transfer") }
+            guard var partial = partials[key] else { throw .unexpected(.done) }
             current = .none
             if let size = partial.size, partial.received != size {
                 fail(key, .integrity)
@@ -285,7 +285,7 @@ public struct TransferReceiver {
             pendingEvents.append(.fileSaved(sender: sender, name: partial.name, storedName: storedName, size: partial.received))
             return [.confirm(id: id, status: .saved, storedName: storedName)]
         default:
-            throw .protocolViolation("done for a transfer that is not open")
+            throw .unexpected(.done)
         }
     }
 

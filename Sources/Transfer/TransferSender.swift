@@ -100,7 +100,7 @@ public struct TransferSender {
         switch message {
         case .accept(let id, let offset):
             guard phase == .awaitingAccept, var file = current, file.id == id else {
-                throw .protocolViolation("unexpected accept")
+                throw .unexpected(.accept)
             }
             guard offset <= file.highestSent else { throw .cannotResume(offset: offset) }
             // A stream forgets what the receiver acknowledged; it cannot go back before that.
@@ -114,9 +114,9 @@ public struct TransferSender {
             pendingEvents.append(.fileStarted(index: index, name: file.source.name, size: file.source.size, resumedAt: resumedAt))
         case .ack(let id, let received):
             guard phase == .sending || phase == .awaitingConfirm, var file = current, file.id == id else {
-                throw .protocolViolation("unexpected ack")
+                throw .unexpected(.ack)
             }
-            guard received <= file.highestSent else { throw .protocolViolation("ack beyond what was sent") }
+            guard received <= file.highestSent else { throw .ackBeyondSent }
             if received > file.acknowledged {
                 file.acknowledged = received
                 file.source.release(before: received)
@@ -125,7 +125,7 @@ public struct TransferSender {
             }
         case .confirm(let id, let status, let storedName):
             guard phase == .awaitingConfirm, let file = current, file.id == id else {
-                throw .protocolViolation("unexpected confirm")
+                throw .unexpected(.confirm)
             }
             switch status {
             case .saved:
@@ -138,15 +138,15 @@ public struct TransferSender {
             advance()
         case .reject(let id, let reason):
             guard [.awaitingAccept, .sending, .awaitingConfirm].contains(phase), let file = current, file.id == id else {
-                throw .protocolViolation("unexpected reject")
+                throw .unexpected(.reject)
             }
             pendingEvents.append(.fileFailed(index: index, .rejected(reason)))
             advance()
         case .bye:
-            guard phase == .byeSent else { throw .protocolViolation("receiver ended the session early") }
+            guard phase == .byeSent else { throw .unexpected(.bye) }
             finish()
         case .offer, .data, .done:
-            throw .protocolViolation("receiver sent a sender's message")
+            throw .unexpected(message.kind)
         }
     }
 

@@ -100,7 +100,7 @@ func replayedHandshakeMessage1(variant: String) throws {
         #expect(!taken, "the first replayed record fails the connection")
         #expect(attacker.events.contains { $0.isAuthenticated }, "message 1 alone passes: see the threat model")
         #expect(!attacker.answers.contains([0x00]), "not refused: the guard forgot the timestamp")
-        guard case .integrity = attacker.error else {
+        guard case .record(.authenticationFailed) = attacker.error else {
             Issue.record("expected an integrity error, got \(String(describing: attacker.error))")
             return
         }
@@ -214,7 +214,7 @@ func halfHandshakeHoldingTheLinkThroughTheRunner() async throws {
 
     let next = MemoryTransportPair(maxDatagramSize: 244)
     let receiving = Task { try await EndpointRunner.runReceiver(&receiver.value, over: next.second, clock: clock) { _ in } }
-    var sender = target.sender([MemoryFileSource(name: "secret.txt", bytes: secret)], configuration: configuration)
+    var sender = target.sender([MemoryFileSource(name: "secret.txt", bytes: secret)])
     let sent = try await EndpointRunner.runSender(&sender, over: next.first) { _ in }
     await next.first.close()
     _ = try? await receiving.value

@@ -74,8 +74,8 @@ func eachSenderViolationHasItsOwnCause(variant: String) throws {
         expectedError = .transfer(.malformedMessage(.emptyData))
     case "a data message in a final record":
         step = .record([0x03, 1, 2, 3], isFinal: true)
-        expectedFailure = .senderBrokeProtocol(.protocolViolation("it sent a final record that is not a goodbye"))
-        expectedError = .transfer(.protocolViolation("it sent a final record that is not a goodbye"))
+        expectedFailure = .senderBrokeProtocol(.finalityMismatch)
+        expectedError = .transfer(.finalityMismatch)
     case "message 1 again mid-session":
         // After an accepted message 1 everything is a record: a second message 1 fails
         // authentication as one (docs/protocol.md §3), and the file in progress goes.
@@ -91,7 +91,7 @@ func eachSenderViolationHasItsOwnCause(variant: String) throws {
 
     #expect(outcome.receiverEvents.compactMap(\.fileFailure) == [expectedFailure])
     if variant == "message 1 again mid-session" {
-        guard case .integrity = outcome.receiverError else {
+        guard case .record = outcome.receiverError else {
             Issue.record("expected a record that failed authentication, got \(String(describing: outcome.receiverError))")
             return
         }
@@ -106,7 +106,7 @@ func receiverMessagesForFailedFilesDiffer() {
     let failures: [FileFailure] = [
         .integrity, .tampered, .senderBrokeProtocol(.moreBytesThanOffered),
         .senderBrokeProtocol(.malformedMessage(.dataTooLarge)), .senderBrokeProtocol(.malformedMessage(.emptyData)),
-        .senderBrokeProtocol(.protocolViolation("it sent a final record that is not a goodbye")),
+        .senderBrokeProtocol(.finalityMismatch), .senderBrokeProtocol(.unexpected(.offer)),
         .couldNotStore("disk full"), .rejected(.badName), .rejected(.tooLarge),
     ]
     let messages = failures.map { CLIError(receiving: $0, name: "f.bin from alice").message }

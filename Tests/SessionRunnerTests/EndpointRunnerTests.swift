@@ -19,12 +19,17 @@ struct Peers {
     let receiverID = Identity.generate()
     let store = Box(MemoryFileStore())
 
+    /// Real-time tests share two cores with the CPU-bound ones when `swift test --parallel` runs
+    /// them all: generous timeouts, so that a starved task is not mistaken for a silent peer.
+    let configuration = SessionConfiguration(handshakeTimeout: .seconds(120), idleTimeout: .seconds(120))
+
     func sender(_ files: [any FileSource]) -> SenderSession {
-        SenderSession(identity: senderID, receiverKey: receiverID.publicKey, files: files)
+        SenderSession(identity: senderID, receiverKey: receiverID.publicKey, files: files, configuration: configuration)
     }
 
     func receiver() -> Box<ReceiverSession> {
-        Box(ReceiverSession(identity: receiverID, trust: TrustStore(peers: [.init(name: "s", key: senderID.publicKey)]), store: store.value))
+        Box(ReceiverSession(identity: receiverID, trust: TrustStore(peers: [.init(name: "s", key: senderID.publicKey)]),
+                            store: store.value, configuration: configuration))
     }
 }
 

@@ -76,7 +76,7 @@ func tamperedRecordsAreDetected(kind: String) {
             return [message]
         }
     }
-    guard case .integrity = outcome.receiverError else {
+    guard case .record = outcome.receiverError else {
         Issue.record("\(kind): expected an integrity error, got \(String(describing: outcome.receiverError))")
         return
     }
