@@ -14,26 +14,7 @@ public struct TransferReceiver {
         case sessionEnded(sender: String)
     }
 
-    /// Identifies a partial transfer: whose it is, and which one.
-    private struct Key: Hashable {
-        let senderKey: [UInt8]
-        let id: TransferID
-    }
-
-    private struct Partial {
-        let name: String
-        let size: UInt64?
-        let file: any IncomingFile
-        var hasher: any ContentHasher
-        var received: UInt64 = 0
-        var lastAck: UInt64 = 0
-        var lastActivity: Instant
-    }
-
-    private struct Completed {
-        let storedName: String
-        let size: UInt64
-    }
+    private typealias Key = PartialTransfers.Key
 
     private enum Current {
         case none
@@ -47,11 +28,8 @@ public struct TransferReceiver {
     private let store: any FileStore
     private let makeHasher: () -> any ContentHasher
     private let maxFileSize: UInt64
-    private let partialLifetime: Duration
-    private let maxPartialsPerSender: Int
-    private var partials: [Key: Partial] = [:]
-    private var completed: [Key: Completed] = [:]
-    private var completedOrder: [Key] = []
+    private var partials: PartialTransfers
+    private var completed = CompletedTransfers()
     private var sender = ""
     private var senderKey: [UInt8] = []
     private var current = Current.none
@@ -69,8 +47,7 @@ public struct TransferReceiver {
         self.store = store
         self.makeHasher = makeHasher
         self.maxFileSize = maxFileSize
-        self.partialLifetime = partialLifetime
-        self.maxPartialsPerSender = max(1, maxPartialsPerSender)
+        self.partials = PartialTransfers(lifetime: partialLifetime, maxPerSender: maxPartialsPerSender)
     }
 
     public mutating func takeEvents() -> [Event] {
@@ -104,8 +81,7 @@ public struct TransferReceiver {
     public mutating func connectionLost(now: Instant) {
         if case .receiving(let key) = current, let partial = partials[key] {
             if partial.received == 0 {
-                partial.file.discard()
-                partials[key] = nil
+                partials.discard(key)
             } else {
                 partials[key]?.lastActivity = now
             }
@@ -123,17 +99,16 @@ public struct TransferReceiver {
 
     /// Discards partial transfers whose senders have not come back in time.
     public mutating func expirePartials(now: Instant) {
-        for (key, partial) in partials where now.duration(since: partial.lastActivity) > partialLifetime {
-            if case .receiving(let active) = current, active == key { continue }
-            partial.file.discard()
-            partials[key] = nil
+        if case .receiving(let active) = current {
+            partials.expire(now: now, keeping: active)
+        } else {
+            partials.expire(now: now, keeping: nil)
         }
     }
 
     /// Discards every partial transfer (shutdown, interrupt).
     public mutating func discardAll() {
-        for partial in partials.values { partial.file.discard() }
-        partials.removeAll()
+        partials.discardAll()
         current = .none
     }
 
@@ -172,18 +147,15 @@ public struct TransferReceiver {
             current = .completed(key)
             return .accept(id: offer.id, offset: done.size)
         }
-        if let partial = partials[key] {
-            if partial.size == offer.size {
-                // A resume: the file keeps the name it was first offered under.
-                partials[key]?.lastActivity = now
-                current = .receiving(key)
-                pendingEvents.append(.fileStarted(sender: sender, name: partial.name, size: partial.size, resumedAt: partial.received))
-                return .accept(id: offer.id, offset: partial.received)
-            }
-            // The same id with another size is another file: start it afresh.
-            partial.file.discard()
-            partials[key] = nil
+        if let partial = partials[key], partial.size == offer.size {
+            // A resume: the file keeps the name it was first offered under.
+            partials[key]?.lastActivity = now
+            current = .receiving(key)
+            pendingEvents.append(.fileStarted(sender: sender, name: partial.name, size: partial.size, resumedAt: partial.received))
+            return .accept(id: offer.id, offset: partial.received)
         }
+        // The same id with another size is another file: start it afresh.
+        partials.discard(key)
         // Every unusable name (not UTF-8, empty, nothing left after the name policy) costs that
         // file alone: it is rejected and the session goes on.
         guard let offered = offer.name, let name = safeFileName(offered) else {
@@ -196,7 +168,6 @@ public struct TransferReceiver {
             pendingEvents.append(.fileFailed(sender: sender, name: name, .rejected(.tooLarge)))
             return .reject(id: offer.id, reason: .tooLarge)
         }
-        makeRoomForPartial(of: key.senderKey)
         let file: any IncomingFile
         do {
             file = try store.begin(name: name, size: offer.size, sender: sender)
@@ -206,7 +177,7 @@ public struct TransferReceiver {
             pendingEvents.append(.fileFailed(sender: sender, name: name, .couldNotStore(Self.describe(error))))
             return .reject(id: offer.id, reason: tooLarge ? .tooLarge : .couldNotStore)
         }
-        partials[key] = Partial(name: name, size: offer.size, file: file, hasher: makeHasher(), lastActivity: now)
+        partials.insert(.init(name: name, size: offer.size, file: file, hasher: makeHasher(), lastActivity: now), for: key)
         current = .receiving(key)
         pendingEvents.append(.fileStarted(sender: sender, name: name, size: offer.size, resumedAt: 0))
         return .accept(id: offer.id, offset: 0)
@@ -280,8 +251,8 @@ public struct TransferReceiver {
                 fail(key, .couldNotStore(Self.describe(error)))
                 return [.confirm(id: id, status: .couldNotStore, storedName: "")]
             }
-            partials[key] = nil
-            remember(key, Completed(storedName: storedName, size: partial.received))
+            _ = partials.remove(key)
+            completed.remember(.init(storedName: storedName, size: partial.received), for: key)
             pendingEvents.append(.fileSaved(sender: sender, name: partial.name, storedName: storedName, size: partial.received))
             return [.confirm(id: id, status: .saved, storedName: storedName)]
         default:
@@ -289,31 +260,10 @@ public struct TransferReceiver {
         }
     }
 
-    /// Keeps a sender's interrupted transfers below `maxPartialsPerSender` before it starts another.
-    private mutating func makeRoomForPartial(of senderKey: [UInt8]) {
-        let own = partials.filter { $0.key.senderKey == senderKey }
-        guard own.count >= maxPartialsPerSender else { return }
-        let oldest = own.sorted { $0.value.lastActivity < $1.value.lastActivity }.prefix(own.count - maxPartialsPerSender + 1)
-        for (key, partial) in oldest {
-            partial.file.discard()
-            partials[key] = nil
-        }
-    }
-
     private mutating func fail(_ key: Key, _ failure: FileFailure) {
-        guard let partial = partials.removeValue(forKey: key) else { return }
+        guard let partial = partials.remove(key) else { return }
         partial.file.discard()
         pendingEvents.append(.fileFailed(sender: sender, name: partial.name, failure))
-    }
-
-    /// Completed transfers are remembered (a bounded number) so that a sender whose `confirm` was
-    /// lost with the link gets it again instead of sending the file twice.
-    private mutating func remember(_ key: Key, _ done: Completed) {
-        completed[key] = done
-        completedOrder.append(key)
-        if completedOrder.count > 256 {
-            completed[completedOrder.removeFirst()] = nil
-        }
     }
 
     private static func describe(_ error: any Error) -> String {
