@@ -1,0 +1,64 @@
+import Framing
+import Handshake
+import Pipeline
+
+/// Framing and selective-repeat ARQ as a layer of the stack: datagrams below, whole messages
+/// (handshake messages, sealed records) above. It also owns the connection's idle timeout,
+/// because it is the layer that hears every datagram.
+struct LinkLayer: Layer {
+    typealias Lower = [UInt8]
+    typealias Upper = [UInt8]
+    typealias Failure = SessionError
+
+    var link: ReliableLink
+    /// Whether messages are taken from above only while less than one window of full frames
+    /// waits to go out (the sender, so memory stays bounded whatever the file size), or always
+    /// (the receiver's few, small answers).
+    let fillsWindow: Bool
+    let idleTimeout: Duration
+    /// When the peer was last heard from.
+    private var lastHeard: Instant
+
+    init(configuration: SessionConfiguration, maxDatagramSize: Int, peerMaxDatagramSize: Int?, fillsWindow: Bool, now: Instant) {
+        link = ReliableLink(configuration: configuration.link, maxDatagramSize: maxDatagramSize)
+        link.peerMaxDatagramSize = peerMaxDatagramSize
+        // Until the peer has authenticated, nothing longer than a handshake message is accepted,
+        // and only a handshake's worth of frames is buffered (`peerAuthenticated` lifts this).
+        link.maxIncomingMessageLength = maxHandshakeMessageLength
+        link.receiveWindow = handshakeReceiveWindow
+        self.fillsWindow = fillsWindow
+        idleTimeout = configuration.idleTimeout
+        lastHeard = now
+    }
+
+    /// The handshake completed: the limits of an authenticated peer apply from now on.
+    mutating func peerAuthenticated() {
+        link.maxIncomingMessageLength = FrameLayout.maxMessageLength
+        link.receiveWindow = link.configuration.window
+    }
+
+    mutating func receive(_ datagram: [UInt8], now: Instant) throws(SessionError) {
+        lastHeard = now
+        do { try link.receive(datagram: datagram, now: now) } catch { throw SessionError(error) }
+    }
+
+    mutating func send(_ message: [UInt8], now: Instant) throws(SessionError) {
+        do { try link.send(message: message) } catch { throw SessionError(error) }
+    }
+
+    mutating func nextUp() -> [UInt8]? { link.nextMessage() }
+
+    mutating func nextDown(now: Instant) -> [UInt8]? { link.nextDatagram(now: now) }
+
+    mutating func handleTimers(now: Instant) throws(SessionError) {
+        if now >= lastHeard.advanced(by: idleTimeout) { throw .linkLost }
+        do { try link.handleTimers(now: now) } catch { throw SessionError(error) }
+    }
+
+    var nextDeadline: Instant? {
+        let silence = lastHeard.advanced(by: idleTimeout)
+        return link.nextDeadline.map { min($0, silence) } ?? silence
+    }
+
+    var canSend: Bool { !fillsWindow || link.bufferedOutboundBytes < link.configuration.window * link.maxDatagramSize }
+}

@@ -1,0 +1,47 @@
+import Pipeline
+import Transfer
+
+/// The receiver's transfer layer at the top of its stack: it serves the opening offer (whose
+/// answer rides in message 2), then every message of the connection, writing files through
+/// `TransferReceiver`. Nothing comes from above.
+struct ReceivingTransferLayer: Layer {
+    typealias Lower = ReceiverUnit
+    typealias Upper = Never
+    typealias Failure = SessionError
+
+    var transfer: TransferReceiver
+    private var down: [ReceiverUnit] = []
+
+    init(transfer: TransferReceiver) { self.transfer = transfer }
+
+    mutating func receive(_ unit: ReceiverUnit, now: Instant) throws(SessionError) {
+        switch unit {
+        case .opened(let sender, let senderKey, let opening):
+            do {
+                down.append(.message(try transfer.begin(sender: sender, senderKey: senderKey, opening: opening, now: now)))
+            } catch {
+                down.append(.refuse)
+            }
+        case .message(let message):
+            do {
+                down += try transfer.receive(message, now: now).map(ReceiverUnit.message)
+            } catch {
+                throw .transfer(error)
+            }
+        case .refuse:
+            break
+        }
+    }
+
+    mutating func send(_ unit: Never, now: Instant) {}
+
+    mutating func nextUp() -> Never? { nil }
+
+    mutating func nextDown(now: Instant) -> ReceiverUnit? { down.isEmpty ? nil : down.removeFirst() }
+
+    mutating func handleTimers(now: Instant) {}
+
+    var nextDeadline: Instant? { nil }
+
+    var canSend: Bool { false }
+}

@@ -1,0 +1,210 @@
+import Handshake
+import Keys
+import Pipeline
+import Sodium
+import Transfer
+
+/// What the receiver's secure channel and the transfer layer above it exchange.
+enum ReceiverUnit {
+    /// Up: a trusted sender opened the connection with this message (message 1's payload).
+    case opened(sender: String, senderKey: [UInt8], TransferMessage)
+    /// Both ways: one transfer message (down, the first one rides in message 2).
+    case message(TransferMessage)
+    /// Down: the transfer layer cannot serve the opening; answer with the refusal instead.
+    case refuse
+}
+
+/// The receiver's secure channel: Noise IK as the responder, then records. It judges message 1
+/// (decryption, trust, timestamp) and refuses with one byte that says nothing; otherwise it
+/// hands the opening up and writes message 2 around the answer that comes down.
+struct ResponderChannel: Layer {
+    typealias Lower = [UInt8]
+    typealias Upper = ReceiverUnit
+    typealias Failure = SessionError
+
+    private enum State {
+        case awaitingHello(NoiseIKResponder, deadline: Instant)
+        case awaitingAnswer(NoiseIKResponder, sender: String, fingerprint: String, deadline: Instant)
+        case established(SecureTransferCodec)
+        /// We sent the refusal; the link closes once it is delivered (or soon after).
+        case refusing(SessionError.RefusalReason, deadline: Instant)
+        /// Transient, while a value is moved out (so its buffers are not copied on write).
+        case busy
+    }
+
+    private var state: State
+    private let trust: TrustStore
+    /// Carried from connection to connection by the session.
+    var replayGuard: HandshakeReplayGuard
+    private let rekeyAfter: UInt64
+    /// The wall clock (nanoseconds since the Unix epoch) when the connection was accepted, and
+    /// the monotonic instant that goes with it: message 1's timestamp is checked against them.
+    private let acceptedAt: (wallClock: UInt64, now: Instant)
+    private var down: [[UInt8]] = []
+    private var up: [ReceiverUnit] = []
+    private(set) var events: [ReceiverSession.Event] = []
+    /// Set when message 2 went out; the session takes it (`takeAuthentication`).
+    private var authenticatedNow = false
+
+    init(identity: Identity, trust: TrustStore, replayGuard: HandshakeReplayGuard, wallClock: UInt64,
+         ephemeral: SecureBytes?, now: Instant, configuration: SessionConfiguration) throws(SessionError) {
+        do {
+            let responder = try NoiseIKResponder(localStatic: identity.secretKey, prologue: blesendPrologue, ephemeral: ephemeral)
+            state = .awaitingHello(responder, deadline: now.advanced(by: configuration.handshakeTimeout))
+        } catch {
+            throw .handshake(error)
+        }
+        self.trust = trust
+        self.replayGuard = replayGuard
+        self.rekeyAfter = configuration.rekeyAfterRecords
+        self.acceptedAt = (wallClock, now)
+    }
+
+    var isEstablished: Bool {
+        if case .established = state { return true }
+        return false
+    }
+
+    var isRefusing: Bool {
+        if case .refusing = state { return true }
+        return false
+    }
+
+    mutating func takeEvents() -> [ReceiverSession.Event] {
+        defer { events.removeAll() }
+        return events
+    }
+
+    /// Whether the sender authenticated since the last call.
+    mutating func takeAuthentication() -> Bool {
+        defer { authenticatedNow = false }
+        return authenticatedNow
+    }
+
+    mutating func receive(_ message: [UInt8], now: Instant) throws(SessionError) {
+        switch state {
+        case .awaitingHello(var responder, let deadline):
+            state = .busy
+            switch hello(message, responder: &responder, now: now) {
+            case .success(let opened):
+                state = .awaitingAnswer(responder, sender: opened.sender, fingerprint: opened.fingerprint, deadline: deadline)
+                up.append(.opened(sender: opened.sender, senderKey: opened.key, opened.opening))
+            case .failure(let refusal):
+                refuse(refusal.reason, now: now)
+            }
+        case .established(var codec):
+            state = .busy
+            defer { state = .established(codec) }
+            up.append(.message(try codec.open(message)))
+        case .awaitingAnswer, .refusing, .busy:
+            // Nothing is read before the answer is written, and nothing after a refusal.
+            break
+        }
+    }
+
+    mutating func send(_ unit: ReceiverUnit, now: Instant) throws(SessionError) {
+        switch (state, unit) {
+        case (.awaitingAnswer(var responder, let sender, let fingerprint, _), .message(let answer)):
+            state = .busy
+            do {
+                down.append(try responder.writeMessage2(payload: answer.encoded()))
+                let keys = try responder.split()
+                state = .established(makeSecureTransferCodec(send: keys.responderToInitiator, receive: keys.initiatorToResponder,
+                                                             rekeyAfter: rekeyAfter))
+            } catch {
+                throw .handshake(error as? HandshakeError ?? .wrongState)
+            }
+            authenticatedNow = true
+            events.append(.authenticated(sender: sender, fingerprint: fingerprint))
+        case (.awaitingAnswer(_, let sender, _, _), .refuse):
+            refuse(.badOpening(sender: sender), now: now)
+        case (.established(var codec), .message(let message)):
+            state = .busy
+            defer { state = .established(codec) }
+            down.append(try codec.seal(message))
+        default:
+            break
+        }
+    }
+
+    mutating func nextUp() -> ReceiverUnit? { up.isEmpty ? nil : up.removeFirst() }
+
+    mutating func nextDown(now: Instant) -> [UInt8]? { down.isEmpty ? nil : down.removeFirst() }
+
+    mutating func handleTimers(now: Instant) throws(SessionError) {
+        switch state {
+        case .awaitingHello(_, let deadline) where now >= deadline, .awaitingAnswer(_, _, _, let deadline) where now >= deadline:
+            throw .handshakeTimeout
+        case .refusing(let reason, let deadline) where now >= deadline:
+            throw .refusedSender(reason)
+        default:
+            break
+        }
+    }
+
+    var nextDeadline: Instant? {
+        switch state {
+        case .awaitingHello(_, let deadline), .awaitingAnswer(_, _, _, let deadline), .refusing(_, let deadline): deadline
+        case .established, .busy: nil
+        }
+    }
+
+    var canSend: Bool {
+        switch state {
+        case .awaitingAnswer, .established: down.isEmpty
+        case .awaitingHello, .refusing, .busy: false
+        }
+    }
+
+    // MARK: - Message 1
+
+    private struct Opened {
+        let sender: String
+        let key: [UInt8]
+        let fingerprint: String
+        let opening: TransferMessage
+    }
+
+    private struct Refusal: Error {
+        let reason: SessionError.RefusalReason
+    }
+
+    /// Judges message 1: the sender it authenticates, or why to refuse.
+    private mutating func hello(_ message: [UInt8], responder: inout NoiseIKResponder, now: Instant) -> Result<Opened, Refusal> {
+        let remoteStatic: [UInt8], payload: [UInt8]
+        do {
+            (remoteStatic, payload) = try responder.readMessage1(message)
+        } catch {
+            return .failure(Refusal(reason: .malformedHandshake))
+        }
+        let fingerprint = PublicKey(bytes: remoteStatic)?.fingerprint ?? "?"
+        guard let sender = trust.name(for: remoteStatic) else {
+            return .failure(Refusal(reason: .unknownSender(fingerprint: fingerprint)))
+        }
+        // Only a well-formed offer opens a connection; judged before the timestamp is remembered.
+        var reader = ByteReader(payload)
+        guard let timestamp = try? reader.readUInt64(),
+              let opening = try? TransferMessage(decoding: reader.readRest()), case .offer = opening else {
+            return .failure(Refusal(reason: .badOpening(sender: sender)))
+        }
+        let wallClock = acceptedAt.wallClock &+ UInt64(max(0, now.duration(since: acceptedAt.now).nanoseconds))
+        switch replayGuard.judge(timestamp: timestamp, from: remoteStatic, wallClock: wallClock) {
+        case .fresh:
+            return .success(Opened(sender: sender, key: remoteStatic, fingerprint: fingerprint, opening: opening))
+        case .replayed:
+            return .failure(Refusal(reason: .replayedHandshake(sender: sender)))
+        case .ahead(let nanoseconds):
+            return .failure(Refusal(reason: .clockAhead(sender: sender, seconds: nanoseconds / 1_000_000_000)))
+        }
+    }
+
+    /// One answer for every failure: the sender learns nothing about why.
+    private mutating func refuse(_ reason: SessionError.RefusalReason, now: Instant) {
+        events.append(.refused(reason))
+        down.append(refusalMessage)
+        state = .refusing(reason, deadline: now.advanced(by: refusalLinger))
+    }
+}
+
+/// How long a receiver keeps a refused connection before closing it (time for the refusal to arrive).
+let refusalLinger = Duration.seconds(2)
