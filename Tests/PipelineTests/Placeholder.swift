@@ -1,1 +1,0 @@
-// Placeholder so the package builds while these tests are written; remove when adding real files.
