@@ -90,6 +90,6 @@ let package = Package(
         ]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
-        .testTarget(name: "WireVectorTests", dependencies: ["WireVectors", "Session", "Handshake", "Record", "Framing", "Sodium", "TestSupport"]),
+        .testTarget(name: "WireVectorTests", dependencies: ["WireVectors", "Framing", "Handshake", "Pipeline", "Sodium", "TestSupport"]),
     ]
 )
