@@ -42,10 +42,3 @@ public enum Generator {
         return text
     }
 }
-
-public struct GenerationError: Error, Equatable, Sendable, CustomStringConvertible {
-    public let scenario: String
-    public let detail: String
-
-    public var description: String { "\(scenario): \(detail)" }
-}

@@ -69,6 +69,8 @@ private struct Player<Endpoint: VectorEndpoint> {
 
     mutating func play(_ schedule: Schedule) throws(ReplayFailure) {
         for (position, timed) in schedule.steps.enumerated() {
+            // At a connect or a tick the sender goes first; when it ends the session there, the receiver does not run.
+            let skipped = side == .receiver && position == schedule.steps.count - 1 && vector.expect.raisedBy == .sender
             if let raised {
                 guard !involvesEndpoint(timed.step) else {
                     throw ReplayFailure(side: side, event: timed.number, time: timed.time, .logContinuesAfterError(raised))
@@ -80,8 +82,10 @@ private struct Player<Endpoint: VectorEndpoint> {
                 guard vector.connections.indices.contains(number - 1) else {
                     throw ReplayFailure(side: side, event: timed.number, .malformedLog("no connection \(number) in the header"))
                 }
-                do { try endpoint.open(vector.connections[number - 1], now: timed.time) } catch {
-                    try raise(error, event: timed.number, time: timed.time)
+                if !skipped {
+                    do { try endpoint.open(vector.connections[number - 1], now: timed.time) } catch {
+                        try raise(error, event: timed.number, time: timed.time)
+                    }
                 }
             case .round(let senderHalf, let receiverHalf):
                 if side == .sender {
@@ -99,9 +103,7 @@ private struct Player<Endpoint: VectorEndpoint> {
                 // The round before a tick moved nothing: neither side had anything to send.
                 try send([], at: clock, event: timed.number)
                 try checkDeadline(due: side == .sender ? senderDue : receiverDue, at: timed.time, event: timed.number)
-                // The sender's timers run first; when they end the session, the receiver's do not run.
-                let senderFailedHere = position == schedule.steps.count - 1 && vector.expect.raisedBy == .sender
-                if side == .sender || !senderFailedHere {
+                if !skipped {
                     do { try endpoint.handleTimers(now: timed.time) } catch {
                         try raise(error, event: timed.number, time: timed.time)
                     }

@@ -66,26 +66,3 @@ struct VectorParties {
         return identity
     }
 }
-
-/// The vector's transfer ids, handed out in order. Drawing more than it lists is recorded, and
-/// the replay fails on it.
-final class TransferIDQueue {
-    private var remaining: ArraySlice<[UInt8]>
-    private(set) var overdrawn = false
-
-    init(_ ids: [[UInt8]]) { remaining = ids[...] }
-
-    func next() -> TransferID {
-        if let bytes = remaining.popFirst(), let id = TransferID(bytes: bytes) { return id }
-        overdrawn = true
-        return TransferID(halves: (0, 0))
-    }
-
-    var allUsed: Bool { remaining.isEmpty }
-}
-
-/// A vector whose header cannot be turned into endpoints.
-public struct SetupError: Error, Equatable, Sendable, CustomStringConvertible {
-    public let description: String
-    init(_ description: String) { self.description = description }
-}
