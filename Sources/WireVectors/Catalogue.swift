@@ -15,13 +15,14 @@ public enum Catalogue {
 
         /// A one-connection session of `files` between the fixed sender and receiver, each file stored unless said.
         func session(_ comments: [String], files: [(String, [UInt8], stored: Bool)], connections: Int = 1,
-                     expect: WireVector.Expectation = .success,
-                     configuration: VectorConfiguration = .init()) -> WireVector {
+                     expect: WireVector.Expectation = .success, configuration: VectorConfiguration = .init(),
+                     datagramSizes: (sender: Int, receiver: Int) = (FixedInputs.senderDatagramSize, FixedInputs.receiverDatagramSize))
+            -> WireVector {
             WireVector(
                 comments: comments, expect: expect, configuration: configuration,
                 senderSecret: sender, receiverSecret: receiver, senderPublic: senderPublic, receiverPublic: receiverPublic,
                 pinnedReceiverKey: receiverPublic, trustedSenders: [senderPublic],
-                connections: (1...connections).map(FixedInputs.connection),
+                connections: (1...connections).map { FixedInputs.connection($0, datagramSizes: datagramSizes) },
                 transferIDs: (1...max(files.count, 1)).map(FixedInputs.transferID),
                 files: files.map { WireVector.File(name: Array($0.0.utf8), contents: $0.1, stored: $0.stored) },
                 events: [])
@@ -41,6 +42,8 @@ public enum Catalogue {
 
         var quickIdle = VectorConfiguration()
         quickIdle.session.idleTimeout = .seconds(2)
+        var quickRekey = VectorConfiguration()
+        quickRekey.session.rekeyAfterRecords = 2
 
         return [
             Scenario(name: "small-file", vector: session(
@@ -52,6 +55,18 @@ public enum Catalogue {
             Scenario(name: "ten-kib-file", vector: session(
                 ["A 10 KiB file in three records (4096 + 4096 + 2048 bytes), each over several frames."],
                 files: [("pattern-10k.bin", tenKiB, true)])),
+            Scenario(name: "small-file-mtu-23", vector: session(
+                ["The small file at the smallest ATT MTU, 23: datagrams of 20 bytes from the sender and 18",
+                 "from the receiver, so both handshake messages and the record span many frames."],
+                files: [("hello.txt", hello, true)], datagramSizes: (20, 18))),
+            Scenario(name: "forty-kib-file-mtu-517", vector: session(
+                ["A 40 KiB file at the largest ATT MTU, 517 (510-byte datagrams both ways, the protocol's",
+                 "MaxValueLength): ten records, and the receiver's transfer-level ack after 32768 bytes."],
+                files: [("pattern-40k.bin", FixedInputs.pattern(40 * 1024), true)], datagramSizes: (510, 510))),
+            Scenario(name: "rekey", vector: session(
+                ["A 10 KiB file with rekey-after-records at 2: from the third record on, each direction",
+                 "seals with BLAKE2b-256(key = old key, message = \"blesend/1 rekey\"), and again every two records."],
+                files: [("pattern-10k.bin", tenKiB, true)], configuration: quickRekey)),
             Scenario(name: "resume-after-cut", vector: session(
                 ["A 20 KiB file; the link drops after the sender's 40th datagram (mid-file). The second",
                  "connection runs a new handshake, offers the same transfer id, and resumes where the",

@@ -24,10 +24,11 @@ enum FixedInputs {
     }
 
     /// Connection `number` (1-based): its own ephemeral keys and wall clock.
-    static func connection(_ number: Int) -> WireVector.Connection {
+    static func connection(_ number: Int, datagramSizes: (sender: Int, receiver: Int) = (senderDatagramSize, receiverDatagramSize))
+        -> WireVector.Connection {
         WireVector.Connection(
             wallClock: wallClock + UInt64(number - 1) * 60_000_000_000,
-            senderDatagramSize: senderDatagramSize, receiverDatagramSize: receiverDatagramSize,
+            senderDatagramSize: datagramSizes.sender, receiverDatagramSize: datagramSizes.receiver,
             senderEphemeral: secret("connection \(number) sender ephemeral"),
             receiverEphemeral: secret("connection \(number) receiver ephemeral"))
     }
