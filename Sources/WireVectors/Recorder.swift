@@ -28,69 +28,29 @@ public enum Recorder {
         }
         let ids = TransferIDQueue(vector.transferIDs)
         let store = MemoryFileStore()
-        var sender = parties.makeSender(ids: ids)
-        var receiver = parties.makeReceiver(store: store)
-        var log = Transcript(attack: scenario.attack)
+        var run = Run(sender: parties.makeSender(ids: ids), receiver: parties.makeReceiver(store: store),
+                      log: Transcript(attack: scenario.attack))
 
         var outcome: WireVector.Expectation?
         connections: for (index, connection) in vector.connections.enumerated() {
-            if index > 0 { log.now = log.now.advanced(by: scenario.reconnectDelay) }
-            log.append(.connect(number: index + 1))
-            do { try sender.open(connection, now: log.now) } catch {
-                outcome = .failure(code: error.vectorCode, raisedBy: .sender)
+            if index > 0 { run.log.now = run.log.now.advanced(by: scenario.reconnectDelay) }
+            if let end = run.connect(connection, number: index + 1) {
+                outcome = end
                 break
             }
-            do { try receiver.open(connection, now: log.now) } catch {
-                outcome = .failure(code: error.vectorCode, raisedBy: .receiver)
-                break
-            }
-            let cut = index < scenario.cuts.count ? scenario.cuts[index] : nil
-            var sentOnLink = 0
+            var link = Run.Link(cutAfter: index < scenario.cuts.count ? scenario.cuts[index] : nil)
             while true {
-                // A round: the sender's batch, then the receiver's.
-                let (fromSender, senderError) = sender.drain(now: log.now)
-                let deliverable = senderError != nil ? 0 : cut.map { max(0, min(fromSender.count, $0 - sentOnLink)) } ?? fromSender.count
-                sentOnLink += fromSender.count
-                let linkCut = cut.map { sentOnLink >= $0 } ?? false
-                if let error = log.pass(fromSender, from: .sender, deliveringFirst: deliverable, to: &receiver) {
-                    outcome = .failure(code: error.vectorCode, raisedBy: .receiver)
+                switch run.round(on: &link) {
+                case .moved: continue
+                case .cut: continue connections
+                case .ended(let end):
+                    outcome = end
                     break connections
-                }
-                if let senderError {
-                    outcome = .failure(code: senderError.vectorCode, raisedBy: .sender)
-                    break connections
-                }
-                let (fromReceiver, _) = receiver.drain(now: log.now)
-                if let error = log.pass(fromReceiver, from: .receiver, deliveringFirst: linkCut ? 0 : fromReceiver.count, to: &sender) {
-                    outcome = .failure(code: error.vectorCode, raisedBy: .sender)
-                    break connections
-                }
-                if linkCut {
-                    log.append(.cut)
-                    sender.close(now: log.now)
-                    receiver.close(now: log.now)
-                    continue connections
-                }
-                if sender.isFinished && receiver.connectionComplete {
-                    outcome = .success
-                    break connections
-                }
-                if !fromSender.isEmpty || !fromReceiver.isEmpty { continue }
-
-                // Nothing moved: run the clock to the next deadline.
-                let senderDeadline = sender.nextDeadline, receiverDeadline = receiver.nextDeadline
-                guard let next = [senderDeadline, receiverDeadline].compactMap({ $0 }).min() else { throw .stuck(at: log.now) }
-                guard next >= log.now else { throw .deadlineInThePast(at: log.now) }
-                guard next.duration(since: .zero) <= timeLimit else { throw .timeLimit }
-                log.now = next
-                log.append(.tick(senderDue: senderDeadline == next, receiverDue: receiverDeadline == next))
-                do { try sender.handleTimers(now: log.now) } catch {
-                    outcome = .failure(code: error.vectorCode, raisedBy: .sender)
-                    break connections
-                }
-                do { try receiver.handleTimers(now: log.now) } catch {
-                    outcome = .failure(code: error.vectorCode, raisedBy: .receiver)
-                    break connections
+                case .quiet:
+                    if let end = try run.tick() {
+                        outcome = end
+                        break connections
+                    }
                 }
             }
         }
@@ -98,16 +58,82 @@ public enum Recorder {
         guard !ids.overdrawn else { throw .ranOutOfTransferIDs }
 
         let intended = vector
-        vector.events = log.events
+        vector.events = run.log.events
         vector.expect = outcome
         for (index, name) in parties.sources.map(\.name).enumerated() {
             vector.files[index].stored = store.committed[name] == vector.files[index].contents
         }
         guard vector.expect == intended.expect, vector.files == intended.files else {
-            throw .unintendedOutcome(expected: intended.expect, got: vector.expect,
-                                     stored: vector.files.map(\.stored))
+            throw .unintendedOutcome(expected: intended.expect, got: vector.expect, stored: vector.files.map(\.stored))
         }
         return vector
+    }
+}
+
+/// The two endpoints and the log, stepped as the discipline says.
+private struct Run {
+    var sender: SenderSession
+    var receiver: ReceiverSession
+    var log: Transcript
+
+    /// The current link: where it is cut, and how many datagrams the sender has sent on it.
+    struct Link {
+        let cutAfter: Int?
+        var sent = 0
+    }
+
+    enum RoundEnd {
+        case moved, quiet, cut
+        case ended(WireVector.Expectation)
+    }
+
+    /// Link `number` comes up: the sender connects, then the receiver accepts. Returns how the
+    /// session ended if either failed.
+    mutating func connect(_ connection: WireVector.Connection, number: Int) -> WireVector.Expectation? {
+        log.append(.connect(number: number))
+        do { try sender.open(connection, now: log.now) } catch { return .failure(code: error.vectorCode, raisedBy: .sender) }
+        do { try receiver.open(connection, now: log.now) } catch { return .failure(code: error.vectorCode, raisedBy: .receiver) }
+        return nil
+    }
+
+    /// One round: the sender's batch delivered to the receiver, then the receiver's to the sender.
+    mutating func round(on link: inout Link) -> RoundEnd {
+        let (fromSender, senderError) = sender.drain(now: log.now)
+        var deliverable = senderError == nil ? fromSender.count : 0
+        if let cutAfter = link.cutAfter { deliverable = min(deliverable, max(0, cutAfter - link.sent)) }
+        link.sent += fromSender.count
+        let cut = link.cutAfter.map { link.sent >= $0 } ?? false
+        if let error = log.pass(fromSender, from: .sender, deliveringFirst: deliverable, to: &receiver) {
+            return .ended(.failure(code: error.vectorCode, raisedBy: .receiver))
+        }
+        if let senderError { return .ended(.failure(code: senderError.vectorCode, raisedBy: .sender)) }
+
+        let (fromReceiver, _) = receiver.drain(now: log.now)
+        if let error = log.pass(fromReceiver, from: .receiver, deliveringFirst: cut ? 0 : fromReceiver.count, to: &sender) {
+            return .ended(.failure(code: error.vectorCode, raisedBy: .sender))
+        }
+        if cut {
+            log.append(.cut)
+            sender.close(now: log.now)
+            receiver.close(now: log.now)
+            return .cut
+        }
+        if sender.isFinished && receiver.connectionComplete { return .ended(.success) }
+        return fromSender.isEmpty && fromReceiver.isEmpty ? .quiet : .moved
+    }
+
+    /// Nothing moved: the clock runs to the earlier deadline and both run their timers, the
+    /// sender first. Returns how the session ended if either failed.
+    mutating func tick() throws(RecordingError) -> WireVector.Expectation? {
+        let senderDeadline = sender.nextDeadline, receiverDeadline = receiver.nextDeadline
+        guard let next = [senderDeadline, receiverDeadline].compactMap({ $0 }).min() else { throw .stuck(at: log.now) }
+        guard next >= log.now else { throw .deadlineInThePast(at: log.now) }
+        guard next.duration(since: .zero) <= Recorder.timeLimit else { throw .timeLimit }
+        log.now = next
+        log.append(.tick(senderDue: senderDeadline == next, receiverDue: receiverDeadline == next))
+        do { try sender.handleTimers(now: log.now) } catch { return .failure(code: error.vectorCode, raisedBy: .sender) }
+        do { try receiver.handleTimers(now: log.now) } catch { return .failure(code: error.vectorCode, raisedBy: .receiver) }
+        return nil
     }
 }
 
