@@ -56,7 +56,7 @@ public enum Replay {
 private struct Player<Endpoint: VectorEndpoint> {
     let vector: WireVector
     var endpoint: Endpoint
-    /// The error the endpoint raised (its code), and where: after it, the log may not involve the endpoint again.
+    /// The code of the error the endpoint raised: after it, the log may not involve the endpoint again.
     private var raised: String?
     /// The time of the last step (the empty round before a tick runs at it).
     private var clock = Instant.zero
@@ -90,7 +90,11 @@ private struct Player<Endpoint: VectorEndpoint> {
             case .round(let senderHalf, let receiverHalf):
                 if side == .sender {
                     try send(senderHalf, at: timed.time, event: timed.number)
-                    if raised == nil { try take(receiverHalf) }
+                    if raised == nil {
+                        try take(receiverHalf)
+                    } else if let line = receiverHalf.first(where: { $0.route.destination == side }) {
+                        throw ReplayFailure(side: side, event: line.number, time: line.time, .logContinuesAfterError(raised ?? ""))
+                    }
                 } else {
                     try take(senderHalf)
                     if raised == nil {
