@@ -86,8 +86,8 @@ public enum Catalogue {
             Scenario(name: "tampered-record", vector: session(
                 ["A tampered record: the attacker flips bit 0 of byte 10 of the sender's datagram 1 (the",
                  "frame of the first record, counted from 0) and fixes the CRC. The record fails",
-                 "authentication: the receiver stops with integrity and stores nothing."],
-                files: [("hello.txt", hello, false)], expect: .failure(code: "integrity", raisedBy: .receiver)),
+                 "authentication: the receiver stops (record.authenticationFailed) and stores nothing."],
+                files: [("hello.txt", hello, false)], expect: .failure(code: "record.authenticationFailed", raisedBy: .receiver)),
                 attack: .flipBit(from: .sender, datagram: 1, byte: 10, bit: 0, fixCRC: true)),
             Scenario(name: "truncated-stream", vector: session(
                 ["A truncated stream: the attacker lets the first record of a 10 KiB file through and drops",

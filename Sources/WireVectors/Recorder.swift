@@ -91,8 +91,8 @@ private struct Run {
     /// session ended if either failed.
     mutating func connect(_ connection: WireVector.Connection, number: Int) -> WireVector.Expectation? {
         log.append(.connect(number: number))
-        do { try sender.open(connection, now: log.now) } catch { return .failure(code: error.vectorCode, raisedBy: .sender) }
-        do { try receiver.open(connection, now: log.now) } catch { return .failure(code: error.vectorCode, raisedBy: .receiver) }
+        do { try sender.open(connection, now: log.now) } catch { return .failure(code: error.code, raisedBy: .sender) }
+        do { try receiver.open(connection, now: log.now) } catch { return .failure(code: error.code, raisedBy: .receiver) }
         return nil
     }
 
@@ -104,13 +104,13 @@ private struct Run {
         link.sent += fromSender.count
         let cut = link.cutAfter.map { link.sent >= $0 } ?? false
         if let error = log.pass(fromSender, from: .sender, deliveringFirst: deliverable, to: &receiver) {
-            return .ended(.failure(code: error.vectorCode, raisedBy: .receiver))
+            return .ended(.failure(code: error.code, raisedBy: .receiver))
         }
-        if let senderError { return .ended(.failure(code: senderError.vectorCode, raisedBy: .sender)) }
+        if let senderError { return .ended(.failure(code: senderError.code, raisedBy: .sender)) }
 
         let (fromReceiver, _) = receiver.drain(now: log.now)
         if let error = log.pass(fromReceiver, from: .receiver, deliveringFirst: cut ? 0 : fromReceiver.count, to: &sender) {
-            return .ended(.failure(code: error.vectorCode, raisedBy: .sender))
+            return .ended(.failure(code: error.code, raisedBy: .sender))
         }
         if cut {
             log.append(.cut)
@@ -131,8 +131,8 @@ private struct Run {
         guard next.duration(since: .zero) <= Recorder.timeLimit else { throw .timeLimit }
         log.now = next
         log.append(.tick(senderDue: senderDeadline == next, receiverDue: receiverDeadline == next))
-        do { try sender.handleTimers(now: log.now) } catch { return .failure(code: error.vectorCode, raisedBy: .sender) }
-        do { try receiver.handleTimers(now: log.now) } catch { return .failure(code: error.vectorCode, raisedBy: .receiver) }
+        do { try sender.handleTimers(now: log.now) } catch { return .failure(code: error.code, raisedBy: .sender) }
+        do { try receiver.handleTimers(now: log.now) } catch { return .failure(code: error.code, raisedBy: .receiver) }
         return nil
     }
 }

@@ -164,10 +164,10 @@ private struct Player<Endpoint: VectorEndpoint> {
 
     /// The endpoint raised `error`: fine only if the vector ends with exactly that, from this side.
     private mutating func raise(_ error: SessionError, event: Int, time: Instant) throws(ReplayFailure) {
-        guard vector.expect == .failure(code: error.vectorCode, raisedBy: side) else {
-            throw ReplayFailure(side: side, event: event, time: time, .unexpectedError(error.vectorCode))
+        guard vector.expect == .failure(code: error.code, raisedBy: side) else {
+            throw ReplayFailure(side: side, event: event, time: time, .unexpectedError(error.code))
         }
-        raised = error.vectorCode
+        raised = error.code
     }
 
     private func involvesEndpoint(_ step: Schedule.Step) -> Bool {

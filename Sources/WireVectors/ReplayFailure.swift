@@ -12,7 +12,7 @@ public struct ReplayFailure: Error, Equatable, Sendable, CustomStringConvertible
         case missingDatagram([UInt8])
         /// The endpoint sent a datagram the log does not have.
         case extraDatagram([UInt8])
-        /// The endpoint raised an error (its `vectorCode`) the log does not expect there.
+        /// The endpoint raised an error (its `code`) the log does not expect there.
         case unexpectedError(String)
         /// The log goes on involving the endpoint after the error that should have ended it.
         case logContinuesAfterError(String)

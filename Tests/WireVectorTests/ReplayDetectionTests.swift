@@ -43,7 +43,7 @@ import WireVectors
         var vector = try Self.vector("tampered-record.vec")
         vector.expect = .failure(code: "linkLost", raisedBy: .receiver)
         let failure = try #require(throws: ReplayFailure.self) { try Replay.run(vector, against: .receiver) }
-        #expect(failure.kind == .unexpectedError("integrity"))
+        #expect(failure.kind == .unexpectedError("record.authenticationFailed"))
         vector.expect = .success
         #expect(throws: ReplayFailure.self) { try Replay.run(vector, against: .receiver) }
     }
