@@ -465,7 +465,7 @@ case_busy() {
   local out hpid hrc
   out=$(outdir busy)
   start_recv busy "$out" -v || fail "receiver did not start"
-  timeout -k 2 120 /usr/bin/python3 "$HOSTILE" --mode hold-write --adapter hci1 --hold 100 \
+  timeout -k 10 120 /usr/bin/python3 "$HOSTILE" --mode hold-write --adapter hci1 --hold 100 \
     > "$W/logs/busy-holder.out" 2> "$W/logs/busy-holder.err" &
   hpid=$!
   PIDS+=("$hpid")
