@@ -62,6 +62,12 @@ let package = Package(
         ]),
         .executableTarget(name: "blesend-fuzz", dependencies: ["FuzzTargets"]),
 
+        // Wire-format test vectors (Tests/Vectors/blesend/README.md): the format, a deterministic
+        // two-endpoint recorder and a one-endpoint replay, as a library so that `swift test` replays
+        // every vector file; one executable writes the files.
+        .target(name: "WireVectors", dependencies: ["Session", "Framing", "Transfer", "Keys", "Sodium", "Pipeline"]),
+        .executableTarget(name: "blesend-vectors", dependencies: ["WireVectors"]),
+
         // Tests: one target per module, plus shared test helpers (a private dbus-daemon, running binaries).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SodiumTests", dependencies: ["Sodium", "TestSupport"]),
@@ -84,5 +90,6 @@ let package = Package(
         ]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
+        .testTarget(name: "WireVectorTests", dependencies: ["WireVectors", "Framing", "Handshake", "Pipeline", "Sodium", "TestSupport"]),
     ]
 )

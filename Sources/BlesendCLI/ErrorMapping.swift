@@ -50,6 +50,10 @@ extension CLIError {
         case .characteristicMissing:
             self.init(.peerRefused, "the device advertises the service but has no blesend transfer characteristic",
                       hint: "it may run another version of blesend")
+        case .characteristicBusy(let reason):
+            self.init(.bluetoothUnavailable,
+                      "another program on this machine holds the receiver's transfer characteristic (bluetoothd: \(reason))",
+                      hint: "stop the other program (another blesend?) and send again")
         case .bluez(let remote):
             self.init(.bluetoothUnavailable, "BlueZ refused: \(remote.name): \(remote.message)")
         case .dbus(let dbus):

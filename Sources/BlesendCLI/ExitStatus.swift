@@ -10,7 +10,8 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case keyProblem = 65
     /// The peer refused us, or is not the peer we pinned (untrusted or mismatched key).
     case peerRefused = 66
-    /// bluetoothd is not running, the system bus is unreachable, or there is no usable adapter.
+    /// bluetoothd is not running, the system bus is unreachable, or there is no usable adapter; or
+    /// (blesend) another program on this machine holds the receiver's transfer characteristic.
     case bluetoothUnavailable = 67
     /// No receiver was found before `--timeout`.
     case peerNotFound = 68

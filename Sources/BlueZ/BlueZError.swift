@@ -18,10 +18,24 @@ public enum BlueZError: Error, Equatable, Sendable {
     case linkLost
     /// The peer's GATT database has no transfer characteristic.
     case characteristicMissing
+    /// Another D-Bus client on this machine holds the transfer characteristic's acquired write or
+    /// notify socket on the same peer, so bluetoothd refuses ours; carries bluetoothd's reason
+    /// ("Write acquired", "Notify acquired").
+    case characteristicBusy(String)
     /// BlueZ answered with an error (`org.bluez.Error.*`).
     case bluez(DBusRemoteError)
     /// Any other D-Bus failure.
     case dbus(DBusError)
+
+    /// What a refused `AcquireWrite`, `AcquireNotify` or `StartNotify` on a peer's characteristic
+    /// means. bluetoothd 5.66 (src/gatt-client.c) answers `org.bluez.Error.NotPermitted` ("Write
+    /// acquired", "Notify acquired") when another client holds that socket.
+    static func acquireRefused(_ error: BlueZError) -> BlueZError {
+        if case .bluez(let remote) = error, remote.name == "org.bluez.Error.NotPermitted" {
+            return .characteristicBusy(remote.message)
+        }
+        return error
+    }
 
     static func from(_ e: DBusError) -> BlueZError {
         switch e {

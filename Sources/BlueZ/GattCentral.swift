@@ -123,6 +123,7 @@ public enum GattCentral {
 
     private static func open(_ bus: DBusConnection, device: String, ownsBus: Bool) async throws(BlueZError) -> GattLink {
         var tasks: [Task<Void, Never>] = []
+        let link = GattLink(device: device, mtu: 23, sendsNotifications: false)
         do {
             _ = try await bus.bluez(device, BlueZ.device, "Connect", timeout: .seconds(30))
             let deadline = ContinuousClock.now + .seconds(30)
@@ -136,8 +137,6 @@ public enum GattCentral {
             // ServicesResolved can be true while the characteristics are still being exported: give
             // them a moment before concluding the peer has none.
             let charPath = try await transferCharacteristic(bus, device: device, patience: .seconds(5))
-
-            let link = GattLink(device: device, mtu: 23, sendsNotifications: false)
             let iface = BlueZ.gattCharacteristic
 
             // Disconnect watch, before anything can go wrong on the link.
@@ -149,7 +148,23 @@ public enum GattCentral {
                 }
             })
 
-            // Notifications: acquired socket, or StartNotify + PropertiesChanged(Value).
+            // Writes: the acquired socket only, taken first (the receiver hears of nothing until the
+            // first write). bluetoothd 5.66 refuses AcquireWrite only when another client holds the
+            // socket (or the link is gone), and then refuses WriteValue too ("Write acquired").
+            let writeReply: [DBusValue]
+            do {
+                writeReply = try await bus.bluez(charPath, iface, "AcquireWrite", [.properties([:])])
+            } catch {
+                throw BlueZError.acquireRefused(error)
+            }
+            guard let writeFD = writeReply.first?.unixFD else {
+                throw BlueZError.dbus(.malformedMessage("AcquireWrite reply without a file descriptor"))
+            }
+            link.attachOutbound(fd: writeFD, mtu: writeReply.dropFirst().first?.uint16.map(Int.init) ?? link.mtu)
+
+            // Notifications: acquired socket, or StartNotify + PropertiesChanged(Value). StartNotify
+            // still works when another client subscribed with StartNotify (AcquireNotify then fails
+            // with InProgress); both fail with NotPermitted when another client acquired the socket.
             var usedStartNotify = false
             if let reply = try? await bus.bluez(charPath, iface, "AcquireNotify", [.properties([:])]),
                let fd = reply.first?.unixFD {
@@ -162,28 +177,12 @@ public enum GattCentral {
                         if let v = change.changed["Value"]?.bytes { link.deliver(v) }
                     }
                 })
-                _ = try await bus.bluez(charPath, iface, "StartNotify")
+                do {
+                    _ = try await bus.bluez(charPath, iface, "StartNotify")
+                } catch {
+                    throw BlueZError.acquireRefused(error)
+                }
                 usedStartNotify = true
-            }
-
-            // Writes: acquired socket, or WriteValue type=command.
-            if let reply = try? await bus.bluez(charPath, iface, "AcquireWrite", [.properties([:])]),
-               let fd = reply.first?.unixFD {
-                let mtu = reply.dropFirst().first?.uint16.map(Int.init) ?? link.mtu
-                link.attachOutbound(fd: fd, mtu: mtu)
-            } else {
-                if let mtu = try? await bus.property(destination: BlueZ.service, path: charPath, interface: iface, name: "MTU").uint16 {
-                    link.updateMTU(Int(mtu))
-                }
-                link.setSink { datagram in
-                    do {
-                        _ = try await bus.call(
-                            destination: BlueZ.service, path: charPath, interface: iface, member: "WriteValue",
-                            arguments: [.bytes(datagram), .properties(["type": .string("command")])])
-                    } catch {
-                        throw TransportError.closed
-                    }
-                }
             }
 
             let cleanup = tasks
@@ -197,8 +196,12 @@ public enum GattCentral {
             return link
         } catch {
             for t in tasks { t.cancel() }
+            await link.close()
+            let failure = (error as? BlueZError) ?? BlueZError.linkLost
+            // A busy characteristic means another program on this machine uses this very link: leave it up.
+            if case .characteristicBusy = failure { throw failure }
             _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(10))
-            throw (error as? BlueZError) ?? BlueZError.linkLost
+            throw failure
         }
     }
 

@@ -81,7 +81,8 @@ public final class GattLink: DatagramTransport {
 
     // MARK: Inbound
 
-    /// Takes ownership of `fd` and reads datagrams from it until EOF (then the link closes).
+    /// Takes ownership of `fd` and reads datagrams from it until the other end closes it (then the
+    /// link closes). An empty datagram is handed up like any other.
     ///
     /// One persistent read source per socket: each readiness event drains everything waiting and
     /// hands it over at once. (A one-shot source per wait costs several system calls and a thread
@@ -111,9 +112,18 @@ public final class GattLink: DatagramTransport {
                     batch.append(Array(scratch[0..<n]))
                     continue
                 }
-                if n < 0, errno == EINTR { continue }
-                // 0 = the other end (bluetoothd) closed: the link is gone.
-                ended = !(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+                if n == 0 {
+                    // 0 is an empty datagram (a zero-length Write Command: a malformed frame for the
+                    // layers above to count and drop) unless the other end (bluetoothd) closed.
+                    if Self.peerClosed(fd) {
+                        ended = true
+                        break
+                    }
+                    batch.append([])
+                    continue
+                }
+                if errno == EINTR { continue }
+                ended = !(errno == EAGAIN || errno == EWOULDBLOCK)
                 break
             }
             if !batch.isEmpty { self.deliver(batch) }
@@ -125,6 +135,21 @@ public final class GattLink: DatagramTransport {
         inbound.withLock { $0 = InboundSource(source: source) }
         source.resume()
     }
+
+    /// Whether the other end of the connected socket `fd` is closed: it then shows a hang-up at
+    /// once, while an empty datagram, which `recv` also reads as 0 bytes, does not.
+    static func peerClosed(_ fd: Int32) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN) | pollReadHangUp, revents: 0)
+        while true {
+            let n = poll(&entry, 1, 0)
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { return true }
+            return entry.revents & (Int16(POLLHUP | POLLERR | POLLNVAL) | pollReadHangUp) != 0
+        }
+    }
+
+    /// Linux's POLLRDHUP (the peer shut down its writing side), which Glibc's module does not export.
+    private static let pollReadHangUp: Int16 = 0x2000
 
     /// Queues one inbound datagram (from D-Bus).
     func deliver(_ datagram: [UInt8]) {

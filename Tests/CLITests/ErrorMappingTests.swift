@@ -1,4 +1,5 @@
 @testable import BlesendCLI
+import BlueZ
 import Testing
 import Transfer
 
@@ -14,4 +15,14 @@ import Transfer
     // Everything else keeps the shared mapping.
     #expect(CLIError(receiving: .integrity, name: "a.bin").status == .integrity)
     #expect(CLIError(receiving: .rejected(.tooLarge), name: "a.bin").status == .fileRejected)
+}
+
+// Another program on the sender's machine holding the receiver's characteristic is a local
+// Bluetooth problem (67) with a cause the user can act on, not a lost link (issue 9, defect 6).
+@Test func aCharacteristicHeldByAnotherLocalProgramIsBluetoothUnavailable() {
+    let error = CLIError(BlueZError.characteristicBusy("Write acquired"), adapter: "hci1")
+    #expect(error.status == .bluetoothUnavailable)
+    #expect(error.message.contains("another program on this machine holds"))
+    #expect(error.message.contains("Write acquired"))
+    #expect(error.hint != nil)
 }

@@ -195,6 +195,26 @@ import Testing
         #expect(fresh.statistics.droppedCorrupt > 1900)
     }
 
+    /// An empty datagram (a zero-length Write Command) is a malformed frame: counted as corrupt and
+    /// dropped, and the link goes on (issue 9, defect 10).
+    @Test func emptyDatagramIsCountedAndDropped() throws {
+        var a = ReliableLink(maxDatagramSize: 182)
+        var b = ReliableLink(maxDatagramSize: 182)
+        let now = Instant(nanoseconds: 1)
+        try b.receive(datagram: [], now: now)
+        #expect(b.statistics.droppedCorrupt == 1)
+        #expect(b.statistics.datagramsReceived == 1 && b.statistics.framesReceived == 0)
+        #expect(b.nextMessage() == nil)
+        try a.send(message: [1, 2, 3])
+        let maybeFrame = a.nextDatagram(now: now)
+        let frame = try #require(maybeFrame)
+        try b.receive(datagram: frame, now: now)
+        try b.receive(datagram: [], now: now)
+        #expect(b.nextMessage() == [1, 2, 3])
+        #expect(b.statistics.droppedCorrupt == 2)
+        #expect(throws: Never.self) { try b.handleTimers(now: now.advanced(by: .milliseconds(20))) }
+    }
+
     @Test func duplicateIsDroppedAndAckedAtOnce() throws {
         var a = ReliableLink(maxDatagramSize: 182)
         var b = ReliableLink(maxDatagramSize: 182)

@@ -40,6 +40,7 @@ no_temporaries() { [ -z "$(temporaries "$1")" ]; }
 outdir() { mktemp -d "$W/out-$1.XXXX"; }
 absent() { [ ! -e "$1" ]; }
 has_error_line() { grep -q 'error:' "$1" 2>/dev/null; }
+lacks() { ! grep -qE -- "$2" "$1" 2>/dev/null; }   # lacks FILE REGEX
 
 # send_bg NAME [blesend args...]: blesend on hci1 in the background; sets SPID, SLOG, SEND_T.
 SPID=""
@@ -426,6 +427,72 @@ case_hostile() {
   end "$W/logs/hostile.out" "$W/logs/hostile.err" "$SLOG.err" "$RECV_LOG.err"
 }
 
+# A zero-length Write Command (issue 9, defect 10): an empty datagram on blerecv's write socket is a
+# malformed frame, counted and dropped like a bad CRC; it is not the end of the socket. The hostile
+# central writes the start of handshake message 1, then an empty value, and holds the link: the
+# session must go on until blerecv's 10 s handshake timeout ends it, not end as "link lost" at once.
+case_empty_write() {
+  begin "attack: zero-length write is dropped, the session goes on until the handshake timeout"
+  local out hrc t after
+  out=$(outdir empty)
+  start_recv empty "$out" -v || fail "receiver did not start"
+  t=$(now)
+  timeout -k 2 60 /usr/bin/python3 "$HOSTILE" --mode empty-write --adapter hci1 --hold 25 \
+    > "$W/logs/empty.out" 2> "$W/logs/empty.err"
+  hrc=$?
+  log "hostile central (empty write): exit $hrc after $(elapsed "$t")s: $(tr '\n' ' ' < "$W/logs/empty.out")"
+  after=$(json_get "$W/logs/empty.out" dropped after_s)
+  echo "# METRIC empty_write_dropped_after_s=${after:-none}"
+  check "the hostile central did not write its values" grep -q '"event": "wrote"' "$W/logs/empty.out"
+  check "receiver took the empty value for the end of the link ('connection ended: link lost')" \
+    lacks "$RECV_LOG.err" 'connection ended: link lost'
+  check "receiver did not end the connection with its handshake timeout" grep -q 'connection ended: handshakeTimeout' "$RECV_LOG.err"
+  check "hostile central exit $hrc, want 0 (the receiver dropped it)" [ "$hrc" = 0 ]
+  check "dropped ${after:-?} s after the empty write, want 9 to 20 (10 s handshake timeout + BlueZ's 2 s disconnect timer)" \
+    awk -v a="${after:-0}" 'BEGIN { exit !(a >= 9 && a < 20) }'
+  check "receiver died" kill -0 "$RECV_PID"
+  check "something in the folder: $(ls -A "$out" | tr '\n' ' ')" [ -z "$(ls -A "$out")" ]
+  stop_recv
+  end "$W/logs/empty.out" "$W/logs/empty.err" "$RECV_LOG.err"
+}
+
+# Another program on the sender's machine holds the receiver characteristic's write socket (a helper
+# on hci1 called AcquireWrite and keeps the fd; issue 9, defect 6). bluetoothd then refuses blesend's
+# AcquireWrite (and WriteValue): blesend must name that cause and exit 67 at once, not reconnect and
+# report a dropping link; the receiver gets nothing, and serves the next sender once the socket is free.
+case_busy() {
+  begin "fault: another local program holds the write socket, blesend exits 67 at once"
+  local out hpid hrc
+  out=$(outdir busy)
+  start_recv busy "$out" -v || fail "receiver did not start"
+  timeout -k 10 120 /usr/bin/python3 "$HOSTILE" --mode hold-write --adapter hci1 --hold 100 \
+    > "$W/logs/busy-holder.out" 2> "$W/logs/busy-holder.err" &
+  hpid=$!
+  PIDS+=("$hpid")
+  wait_for "$W/logs/busy-holder.out" '"event": "acquired"' 45 "$hpid" \
+    || fail "the helper did not acquire the write socket: $(tr '\n' ' ' < "$W/logs/busy-holder.out")"
+  send_run busy --to "$RPUB" "$W/files/k20.bin"
+  log "blesend against a held characteristic: $(grep -m1 'error:' "$SLOG.err")"
+  check "blesend exit $SRC, want 67 (another local program holds the characteristic)" [ "$SRC" = 67 ]
+  check "blesend took ${SEND_SECS} s, want under 15 (no reconnections; its --timeout is 40)" \
+    awk -v s="$SEND_SECS" 'BEGIN { exit !(s < 15) }'
+  check "no 'another program on this machine holds' error line" grep -q 'error: another program on this machine holds' "$SLOG.err"
+  check "no hint line" grep -q 'hint:' "$SLOG.err"
+  check "blesend reconnected" lacks "$SLOG.err" 'reconnecting'
+  check "something in the folder: $(ls -A "$out" | tr '\n' ' ')" [ -z "$(ls -A "$out")" ]
+  kill -TERM "$hpid" 2>/dev/null
+  wait_pid "$hpid" 20; hrc=$WRC
+  log "helper: exit $hrc: $(tr '\n' ' ' < "$W/logs/busy-holder.out")"
+  # Once the socket is free, the next send goes through.
+  send_run busy-after --to "$RPUB" "$W/files/k20.bin"
+  check "a send after the helper let go: exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
+  check "receiver died" kill -0 "$RECV_PID"
+  stop_recv
+  check "temporaries left: $(temporaries "$out")" no_temporaries "$out"
+  end "$SLOG.err" "$W/logs/busy-holder.out" "$W/logs/busy-holder.err" "$RECV_LOG.err"
+}
+
 case_soak() {
   begin "soak: 50 transfers, blerecv RSS and fds flat"
   local out i size name rpid stats rss hwm srss fds cs
@@ -477,7 +544,7 @@ if [ "${BLESEND_FAULTS_MONITOR:-}" = 1 ]; then
   PIDS+=("$!")
 fi
 
-CASES=(readonly disk_full three_cuts receiver_killed sender_killed hostile sender_power receiver_power bluetoothd_restart soak)
+CASES=(readonly disk_full three_cuts receiver_killed sender_killed hostile empty_write busy sender_power receiver_power bluetoothd_restart soak)
 log "faults suite, binaries in $BIN"
 if [ $# -gt 0 ]; then CASES=("$@"); fi
 for c in "${CASES[@]}"; do

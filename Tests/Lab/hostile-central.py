@@ -1,23 +1,35 @@
 #!/usr/bin/python3
 """A hostile blesend sender for the lab's fault suite (runs inside the VM, after bt-up.sh).
 
-It connects to blerecv's transfer service like a real sender, then misbehaves: it writes the
-start of handshake message 1 (one well-formed start frame of a message that never completes)
-plus frames with a bad CRC, never subscribes to notifications, never finishes, and holds the
-BLE link until the receiver drops it (or --hold seconds pass).
+It connects to blerecv's transfer service like a real sender, then misbehaves (--mode):
+
+  half-handshake (default): writes the start of handshake message 1 (one well-formed start frame
+      of a message that never completes) plus frames with a bad CRC through its AcquireWrite
+      socket, never subscribes to notifications, never finishes.
+  empty-write: writes that start frame with WriteValue(type=command), then a zero-length value.
+      (Not through an acquired socket: bluetoothd 5.66's client-side sock_read takes a zero-length
+      datagram for the end of the socket and stops reading it; nothing goes over the air.)
+  hold-write: acquires the characteristic's write socket (AcquireWrite) and holds it, writing
+      nothing: another local program that holds the socket blesend needs.
+
+In every mode it then holds the BLE link until the receiver drops it, --hold seconds pass, or
+SIGTERM arrives (then it closes its sockets and disconnects).
 
     hostile-central.py [--adapter hci1] [--peer 00:AA:01:00:00:00] [--hold 60] [--notify]
+                       [--mode half-handshake|empty-write|hold-write]
 
 --notify also subscribes to notifications (AcquireNotify), like an honest sender would.
 
-Prints one JSON object per step on stdout: connected, wrote, then dropped (the receiver ended
-the link: {"after_s": seconds since the last write}) or held (still connected after --hold).
-Exit status: 0 dropped by the receiver, 3 still connected after --hold, 2 setup failure.
+Prints one JSON object per step on stdout: connected, acquired (hold-write) or wrote, then dropped
+(the receiver ended the link: {"after_s": seconds since the last write}) or held (still connected
+after --hold or at SIGTERM).
+Exit status: 0 dropped by the receiver, 3 still connected after --hold or SIGTERM, 2 setup failure.
 Plain blocking D-Bus calls and polling; no main loop is needed for a central that only writes.
 """
 import argparse
 import json
 import os
+import signal
 import socket
 import sys
 import time
@@ -67,13 +79,50 @@ def wait_until(cond, timeout, every=0.1):
     return cond()
 
 
+def half_handshake(wsock):
+    """Writes the start of message 1 and garbage through the acquired socket; returns the frames."""
+    wsock.setblocking(True)
+    # Message 1 is 32 + 48 + payload + 16 bytes; announce 200 and send only the first 40.
+    frames = [start_frame(0, 200, os.urandom(40))]
+    garbage = bytearray(start_frame(1, 64, os.urandom(20)))
+    garbage[-1] ^= 0xFF  # bad CRC: the receiver drops (and counts) it
+    frames.append(bytes(garbage))
+    frames.append(os.urandom(30))
+    # bluetoothd asks the receiver for its write socket on the first Write Command and may drop
+    # what arrives meanwhile: send the frames again a second later, as a retransmitting sender would.
+    for f in frames:
+        wsock.send(f)
+    time.sleep(1.0)
+    for f in frames:
+        wsock.send(f)
+    return frames * 2
+
+
+def write_value_then_empty(char):
+    """The start of message 1, then, once the receiver has its write socket, one zero-length Write
+    Command (WriteValue with an empty array)."""
+    command = {"type": "command"}
+    frame = start_frame(0, 200, os.urandom(40))
+    char.WriteValue(dbus.ByteArray(frame), command)
+    time.sleep(1.0)
+    char.WriteValue(dbus.Array([], signature="y"), command)
+    try:
+        mtu = char.Get(CHAR1, "MTU", dbus_interface=PROPERTIES)
+    except dbus.DBusException:
+        mtu = 0
+    return [frame, b""], mtu
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--adapter", default="hci1")
     ap.add_argument("--peer", default="00:AA:01:00:00:00")
     ap.add_argument("--hold", type=float, default=60.0)
     ap.add_argument("--notify", action="store_true")
+    ap.add_argument("--mode", choices=["half-handshake", "empty-write", "hold-write"], default="half-handshake")
     args = ap.parse_args()
+    stopped = []
+    signal.signal(signal.SIGTERM, lambda *_: stopped.append(True))
 
     bus = dbus.SystemBus()
     apath = "/org/bluez/" + args.adapter
@@ -121,26 +170,20 @@ def main():
     if args.notify:
         nfd, _ = char.AcquireNotify({})
         held.append(socket.socket(fileno=nfd.take()))
-    wfd, mtu = char.AcquireWrite({})
-    wsock = socket.socket(fileno=wfd.take())
-    held.append(wsock)
-    wsock.setblocking(True)
-    # Message 1 is 32 + 48 + payload + 16 bytes; announce 200 and send only the first 40.
-    frames = [start_frame(0, 200, os.urandom(40))]
-    garbage = bytearray(start_frame(1, 64, os.urandom(20)))
-    garbage[-1] ^= 0xFF  # bad CRC: the receiver drops (and counts) it
-    frames.append(bytes(garbage))
-    frames.append(os.urandom(30))
-    # bluetoothd asks the receiver for its write socket on the first Write Command and may drop
-    # what arrives meanwhile: send the frames again a second later, as a retransmitting sender would.
-    for f in frames:
-        wsock.send(f)
-    time.sleep(1.0)
-    for f in frames:
-        wsock.send(f)
-    frames = frames * 2
+    if args.mode == "empty-write":
+        wrote, mtu = write_value_then_empty(char)
+    else:
+        wfd, mtu = char.AcquireWrite({})
+        wsock = socket.socket(fileno=wfd.take())
+        held.append(wsock)
+        if args.mode == "hold-write":
+            say("acquired", mtu=int(mtu))
+            wrote = []
+        else:
+            wrote = half_handshake(wsock)
     wrote_at = time.monotonic()
-    say("wrote", frames=len(frames), bytes=sum(len(f) for f in frames), mtu=int(mtu))
+    if wrote:
+        say("wrote", frames=len(wrote), bytes=sum(len(f) for f in wrote), mtu=int(mtu))
 
     # Hold the link: keep the sockets open and do nothing until the receiver ends the connection.
     def connected():
@@ -148,7 +191,7 @@ def main():
             return bool(dprops.Get(DEVICE1, "Connected"))
         except dbus.DBusException:
             return False
-    wait_until(lambda: not connected(), args.hold, every=0.2)
+    wait_until(lambda: stopped or not connected(), args.hold, every=0.2)
     after = round(time.monotonic() - wrote_at, 2)
     status = 0 if not connected() else 3
     if status == 0:

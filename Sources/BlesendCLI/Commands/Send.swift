@@ -19,7 +19,8 @@ struct Send: AsyncParsableCommand {
           blesend --to ./receiver.pub --json big.iso > events.ndjson
 
         Exit codes: 0 ok, 64 usage, 65 key file, 66 untrusted or mismatched peer, 67 no adapter \
-        or bluetoothd, 68 peer not found, 69 link lost, 70 integrity, 71 local I/O, \
+        or bluetoothd (or the receiver's characteristic held by another local program), \
+        68 peer not found, 69 link lost, 70 integrity, 71 local I/O, \
         72 file rejected by the receiver, 76 the receiver broke the protocol, 130 interrupted.
         """)
 

@@ -55,6 +55,8 @@ struct SendOperation {
                 link = try await GattCentral.connect(adapter: adapter, timeout: scanTime, minimumRSSI: Int16(minRSSI),
                                                      excluding: wrongReceivers)
             } catch {
+                // Another local program holds the characteristic: waiting will not free it.
+                if case .characteristicBusy = error { throw CLIError(error, adapter: adapter) }
                 if let refusal, error == .notFound { throw refusal }
                 // The adapter powered off and on, bluetoothd restarting, a peer still exporting its
                 // services: all pass. Keep trying within the budget, like a receiver out of range.

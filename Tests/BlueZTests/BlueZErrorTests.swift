@@ -1,0 +1,26 @@
+import DBus
+import Testing
+@testable import BlueZ
+
+/// bluetoothd 5.66's answers (src/gatt-client.c) when another client on this machine already
+/// holds the peer characteristic's socket, and what they become (issue 9, defect 6).
+@Suite("BlueZ errors")
+struct BlueZErrorTests {
+    func refusal(_ name: String, _ message: String) -> BlueZError {
+        BlueZError.from(.remote(DBusRemoteError(name: name, message: message)))
+    }
+
+    @Test func anotherClientsSocketMakesTheCharacteristicBusy() {
+        #expect(BlueZError.acquireRefused(refusal("org.bluez.Error.NotPermitted", "Write acquired")) == .characteristicBusy("Write acquired"))
+        #expect(BlueZError.acquireRefused(refusal("org.bluez.Error.NotPermitted", "Notify acquired")) == .characteristicBusy("Notify acquired"))
+    }
+
+    @Test func otherRefusalsKeepTheirMeaning() {
+        let notConnected = refusal("org.bluez.Error.Failed", "Not connected")
+        #expect(BlueZError.acquireRefused(notConnected) == notConnected)
+        let inProgress = refusal("org.bluez.Error.InProgress", "In Progress")
+        #expect(BlueZError.acquireRefused(inProgress) == inProgress)
+        #expect(BlueZError.acquireRefused(.linkLost) == .linkLost)
+        #expect(BlueZError.acquireRefused(refusal("org.freedesktop.DBus.Error.ServiceUnknown", "")) == .bluetoothdNotRunning)
+    }
+}
