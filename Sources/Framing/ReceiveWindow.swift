@@ -14,8 +14,6 @@ struct ReceiveWindow {
         case accepted(ackAtOnce: Bool)
     }
 
-    /// Slots of the reorder buffer (the largest window).
-    let capacity: Int
     /// Frames accepted from `next` on (1...capacity).
     var limit: Int {
         didSet { limit = min(max(limit, 1), capacity) }
@@ -38,11 +36,13 @@ struct ReceiveWindow {
     private(set) var messagesDelivered = 0
 
     init(capacity: Int, maxMessageLength: Int) {
-        self.capacity = capacity
         self.limit = capacity
         self.slots = Array(repeating: nil, count: capacity)
         self.reassembler = MessageReassembler(maxMessageLength: maxMessageLength)
     }
+
+    /// Slots of the reorder buffer (the largest window).
+    var capacity: Int { slots.count }
 
     /// The longest message accepted (see `MessageReassembler.maxMessageLength`).
     var maxMessageLength: Int {

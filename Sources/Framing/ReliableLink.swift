@@ -138,7 +138,7 @@ public struct ReliableLink {
         }
         expireRetransmitTimers(now: now)
         if outbound.hasQueuedRetransmissions,
-           let datagram = outbound.nextRetransmission(now: now, rto: rtt.timeout) {
+           let datagram = outbound.nextRetransmission(now: now, rto: rtt.rto) {
             statistics.retransmissions += 1
             return count(datagram)
         }
@@ -200,7 +200,7 @@ public struct ReliableLink {
             pending.removeFirst()
             pendingOffset = 0
         }
-        outbound.add(datagram: datagram, payloadCount: fragment.bytes.count, now: now, rto: rtt.timeout)
+        outbound.add(datagram: datagram, payloadCount: fragment.bytes.count, now: now, rto: rtt.rto)
         statistics.dataFramesSent += 1
         statistics.payloadBytesSent += fragment.bytes.count
         return datagram
@@ -209,7 +209,7 @@ public struct ReliableLink {
     /// Queues every unacknowledged frame whose timeout expired; doubles the RTO once per round
     /// (not again for frames sent before the last doubling).
     private mutating func expireRetransmitTimers(now: Instant) {
-        guard let lastSent = outbound.expireTimers(now: now, rto: rtt.timeout) else { return }
+        guard let lastSent = outbound.expireTimers(now: now, rto: rtt.rto) else { return }
         if rtt.backOff(frameSentAt: lastSent, now: now) { statistics.timeouts += 1 }
     }
 
@@ -221,11 +221,13 @@ public struct ReliableLink {
         bufferedOutboundBytes -= ack.payloadBytes
         if let sent = ack.sampleSentAt {
             let previous = rtt.rto
-            rtt.addSample(now.duration(since: sent).nanoseconds)
-            if rtt.rto < previous { outbound.restartTimers(rto: rtt.timeout) }
+            rtt.addSample(now.nanoseconds(since: sent))
+            if rtt.rto < previous { outbound.restartTimers(rto: rtt.rto) }
         }
-        statistics.fastRetransmissions += outbound.queueFastRetransmissions(
-            before: ack.selectiveReach, gap: rtt.smoothed ?? rtt.timeout, now: now)
+        if ack.selectiveReach > 0 {
+            statistics.fastRetransmissions += outbound.queueFastRetransmissions(
+                before: ack.selectiveReach, gap: rtt.smoothedRTT ?? rtt.rto, now: now)
+        }
     }
 
     // MARK: Receiving

@@ -5,7 +5,8 @@ import Pipeline
 /// an ack's bitmap shows a later frame arrived (again only once a smoothed RTT has passed). Also
 /// whether the link is dead: the oldest frame made no progress for `linkDeadAfter`.
 ///
-/// The RTO and the smoothed RTT come from the caller's `RTTEstimator`.
+/// The RTO and the smoothed RTT come from the caller's `RTTEstimator`, in nanoseconds as it keeps
+/// them (no round trip through `Duration` per frame).
 struct SendWindow {
     private struct Slot {
         var datagram: [UInt8]
@@ -27,8 +28,6 @@ struct SendWindow {
         var selectiveReach = 0
     }
 
-    /// Frames that may be in flight at most (the largest window).
-    let capacity: Int
     let linkDeadAfter: Duration
     /// The oldest unacknowledged sequence number.
     private(set) var oldest = SequenceNumber.zero
@@ -45,10 +44,12 @@ struct SendWindow {
     private var lastProgress = Instant.zero
 
     init(capacity: Int, linkDeadAfter: Duration) {
-        self.capacity = capacity
         self.linkDeadAfter = linkDeadAfter
         self.slots = Array(repeating: nil, count: capacity)
     }
+
+    /// Frames that may be in flight at most (the largest window).
+    var capacity: Int { slots.count }
 
     /// Frames sent and not yet acknowledged cumulatively.
     var inFlight: Int { oldest.distance(to: next) }
@@ -71,16 +72,16 @@ struct SendWindow {
 
     /// Records the new frame `next`, sent at `now`, and advances `next`. The caller keeps
     /// `inFlight` below `capacity`.
-    mutating func add(datagram: [UInt8], payloadCount: Int, now: Instant, rto: Duration) {
+    mutating func add(datagram: [UInt8], payloadCount: Int, now: Instant, rto: Int64) {
         if inFlight == 0 { lastProgress = now }
         slots[slot(inFlight)] = Slot(datagram: datagram, payloadCount: payloadCount, lastSent: now,
                                      transmissions: 1, acknowledged: false, retransmitQueued: false)
         next = next.advanced(by: 1)
-        startTimer(now.advanced(by: rto))
+        startTimer(now.advanced(byNanoseconds: rto))
     }
 
     /// The oldest frame queued for retransmission, now marked sent at `now`.
-    mutating func nextRetransmission(now: Instant, rto: Duration) -> [UInt8]? {
+    mutating func nextRetransmission(now: Instant, rto: Int64) -> [UInt8]? {
         for offset in 0..<inFlight {
             let index = slot(offset)
             guard var frame = slots[index], frame.retransmitQueued else { continue }
@@ -89,7 +90,7 @@ struct SendWindow {
             frame.lastSent = now
             slots[index] = frame
             queuedRetransmissions -= 1
-            startTimer(now.advanced(by: rto))
+            startTimer(now.advanced(byNanoseconds: rto))
             return frame.datagram
         }
         queuedRetransmissions = 0
@@ -98,14 +99,14 @@ struct SendWindow {
 
     /// Queues every unacknowledged frame whose timer expired by `now`. Returns the latest last
     /// send time among them (for the RTO backoff), nil if none expired.
-    mutating func expireTimers(now: Instant, rto: Duration) -> Instant? {
+    mutating func expireTimers(now: Instant, rto: Int64) -> Instant? {
         guard let deadline = retransmitDeadline, now >= deadline else { return nil }
         var latestExpired: Instant?
         var nextExpiry: Instant?
         for offset in 0..<inFlight {
             let index = slot(offset)
             guard var frame = slots[index], !frame.acknowledged, !frame.retransmitQueued else { continue }
-            let expiry = frame.lastSent.advanced(by: rto)
+            let expiry = frame.lastSent.advanced(byNanoseconds: rto)
             if now >= expiry {
                 frame.retransmitQueued = true
                 slots[index] = frame
@@ -122,11 +123,11 @@ struct SendWindow {
     }
 
     /// Recomputes the earliest timer, after the RTO shrank.
-    mutating func restartTimers(rto: Duration) {
+    mutating func restartTimers(rto: Int64) {
         var earliest: Instant?
         for offset in 0..<inFlight {
             guard let frame = slots[slot(offset)], !frame.acknowledged, !frame.retransmitQueued else { continue }
-            let expiry = frame.lastSent.advanced(by: rto)
+            let expiry = frame.lastSent.advanced(byNanoseconds: rto)
             earliest = min(earliest ?? expiry, expiry)
         }
         retransmitDeadline = earliest
@@ -169,14 +170,12 @@ struct SendWindow {
     /// Fast retransmit: queues the unacknowledged frames before `reach` (a later frame arrived,
     /// these did not): the first time at once, again only once `gap` (a smoothed RTT) has passed
     /// since their last transmission. Returns how many it queued.
-    mutating func queueFastRetransmissions(before reach: Int, gap: Duration, now: Instant) -> Int {
-        guard reach > 0 else { return 0 }
-        let gap = gap.nanoseconds
+    mutating func queueFastRetransmissions(before reach: Int, gap: Int64, now: Instant) -> Int {
         var queued = 0
         for offset in 0..<reach {
             let index = slot(offset)
             guard var frame = slots[index], !frame.acknowledged, !frame.retransmitQueued,
-                  frame.transmissions == 1 || now.duration(since: frame.lastSent).nanoseconds >= gap
+                  frame.transmissions == 1 || now.nanoseconds(since: frame.lastSent) >= gap
             else { continue }
             frame.retransmitQueued = true
             slots[index] = frame
@@ -208,5 +207,22 @@ struct SendWindow {
         if frame.transmissions == 1, offset <= 32 {
             result.sampleSentAt = max(result.sampleSentAt ?? frame.lastSent, frame.lastSent)
         }
+    }
+}
+
+extension Instant {
+    /// `advanced(by: .nanoseconds(count))`, without the round trip through `Duration`.
+    func advanced(byNanoseconds count: Int64) -> Instant {
+        if count >= 0 {
+            let (sum, overflow) = nanoseconds.addingReportingOverflow(UInt64(count))
+            return Instant(nanoseconds: overflow ? .max : sum)
+        }
+        let back = count.magnitude
+        return Instant(nanoseconds: nanoseconds > back ? nanoseconds - back : 0)
+    }
+
+    /// `duration(since: earlier).nanoseconds`, without the round trip through `Duration`.
+    func nanoseconds(since earlier: Instant) -> Int64 {
+        nanoseconds > earlier.nanoseconds ? Int64(clamping: nanoseconds - earlier.nanoseconds) : 0
     }
 }

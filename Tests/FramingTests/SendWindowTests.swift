@@ -3,7 +3,8 @@ import Pipeline
 import Testing
 
 @Suite struct SendWindowTests {
-    static let rto = Duration.milliseconds(300)
+    /// RTO 300 ms, in nanoseconds as `RTTEstimator` keeps it.
+    static let rto: Int64 = 300_000_000
 
     static func at(_ ms: UInt64) -> Instant { Instant(nanoseconds: 1_000_000_000 + ms * 1_000_000) }
 
@@ -54,7 +55,7 @@ import Testing
 
     @Test func restartTimersAfterTheRTOShrank() {
         var window = Self.window(sending: 3)
-        window.restartTimers(rto: .milliseconds(200))
+        window.restartTimers(rto: 200_000_000)
         #expect(window.retransmitDeadline == Self.at(200))
     }
 
@@ -116,7 +117,7 @@ import Testing
         var window = Self.window(sending: 4)
         let ack = window.acknowledge(cumulative: .zero, bitmap: [0b0100], now: Self.at(40))
         #expect(ack?.selectiveReach == 3)       // frame 3 arrived; 0, 1, 2 did not
-        let gap = Duration.milliseconds(50)
+        let gap: Int64 = 50_000_000
         let first = window.queueFastRetransmissions(before: 3, gap: gap, now: Self.at(40))
         let repeated = window.queueFastRetransmissions(before: 3, gap: gap, now: Self.at(40))
         #expect(first == 3 && repeated == 0)
@@ -125,7 +126,7 @@ import Testing
         let tooSoon = window.queueFastRetransmissions(before: 3, gap: gap, now: Self.at(89))
         let afterGap = window.queueFastRetransmissions(before: 3, gap: gap, now: Self.at(90))
         #expect(tooSoon == 0 && afterGap == 3)
-        let noReach = window.queueFastRetransmissions(before: 0, gap: .zero, now: Self.at(90))
+        let noReach = window.queueFastRetransmissions(before: 0, gap: 0, now: Self.at(90))
         #expect(noReach == 0)
     }
 
@@ -153,5 +154,21 @@ import Testing
         #expect(window.isDead(now: Self.at(30_000)))
         _ = window.expireTimers(now: Self.at(30_000), rto: Self.rto)   // frame 1 queued: nothing timed
         #expect(window.nextDeadline == Self.at(30_000))
+    }
+
+    /// The nanosecond shortcuts give what the `Duration` round trip gives, saturating alike.
+    @Test func nanosecondArithmeticMatchesDuration() {
+        let instants: [UInt64] = [0, 1, 999, 1_000_000_000, UInt64.max - 5, UInt64.max]
+        let counts: [Int64] = [0, 1, 300_000_000, -1, -2_000_000_000, Int64.max, Int64.min + 1]
+        for i in instants {
+            let instant = Instant(nanoseconds: i)
+            for n in counts {
+                #expect(instant.advanced(byNanoseconds: n) == instant.advanced(by: .nanoseconds(n)))
+            }
+            for j in instants {
+                let other = Instant(nanoseconds: j)
+                #expect(instant.nanoseconds(since: other) == instant.duration(since: other).nanoseconds)
+            }
+        }
     }
 }
