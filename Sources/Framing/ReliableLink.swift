@@ -16,6 +16,11 @@ import Pipeline
 /// received-out-of-order), plus one message being reassembled (at most `maxMessageLength`),
 /// plus what the caller queued with `send` and has not taken with `nextMessage`.
 ///
+/// The parts, each with its own tests: `SendWindow` (frames in flight, retransmission, link-dead),
+/// `ReceiveWindow` (reorder buffer, reassembly, selective-ack bitmap), `RTTEstimator` (RFC 6298)
+/// and `AckScheduler` (when acks go out). This type queues and fragments messages, encodes and
+/// decodes frames, counts, and wires the parts together.
+///
 /// `maxDatagramSize` below 8 is raised to 8 (an ack frame must fit). A change applies to frames
 /// built afterwards; frames already sent keep their size when retransmitted (their sequence
 /// numbers are fixed), so a link whose MTU shrinks mid-connection must be reconnected.
@@ -38,9 +43,13 @@ public struct ReliableLink {
     private var pendingOffset = 0
     public private(set) var bufferedOutboundBytes = 0
 
+    /// Frames in flight and their retransmission.
     private var outbound: SendWindow
+    /// The RTO the send window's timers use.
     private var rtt: RTTEstimator
+    /// Frames from the peer, reordered and reassembled into messages.
     private var inbound: ReceiveWindow
+    /// When our ack frames go out.
     private var acks: AckScheduler
 
     private var failure: LinkError?
@@ -54,8 +63,7 @@ public struct ReliableLink {
         self.outbound = SendWindow(capacity: configuration.window, linkDeadAfter: configuration.linkDeadAfter)
         self.rtt = RTTEstimator(initial: configuration.initialRTO, minimum: configuration.minRTO,
                                 maximum: configuration.maxRTO)
-        self.inbound = ReceiveWindow(capacity: configuration.window,
-                                                maxMessageLength: configuration.maxMessageLength)
+        self.inbound = ReceiveWindow(capacity: configuration.window, maxMessageLength: configuration.maxMessageLength)
         self.acks = AckScheduler(ackEvery: configuration.ackEvery, ackDelay: configuration.ackDelay)
     }
 
@@ -237,7 +245,7 @@ public struct ReliableLink {
         defer { statistics.messagesDelivered += inbound.messagesDelivered - delivered }
         switch try inbound.receive(sequence: sequence, fragment: fragment) {
         case .duplicate:
-            statistics.droppedDuplicate += 1   // our ack was probably lost
+            statistics.droppedDuplicate += 1   // received before: our ack may have been lost
             acks.ackNow()
         case .outOfWindow:
             statistics.droppedOutOfWindow += 1

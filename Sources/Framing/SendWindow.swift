@@ -28,6 +28,7 @@ struct SendWindow {
         var selectiveReach = 0
     }
 
+    /// No progress on the oldest frame for this long: the link is dead.
     let linkDeadAfter: Duration
     /// The oldest unacknowledged sequence number.
     private(set) var oldest = SequenceNumber.zero
