@@ -17,6 +17,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
     ],
     targets: [
         // C libraries, reached through pkg-config.
@@ -29,7 +30,9 @@ let package = Package(
 
         // The sans-IO protocol stack.
         .target(name: "Pipeline"),
-        .target(name: "Framing", dependencies: ["Pipeline"]),
+        .target(name: "Framing", dependencies: [
+            "Pipeline", .product(name: "DequeModule", package: "swift-collections"),
+        ]),
         .target(name: "Handshake", dependencies: ["Pipeline", "Sodium"]),
         .target(name: "Record", dependencies: ["Pipeline", "Sodium"]),
         .target(name: "Transfer", dependencies: ["Pipeline"]),

@@ -1,3 +1,4 @@
+import DequeModule
 import Pipeline
 
 /// Selective-repeat ARQ over one connection (docs/protocol.md §2): reliable, in-order,
@@ -14,6 +15,11 @@ import Pipeline
 /// Memory: at most `window` frames are retained each way (sent-but-unacknowledged and
 /// received-out-of-order), plus one message being reassembled (at most `maxMessageLength`),
 /// plus what the caller queued with `send` and has not taken with `nextMessage`.
+///
+/// The parts, each with its own tests: `SendWindow` (frames in flight, retransmission, link-dead),
+/// `ReceiveWindow` (reorder buffer, reassembly, selective-ack bitmap), `RTTEstimator` (RFC 6298)
+/// and `AckScheduler` (when acks go out). This type queues and fragments messages, encodes and
+/// decodes frames, counts, and wires the parts together.
 ///
 /// `maxDatagramSize` below 8 is raised to 8 (an ack frame must fit). A change applies to frames
 /// built afterwards; frames already sent keep their size when retransmitted (their sequence
@@ -32,55 +38,19 @@ public struct ReliableLink {
 
     public private(set) var statistics = LinkStatistics()
 
-    // MARK: Sender state
-
-    private struct OutboundFrame {
-        var datagram: [UInt8]
-        var payloadCount: Int
-        var lastSent: Instant
-        var transmissions: Int
-        var acknowledged: Bool
-        var retransmitQueued: Bool
-    }
-
-    /// Ring of `window` slots; `outbound[outHead]` holds `sendUnacknowledged`.
-    private var outbound: [OutboundFrame?]
-    private var outHead = 0
-    private var sendUnacknowledged = SequenceNumber.zero
-    private var sendNext = SequenceNumber.zero
-    private var inFlight: Int { sendUnacknowledged.distance(to: sendNext) }
-    private var queuedRetransmits = 0
-
-    private var pending: [[UInt8]] = []
-    private var pendingHead = 0
+    /// Messages queued by `send`, the first one partly sent from `pendingOffset` on.
+    private var pending = Deque<[UInt8]>()
     private var pendingOffset = 0
     public private(set) var bufferedOutboundBytes = 0
 
-    private var smoothedRTT: Int64?
-    private var rttVariance: Int64 = 0
-    private var rto: Int64
-    private var lastBackoff: Instant?
-    /// No frame's retransmission timer expires before this (a lower bound, nil when nothing is timed).
-    private var retransmitDeadline: Instant?
-    /// When the oldest unacknowledged frame last made progress.
-    private var lastProgress = Instant.zero
-
-    // MARK: Receiver state
-
-    /// Ring of `window` slots; `inbound[inHead]` is for `receiveNext`.
-    private var inbound: [Fragment?]
-    private var inHead = 0
-    private var receiveNext = SequenceNumber.zero
-    private var reorderBuffered = 0
-    /// Fragment bytes held in `inbound` (out-of-order frames).
-    private var reorderBufferedBytes = 0
-    private var reassembler: MessageReassembler
-    private var delivered: [[UInt8]] = []
-    private var deliveredHead = 0
-
-    private var framesSinceAck = 0
-    private var ackDeadline: Instant?
-    private var ackImmediately = false
+    /// Frames in flight and their retransmission.
+    private var outbound: SendWindow
+    /// The RTO the send window's timers use.
+    private var rtt: RTTEstimator
+    /// Frames from the peer, reordered and reassembled into messages.
+    private var inbound: ReceiveWindow
+    /// When our ack frames go out.
+    private var acks: AckScheduler
 
     private var failure: LinkError?
 
@@ -90,19 +60,19 @@ public struct ReliableLink {
         let configuration = configuration.clamped
         self.configuration = configuration
         self.maxDatagramSize = max(maxDatagramSize, FrameLayout.minimumDatagramSize)
-        self.outbound = Array(repeating: nil, count: configuration.window)
-        self.inbound = Array(repeating: nil, count: configuration.window)
-        self.reassembler = MessageReassembler(maxMessageLength: configuration.maxMessageLength)
-        self.receiveWindow = configuration.window
-        self.rto = configuration.initialRTO.nanoseconds
+        self.outbound = SendWindow(capacity: configuration.window, linkDeadAfter: configuration.linkDeadAfter)
+        self.rtt = RTTEstimator(initial: configuration.initialRTO, minimum: configuration.minRTO,
+                                maximum: configuration.maxRTO)
+        self.inbound = ReceiveWindow(capacity: configuration.window, maxMessageLength: configuration.maxMessageLength)
+        self.acks = AckScheduler(ackEvery: configuration.ackEvery, ackDelay: configuration.ackDelay)
     }
 
     /// The longest message accepted from the peer: `configuration.maxMessageLength` unless lowered,
     /// e.g. by a session before the peer has authenticated (a start frame announcing more ends the
     /// connection). Clamped to 1...`configuration.maxMessageLength`.
     public var maxIncomingMessageLength: Int {
-        get { reassembler.maxMessageLength }
-        set { reassembler.maxMessageLength = min(newValue, configuration.maxMessageLength) }
+        get { inbound.maxMessageLength }
+        set { inbound.maxMessageLength = min(newValue, configuration.maxMessageLength) }
     }
 
     /// Data frames accepted from the next expected one on (so at most `receiveWindow - 1` held out
@@ -110,17 +80,15 @@ public struct ReliableLink {
     /// authenticated. Frames beyond it are dropped as out of window and retransmitted by the peer.
     /// Clamped to 1...`configuration.window`.
     public var receiveWindow: Int {
-        didSet { receiveWindow = min(max(receiveWindow, 1), configuration.window) }
+        get { inbound.limit }
+        set { inbound.limit = newValue }
     }
 
     /// Bytes from the peer held here and not yet taken with `nextMessage`: fragments buffered out
     /// of order, the message being reassembled (its announced length, which is reserved at its
     /// start), and delivered messages. Each buffered fragment is a slice of its datagram, so what
     /// stays in memory for it is the datagram (at most `maxDatagramSize` bytes).
-    public var bufferedInboundBytes: Int {
-        reorderBufferedBytes + reassembler.reservedBytes
-            + delivered[deliveredHead...].reduce(0) { $0 + $1.count }
-    }
+    public var bufferedInboundBytes: Int { inbound.bufferedBytes }
 
     /// Queues one message (1...maxMessageLength bytes).
     public mutating func send(message: [UInt8]) throws(LinkError) {
@@ -133,26 +101,23 @@ public struct ReliableLink {
 
     /// Nothing queued, nothing unacknowledged, no ack owed.
     public var isIdle: Bool {
-        pendingHead == pending.count && inFlight == 0 && !ackImmediately && ackDeadline == nil
+        pending.isEmpty && outbound.inFlight == 0 && !acks.isOwed
     }
 
     /// The current retransmission timeout.
-    public var retransmissionTimeout: Duration { .nanoseconds(rto) }
+    public var retransmissionTimeout: Duration { rtt.timeout }
 
     /// The smoothed round-trip time, once measured.
-    public var smoothedRoundTripTime: Duration? { smoothedRTT.map { .nanoseconds($0) } }
+    public var smoothedRoundTripTime: Duration? { rtt.smoothed }
 
     /// Earliest time `handleTimers` has work: ack delay, retransmission timeout, link-dead check.
     /// (Work that is due already, such as an immediate ack, is returned by `nextDatagram`.)
     public var nextDeadline: Instant? {
         guard failure == nil else { return nil }
-        var deadline = ackDeadline
-        if inFlight > 0 {
-            let dead = lastProgress.advanced(by: configuration.linkDeadAfter)
-            deadline = min(deadline ?? dead, dead)
-            if let retransmitDeadline { deadline = min(deadline ?? retransmitDeadline, retransmitDeadline) }
+        switch (acks.deadline, outbound.nextDeadline) {
+        case let (ack?, send?): return min(ack, send)
+        case let (ack, send): return ack ?? send
         }
-        return deadline
     }
 
     /// Runs the timers: turns a due delayed ack into an immediate one, queues retransmissions
@@ -160,8 +125,8 @@ public struct ReliableLink {
     /// `linkDeadAfter`.
     public mutating func handleTimers(now: Instant) throws(LinkError) {
         if let failure { throw failure }
-        if let ackDeadline, now >= ackDeadline { ackImmediately = true }
-        if inFlight > 0, now >= lastProgress.advanced(by: configuration.linkDeadAfter) {
+        acks.handleTimer(now: now)
+        if outbound.isDead(now: now) {
             failure = .linkDead
             throw .linkDead
         }
@@ -172,20 +137,21 @@ public struct ReliableLink {
     /// frames within the window. Nil: nothing to send now.
     public mutating func nextDatagram(now: Instant) -> [UInt8]? {
         guard failure == nil else { return nil }
-        if ackImmediately || ackDeadline.map({ now >= $0 }) == true {
-            let datagram = FrameCodec.encodeAck(cumulative: receiveNext, selectiveAcks: selectiveAckBitmap())
-            ackImmediately = false
-            ackDeadline = nil
-            framesSinceAck = 0
+        if acks.isDue(now: now) {
+            let bitmap = inbound.selectiveAckBitmap(maxBytes: maxDatagramSize - FrameLayout.ackFrameBaseSize)
+            let datagram = FrameCodec.encodeAck(cumulative: inbound.next, selectiveAcks: bitmap)
+            acks.ackSent()
             statistics.acksSent += 1
             return count(datagram)
         }
         expireRetransmitTimers(now: now)
-        if queuedRetransmits > 0, let datagram = nextRetransmission(now: now) {
+        if outbound.hasQueuedRetransmissions,
+           let datagram = outbound.nextRetransmission(now: now, rto: rtt.rto) {
+            statistics.retransmissions += 1
             return count(datagram)
         }
-        if inFlight < effectiveWindow, pendingHead < pending.count {
-            return count(nextNewFrame(now: now))
+        if outbound.inFlight < effectiveWindow, let message = pending.first {
+            return count(nextNewFrame(of: message, now: now))
         }
         return nil
     }
@@ -221,15 +187,7 @@ public struct ReliableLink {
 
     /// The next complete message, in order.
     public mutating func nextMessage() -> [UInt8]? {
-        guard deliveredHead < delivered.count else { return nil }
-        let message = delivered[deliveredHead]
-        delivered[deliveredHead] = []
-        deliveredHead += 1
-        if deliveredHead == delivered.count {
-            delivered.removeAll(keepingCapacity: true)
-            deliveredHead = 0
-        }
-        return message
+        inbound.nextMessage()
     }
 
     // MARK: Sending
@@ -240,241 +198,62 @@ public struct ReliableLink {
         return datagram
     }
 
-    private func slotIndex(_ ring: Int, offset: Int) -> Int {
-        (ring + offset) % configuration.window
-    }
-
-    private mutating func nextNewFrame(now: Instant) -> [UInt8] {
-        let message = pending[pendingHead]
+    /// The next frame of `message` (the first pending one), recorded in the send window.
+    private mutating func nextNewFrame(of message: [UInt8], now: Instant) -> [UInt8] {
         let fragment = MessageFragmenter.fragment(of: message, at: pendingOffset, datagramSize: maxDatagramSize)
-        let datagram = FrameCodec.encodeData(sequence: sendNext, messageLength: fragment.messageLength,
+        let datagram = FrameCodec.encodeData(sequence: outbound.next, messageLength: fragment.messageLength,
                                              isEnd: fragment.isEnd, bytes: fragment.bytes)
         pendingOffset += fragment.bytes.count
         if fragment.isEnd {
-            pending[pendingHead] = []
-            pendingHead += 1
+            pending.removeFirst()
             pendingOffset = 0
-            if pendingHead == pending.count {
-                pending.removeAll(keepingCapacity: true)
-                pendingHead = 0
-            } else if pendingHead >= 64, pendingHead * 2 >= pending.count {
-                pending.removeFirst(pendingHead)
-                pendingHead = 0
-            }
         }
-        if inFlight == 0 { lastProgress = now }
-        outbound[slotIndex(outHead, offset: inFlight)] = OutboundFrame(
-            datagram: datagram, payloadCount: fragment.bytes.count, lastSent: now,
-            transmissions: 1, acknowledged: false, retransmitQueued: false)
-        sendNext = sendNext.advanced(by: 1)
-        let expiry = now.advanced(by: .nanoseconds(rto))
-        retransmitDeadline = min(retransmitDeadline ?? expiry, expiry)
+        outbound.add(datagram: datagram, payloadCount: fragment.bytes.count, now: now, rto: rtt.rto)
         statistics.dataFramesSent += 1
         statistics.payloadBytesSent += fragment.bytes.count
         return datagram
     }
 
-    private mutating func nextRetransmission(now: Instant) -> [UInt8]? {
-        for offset in 0..<inFlight {
-            let index = slotIndex(outHead, offset: offset)
-            guard var frame = outbound[index], frame.retransmitQueued else { continue }
-            frame.retransmitQueued = false
-            frame.transmissions += 1
-            frame.lastSent = now
-            outbound[index] = frame
-            queuedRetransmits -= 1
-            statistics.retransmissions += 1
-            let expiry = now.advanced(by: .nanoseconds(rto))
-            retransmitDeadline = min(retransmitDeadline ?? expiry, expiry)
-            return frame.datagram
-        }
-        queuedRetransmits = 0
-        return nil
-    }
-
     /// Queues every unacknowledged frame whose timeout expired; doubles the RTO once per round
     /// (not again for frames sent before the last doubling).
     private mutating func expireRetransmitTimers(now: Instant) {
-        guard let deadline = retransmitDeadline, now >= deadline else { return }
-        var backoff = false
-        var nextExpiry: Instant?
-        for offset in 0..<inFlight {
-            let index = slotIndex(outHead, offset: offset)
-            guard var frame = outbound[index], !frame.acknowledged, !frame.retransmitQueued else { continue }
-            let expiry = frame.lastSent.advanced(by: .nanoseconds(rto))
-            if now >= expiry {
-                frame.retransmitQueued = true
-                outbound[index] = frame
-                queuedRetransmits += 1
-                if lastBackoff.map({ frame.lastSent >= $0 }) ?? true { backoff = true }
-            } else {
-                nextExpiry = min(nextExpiry ?? expiry, expiry)
-            }
-        }
-        if backoff {
-            rto = min(rto.multipliedReportingOverflow(by: 2).partialValue, configuration.maxRTO.nanoseconds)
-            lastBackoff = now
-            statistics.timeouts += 1
-        }
-        // Frames queued now get a fresh timer when they are sent; the others keep theirs
-        // (a doubled RTO only moves them later, so nextExpiry stays a lower bound).
-        retransmitDeadline = nextExpiry
-    }
-
-    private mutating func recomputeRetransmitDeadline() {
-        var next: Instant?
-        for offset in 0..<inFlight {
-            guard let frame = outbound[slotIndex(outHead, offset: offset)],
-                  !frame.acknowledged, !frame.retransmitQueued else { continue }
-            let expiry = frame.lastSent.advanced(by: .nanoseconds(rto))
-            next = min(next ?? expiry, expiry)
-        }
-        retransmitDeadline = next
+        guard let lastSent = outbound.expireTimers(now: now, rto: rtt.rto) else { return }
+        if rtt.backOff(frameSentAt: lastSent, now: now) { statistics.timeouts += 1 }
     }
 
     private mutating func processAck(cumulative: SequenceNumber, bitmap: [UInt8], now: Instant) {
-        let advance = sendUnacknowledged.distance(to: cumulative)
-        guard advance <= inFlight else {
+        guard let ack = outbound.acknowledge(cumulative: cumulative, bitmap: bitmap, now: now) else {
             statistics.droppedOutOfWindow += 1   // stale (reordered) or acknowledging unsent frames
             return
         }
-        // RTT samples come only from frames the previous ack could have reported (within 32 of
-        // its cumulative point): a frame further out may have waited in the peer's reorder buffer
-        // behind a gap, and its "RTT" would be the repair time. Karn: never from retransmitted frames.
-        var sampleSent: Instant?
-        func acknowledge(_ frame: inout OutboundFrame, _ link: inout ReliableLink, offset: Int) {
-            guard !frame.acknowledged else { return }
-            frame.acknowledged = true
-            link.bufferedOutboundBytes -= frame.payloadCount
-            if frame.retransmitQueued {
-                frame.retransmitQueued = false
-                link.queuedRetransmits -= 1
-            }
-            if frame.transmissions == 1, offset <= 32 {
-                sampleSent = max(sampleSent ?? frame.lastSent, frame.lastSent)
-            }
+        bufferedOutboundBytes -= ack.payloadBytes
+        if let sent = ack.sampleSentAt {
+            let previous = rtt.rto
+            rtt.addSample(now.nanoseconds(since: sent))
+            if rtt.rto < previous { outbound.restartTimers(rto: rtt.rto) }
         }
-        for offset in 0..<advance {
-            if var frame = outbound[outHead] {
-                acknowledge(&frame, &self, offset: offset)
-            }
-            outbound[outHead] = nil
-            outHead = (outHead + 1) % configuration.window
+        if ack.selectiveReach > 0 {
+            statistics.fastRetransmissions += outbound.queueFastRetransmissions(
+                before: ack.selectiveReach, gap: rtt.smoothedRTT ?? rtt.rto, now: now)
         }
-        sendUnacknowledged = cumulative
-        if advance > 0 { lastProgress = now }
-
-        var highestSelective = 0
-        if !bitmap.isEmpty {
-            let limit = min(bitmap.count * 8, inFlight - 1)
-            if limit > 0 {
-                for bit in 0..<limit where bitmap[bit >> 3] & (1 << UInt8(bit & 7)) != 0 {
-                    let index = slotIndex(outHead, offset: bit + 1)
-                    if var frame = outbound[index] {
-                        acknowledge(&frame, &self, offset: advance + bit + 1)
-                        outbound[index] = frame
-                    }
-                    highestSelective = bit + 1
-                }
-            }
-        }
-
-        if let sampleSent { updateRTT(sample: now.duration(since: sampleSent).nanoseconds) }
-
-        // Fast retransmit: a later frame arrived but these did not. The first time at once; again
-        // only once a smoothed RTT has passed since the last transmission.
-        if highestSelective > 0 {
-            let gap = smoothedRTT ?? rto
-            for offset in 0..<highestSelective {
-                let index = slotIndex(outHead, offset: offset)
-                guard var frame = outbound[index], !frame.acknowledged, !frame.retransmitQueued,
-                      frame.transmissions == 1 || now.duration(since: frame.lastSent).nanoseconds >= gap
-                else { continue }
-                frame.retransmitQueued = true
-                outbound[index] = frame
-                queuedRetransmits += 1
-                statistics.fastRetransmissions += 1
-            }
-        }
-        if inFlight == 0 { retransmitDeadline = nil }
-    }
-
-    /// RFC 6298 §2 with G = 1 ms, clamped to [minRTO, maxRTO].
-    private mutating func updateRTT(sample: Int64) {
-        let r = max(sample, 0)
-        if let srtt = smoothedRTT {
-            rttVariance = (3 * rttVariance + abs(srtt - r)) / 4
-            smoothedRTT = (7 * srtt + r) / 8
-        } else {
-            smoothedRTT = r
-            rttVariance = r / 2
-        }
-        let srtt = smoothedRTT ?? r
-        let candidate = srtt + max(1_000_000, 4 * rttVariance)
-        let newRTO = min(max(candidate, configuration.minRTO.nanoseconds), configuration.maxRTO.nanoseconds)
-        let shrank = newRTO < rto
-        rto = newRTO
-        lastBackoff = nil
-        if shrank { recomputeRetransmitDeadline() }
     }
 
     // MARK: Receiving
 
     private mutating func processData(sequence: SequenceNumber, fragment: Fragment, now: Instant) throws(FramingError) {
-        let window = configuration.window
-        let offset = receiveNext.distance(to: sequence)
-        guard offset < receiveWindow else {
-            if sequence.distance(to: receiveNext) <= window {
-                statistics.droppedDuplicate += 1   // delivered already; our ack was probably lost
-                ackImmediately = true
-            } else {
-                statistics.droppedOutOfWindow += 1
-            }
-            return
+        let delivered = inbound.messagesDelivered
+        defer { statistics.messagesDelivered += inbound.messagesDelivered - delivered }
+        switch try inbound.receive(sequence: sequence, fragment: fragment) {
+        case .duplicate:
+            statistics.droppedDuplicate += 1   // received before: our ack may have been lost
+            acks.ackNow()
+        case .outOfWindow:
+            statistics.droppedOutOfWindow += 1
+        case let .accepted(ackAtOnce):
+            statistics.maxReorderBuffered = max(statistics.maxReorderBuffered, inbound.bufferedFrames)
+            if ackAtOnce { acks.ackNow() }
+            acks.frameAccepted(now: now)
         }
-        if offset == 0 {
-            try deliver(fragment)
-            advanceReceiveWindow()
-            var filledHole = false
-            while let buffered = inbound[inHead] {
-                inbound[inHead] = nil
-                reorderBuffered -= 1
-                reorderBufferedBytes -= buffered.bytes.count
-                try deliver(buffered)
-                advanceReceiveWindow()
-                filledHole = true
-            }
-            if filledHole { ackImmediately = true }
-        } else {
-            let index = slotIndex(inHead, offset: offset)
-            guard inbound[index] == nil else {
-                statistics.droppedDuplicate += 1
-                ackImmediately = true
-                return
-            }
-            inbound[index] = fragment
-            reorderBuffered += 1
-            reorderBufferedBytes += fragment.bytes.count
-            statistics.maxReorderBuffered = max(statistics.maxReorderBuffered, reorderBuffered)
-            // A frame that opens a new gap is reported at once (it drives fast retransmit);
-            // later frames of the same run wait for the usual ack.
-            if offset == 1 || inbound[slotIndex(inHead, offset: offset - 1)] == nil { ackImmediately = true }
-        }
-        framesSinceAck += 1
-        if framesSinceAck >= configuration.ackEvery { ackImmediately = true }
-        if ackDeadline == nil { ackDeadline = now.advanced(by: configuration.ackDelay) }
-    }
-
-    private mutating func deliver(_ fragment: Fragment) throws(FramingError) {
-        if let message = try reassembler.append(fragment) {
-            delivered.append(message)
-            statistics.messagesDelivered += 1
-        }
-    }
-
-    private mutating func advanceReceiveWindow() {
-        receiveNext = receiveNext.advanced(by: 1)
-        inHead = (inHead + 1) % configuration.window
     }
 
     /// Frames allowed in flight: the configured window, but never more than one of the peer's acks
@@ -484,20 +263,5 @@ public struct ReliableLink {
     var effectiveWindow: Int {
         let ackDatagram = max(min(maxDatagramSize, peerMaxDatagramSize ?? maxDatagramSize), FrameLayout.minimumDatagramSize)
         return min(configuration.window, (ackDatagram - FrameLayout.ackFrameBaseSize) * 8)
-    }
-
-    /// Which frames after the cumulative point are buffered, up to the last one, as few bytes as
-    /// that takes (and no more than the datagram holds).
-    private func selectiveAckBitmap() -> [UInt8] {
-        guard reorderBuffered > 0 else { return [] }
-        let reach = min(configuration.window - 1, (maxDatagramSize - FrameLayout.ackFrameBaseSize) * 8)
-        var bitmap = [UInt8](repeating: 0, count: (reach + 7) / 8)
-        var used = 0
-        for bit in 0..<reach where inbound[slotIndex(inHead, offset: bit + 1)] != nil {
-            bitmap[bit >> 3] |= 1 << UInt8(bit & 7)
-            used = (bit >> 3) + 1
-        }
-        bitmap.removeLast(bitmap.count - used)
-        return bitmap
     }
 }

@@ -15,6 +15,8 @@ struct LinkHarness {
     /// Side whose datagrams vanish and who is never driven (the peer went away).
     var vanished: SimulatedLink.Side?
     var steps = 0
+    /// When set, every datagram either side sends goes into it (ReliableLinkTranscriptTests).
+    var transcript: LinkTranscript?
 
     init(configuration: LinkConfiguration = .init(), datagramSize: Int, faults: FaultProfile, seed: UInt64) {
         a = ReliableLink(configuration: configuration, maxDatagramSize: datagramSize)
@@ -25,8 +27,18 @@ struct LinkHarness {
     var isQuiet: Bool { a.isIdle && b.isIdle && network.inFlightCount == 0 }
 
     mutating func flush() {
-        if vanished != .a { while let d = a.nextDatagram(now: now) { network.transmit(d, from: .a, now: now) } }
-        if vanished != .b { while let d = b.nextDatagram(now: now) { network.transmit(d, from: .b, now: now) } }
+        if vanished != .a {
+            while let d = a.nextDatagram(now: now) {
+                transcript?.record(d, from: .a, at: now)
+                network.transmit(d, from: .a, now: now)
+            }
+        }
+        if vanished != .b {
+            while let d = b.nextDatagram(now: now) {
+                transcript?.record(d, from: .b, at: now)
+                network.transmit(d, from: .b, now: now)
+            }
+        }
     }
 
     /// One step; false when nothing is left to happen.
