@@ -68,7 +68,7 @@ let package = Package(
         // Wire-format test vectors (Tests/Vectors/blesend/README.md): the format, a deterministic
         // two-endpoint recorder and a one-endpoint replay, as a library so that `swift test` replays
         // every vector file; one executable writes the files.
-        .target(name: "WireVectors", dependencies: ["Session", "Framing", "Transfer", "Keys", "Sodium", "Pipeline"]),
+        .target(name: "WireVectors", dependencies: ["Session", "MemoryTransport", "Framing", "Transfer", "Keys", "Sodium", "Pipeline"]),
         .executableTarget(name: "blesend-vectors", dependencies: ["WireVectors"]),
 
         // Tests: one target per module, plus shared test helpers (a private dbus-daemon, running binaries).

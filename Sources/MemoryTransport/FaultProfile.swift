@@ -31,6 +31,9 @@ public struct FaultProfile: Sendable, Equatable {
     /// No faults, 10 ms one way.
     public static let clean = FaultProfile()
 
+    /// No faults, no delay: every datagram arrives the moment it is sent (the wire vectors' link).
+    public static let perfect = FaultProfile(latency: .zero)
+
     /// `percent` % loss, nothing else.
     public static func lossy(percent: Double) -> FaultProfile {
         FaultProfile(loss: percent / 100)

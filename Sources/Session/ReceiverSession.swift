@@ -189,3 +189,7 @@ public struct ReceiverSession {
         return try body(&stack)
     }
 }
+
+extension ReceiverSession: DatagramEndpoint {
+    public typealias Failure = SessionError
+}

@@ -165,3 +165,7 @@ public struct SenderSession {
         return try body(&stack)
     }
 }
+
+extension SenderSession: DatagramEndpoint {
+    public typealias Failure = SessionError
+}

@@ -46,13 +46,12 @@ public struct LoopbackRun {
 
     public static func run(sender: inout SenderSession, receiver: inout ReceiverSession, options: Options) -> Outcome {
         var outcome = Outcome()
-        var now = Instant.zero
-        var datagramsFromSender = 0
-        var pendingCuts = options.cutsAfterDatagrams.sorted()
-        var mtuChange = options.mtuChange
         var size = options.maxDatagramSize
+        var mtuChange = options.mtuChange
+        var pendingCuts = options.cutsAfterDatagrams.sorted()
         let deadline = Instant.zero.advanced(by: options.timeLimit)
         var seed = options.seed
+        var network = VirtualNetwork(link: SimulatedLink(faults: options.faults, maxDatagramSize: size, seed: seed))
 
         func record(_ s: inout SenderSession, _ r: inout ReceiverSession) {
             for event in s.takeEvents() {
@@ -64,11 +63,20 @@ public struct LoopbackRun {
                 outcome.receiverEvents.append(event)
             }
         }
+        func countBytes() {
+            outcome.bytesFromSender += network.link.bytesTransmitted(from: .a)
+            outcome.bytesFromReceiver += network.link.bytesTransmitted(from: .b)
+        }
 
-        connections: while outcome.connections < options.maxConnections, now < deadline {
+        connections: while outcome.connections < options.maxConnections, network.now < deadline {
             outcome.connections += 1
-            var link = SimulatedLink(faults: options.faults, maxDatagramSize: size, seed: seed)
+            // A fresh link per connection (its own fault sequence); cuts count the sender's
+            // datagrams over the whole run.
+            countBytes()
+            network.link = SimulatedLink(faults: options.faults, maxDatagramSize: size, seed: seed)
             seed &+= 0x9E37_79B9
+            network.reconnect(cutAfter: pendingCuts.first.map { max(0, $0 - network.sentCount(from: .a)) })
+            let now = network.now
             do {
                 try sender.connect(maxDatagramSize: size, now: now, wallClock: wallClockBase + now.nanoseconds)
                 try receiver.accept(maxDatagramSize: size, now: now, wallClock: wallClockBase + now.nanoseconds)
@@ -77,106 +85,60 @@ public struct LoopbackRun {
                 break
             }
             let connectedAt = now
-
-            rounds: while now < deadline {
-                var lost = false
-                defer {
-                    if lost {
-                        link.cut()
-                        sender.linkLost()
-                        receiver.linkLost(now: now)
-                    }
+            var lost = true
+            defer {
+                if lost {
+                    sender.linkLost()
+                    receiver.linkLost(now: network.now)
+                }
+                record(&sender, &receiver)
+            }
+            do {
+                rounds: while network.now < deadline {
+                    let established = sender.isEstablished, sentBefore = network.sentCount(from: .a)
+                    let result = try network.round(&sender, &receiver)
                     record(&sender, &receiver)
-                }
-                // 1. Everything the sender wants to send now (cuts and MTU changes happen here).
-                do {
-                    while let datagram = try sender.nextDatagram(now: now) {
-                        if outcome.timeToFirstData == nil, sender.isEstablished {
-                            outcome.timeToFirstData = now.duration(since: connectedAt)
-                        }
-                        link.transmit(datagram, from: .a, now: now)
-                        outcome.bytesFromSender += datagram.count
-                        datagramsFromSender += 1
-                        if let change = mtuChange, datagramsFromSender >= change.afterDatagrams {
-                            size = change.size
-                            link.maxDatagramSize = size
-                            sender.setMaxDatagramSize(size)
-                            receiver.setMaxDatagramSize(size)
-                            mtuChange = nil
-                        }
-                        if let cut = pendingCuts.first, datagramsFromSender >= cut {
-                            pendingCuts.removeFirst()
-                            lost = true
-                            continue connections
-                        }
+                    if outcome.timeToFirstData == nil, established, network.sentCount(from: .a) > sentBefore {
+                        outcome.timeToFirstData = network.now.duration(since: connectedAt)
                     }
-                } catch {
-                    outcome.senderErrors.append(error)
-                    lost = true
-                    if error.isRecoverable { continue connections }
-                    break connections
-                }
-                // 2. ... and the receiver.
-                while let datagram = receiver.nextDatagram(now: now) {
-                    link.transmit(datagram, from: .b, now: now)
-                    outcome.bytesFromReceiver += datagram.count
-                }
-                // 3. Deliver what is due; if anything arrived, both sides may answer at once.
-                let due = link.deliver(now: now)
-                for (side, datagram) in due {
-                    do {
-                        if side == .b {
-                            try receiver.receive(datagram: datagram, now: now)
-                        } else {
-                            try sender.receive(datagram: datagram, now: now)
-                        }
-                    } catch {
-                        lost = true
-                        if side == .b {
-                            outcome.receiverErrors.append(error)
-                        } else {
-                            outcome.senderErrors.append(error)
-                            if !error.isRecoverable { break connections }
-                        }
+                    if let change = mtuChange, network.sentCount(from: .a) >= change.afterDatagrams {
+                        size = change.size
+                        network.link.maxDatagramSize = size
+                        sender.setMaxDatagramSize(size)
+                        receiver.setMaxDatagramSize(size)
+                        mtuChange = nil
+                    }
+                    if result == .cut {
+                        pendingCuts.removeFirst()
                         continue connections
                     }
+                    if sender.isFinished && (receiver.connectionComplete || !receiver.isConnected) {
+                        outcome.finished = true
+                        lost = false
+                        break connections
+                    }
+                    if receiver.connectionComplete { continue connections }
+                    if result == .moved { continue rounds }
+                    guard try network.tick(&sender, &receiver) else {
+                        // Nothing in flight and nobody waiting.
+                        outcome.finished = sender.isFinished
+                        break connections
+                    }
                 }
-                if sender.isFinished && (receiver.connectionComplete || !receiver.isConnected) {
-                    outcome.finished = true
-                    break connections
+            } catch {
+                switch error {
+                case .a(let failure):
+                    outcome.senderErrors.append(failure)
+                    if !failure.isRecoverable { break connections }
+                case .b(let failure):
+                    outcome.receiverErrors.append(failure)
                 }
-                if receiver.connectionComplete {
-                    lost = true
-                    continue connections
-                }
-                if !due.isEmpty { continue rounds }
-                // 4. Move the clock to the next thing that happens, and run the timers.
-                guard let next = [link.nextDeliveryTime, sender.nextDeadline, receiver.nextDeadline].compactMap({ $0 }).min() else {
-                    // Nothing in flight and nobody waiting.
-                    if sender.isFinished { outcome.finished = true; break connections }
-                    now = now.advanced(by: .milliseconds(1))
-                    continue rounds
-                }
-                now = max(now, next)
-                do {
-                    try sender.handleTimers(now: now)
-                } catch {
-                    outcome.senderErrors.append(error)
-                    lost = true
-                    if error.isRecoverable { continue connections }
-                    break connections
-                }
-                do {
-                    try receiver.handleTimers(now: now)
-                } catch {
-                    outcome.receiverErrors.append(error)
-                    lost = true
-                    continue connections
-                }
+                continue connections
             }
         }
+        countBytes()
         record(&sender, &receiver)
-        outcome.virtualTime = now.duration(since: .zero)
+        outcome.virtualTime = network.now.duration(since: .zero)
         return outcome
     }
 }

@@ -1,3 +1,4 @@
+import MemoryTransport
 import Pipeline
 import Session
 import Transfer
@@ -28,37 +29,71 @@ public enum Recorder {
         }
         let ids = TransferIDQueue(vector.transferIDs)
         let store = MemoryFileStore()
-        var run = Run(sender: parties.makeSender(ids: ids), receiver: parties.makeReceiver(store: store),
-                      log: Transcript(attack: scenario.attack))
+        var sender = parties.makeSender(ids: ids)
+        var receiver = parties.makeReceiver(store: store)
+        let log = Transcript()
+        // The sender is side a, the receiver side b, on a clean link without latency: every
+        // datagram arrives in the round it was sent, as the discipline says.
+        var network = VirtualNetwork(link: SimulatedLink(faults: .perfect, maxDatagramSize: Int.max, seed: 0))
+        network.observer = { now, event in log.note(event, at: now) }
+        let attack = scenario.attack
+        network.tap = { side, index, datagram in attack.deliver(datagram, from: side == .a ? .sender : .receiver, index: index) }
 
         var outcome: WireVector.Expectation?
         connections: for (index, connection) in vector.connections.enumerated() {
-            if index > 0 { run.log.now = run.log.now.advanced(by: scenario.reconnectDelay) }
-            if let end = run.connect(connection, number: index + 1) {
-                outcome = end
+            network.reconnect(after: index > 0 ? scenario.reconnectDelay : .zero,
+                              cutAfter: index < scenario.cuts.count ? scenario.cuts[index] : nil)
+            log.append(.connect(number: index + 1), at: network.now)
+            do { try sender.open(connection, now: network.now) } catch {
+                outcome = .failure(code: error.code, raisedBy: .sender)
                 break
             }
-            var link = Run.Link(cutAfter: index < scenario.cuts.count ? scenario.cuts[index] : nil)
-            while true {
-                switch run.round(on: &link) {
-                case .moved: continue
-                case .cut: continue connections
-                case .ended(let end):
-                    outcome = end
-                    break connections
-                case .quiet:
-                    if let end = try run.tick() {
-                        outcome = end
-                        break connections
+            do { try receiver.open(connection, now: network.now) } catch {
+                outcome = .failure(code: error.code, raisedBy: .receiver)
+                break
+            }
+            do {
+                while true {
+                    switch try network.round(&sender, &receiver) {
+                    case .cut:
+                        sender.close(now: network.now)
+                        receiver.close(now: network.now)
+                        continue connections
+                    case .moved:
+                        if sender.isFinished && receiver.connectionComplete {
+                            outcome = .success
+                            break connections
+                        }
+                    case .quiet:
+                        if sender.isFinished && receiver.connectionComplete {
+                            outcome = .success
+                            break connections
+                        }
+                        guard let next = [sender.nextDeadline, receiver.nextDeadline].compactMap({ $0 }).min() else {
+                            throw RecordingError.stuck(at: network.now)
+                        }
+                        guard next.duration(since: .zero) <= timeLimit else { throw RecordingError.timeLimit }
+                        _ = try network.tick(&sender, &receiver)
                     }
                 }
+            } catch let failure as VirtualNetwork.Failure<SessionError, SessionError> {
+                switch failure {
+                case .a(let error): outcome = .failure(code: error.code, raisedBy: .sender)
+                case .b(let error): outcome = .failure(code: error.code, raisedBy: .receiver)
+                }
+                break connections
+            } catch let error as RecordingError {
+                throw error
+            } catch {
+                throw .stuck(at: network.now)
             }
         }
+        log.flush()
         guard let outcome else { throw .ranOutOfConnections }
         guard !ids.overdrawn else { throw .ranOutOfTransferIDs }
 
         let intended = vector
-        vector.events = run.log.events
+        vector.events = log.events
         vector.expect = outcome
         for (index, name) in parties.sources.map(\.name).enumerated() {
             vector.files[index].stored = store.committed[name] == vector.files[index].contents
@@ -70,115 +105,43 @@ public enum Recorder {
     }
 }
 
-/// The two endpoints and the log, stepped as the discipline says.
-private struct Run {
-    var sender: SenderSession
-    var receiver: ReceiverSession
-    var log: Transcript
+/// The log being written from what the network reports: each datagram as it was sent and, if the
+/// attacker changed or dropped it, as it arrived.
+private final class Transcript {
+    private(set) var events: [WireVector.Event] = []
+    /// A datagram sent and not yet seen arriving.
+    private var pending: (side: WireVector.Side, datagram: [UInt8], time: Instant)?
 
-    /// The current link: where it is cut, and how many datagrams the sender has sent on it.
-    struct Link {
-        let cutAfter: Int?
-        var sent = 0
+    func append(_ kind: WireVector.Event.Kind, at time: Instant) {
+        flush()
+        events.append(WireVector.Event(time: time, kind: kind))
     }
 
-    enum RoundEnd {
-        case moved, quiet, cut
-        case ended(WireVector.Expectation)
-    }
-
-    /// Link `number` comes up: the sender connects, then the receiver accepts. Returns how the
-    /// session ended if either failed.
-    mutating func connect(_ connection: WireVector.Connection, number: Int) -> WireVector.Expectation? {
-        log.append(.connect(number: number))
-        do { try sender.open(connection, now: log.now) } catch { return .failure(code: error.code, raisedBy: .sender) }
-        do { try receiver.open(connection, now: log.now) } catch { return .failure(code: error.code, raisedBy: .receiver) }
-        return nil
-    }
-
-    /// One round: the sender's batch delivered to the receiver, then the receiver's to the sender.
-    mutating func round(on link: inout Link) -> RoundEnd {
-        let (fromSender, senderError) = sender.drain(now: log.now)
-        var deliverable = senderError == nil ? fromSender.count : 0
-        if let cutAfter = link.cutAfter { deliverable = min(deliverable, max(0, cutAfter - link.sent)) }
-        link.sent += fromSender.count
-        let cut = link.cutAfter.map { link.sent >= $0 } ?? false
-        if let error = log.pass(fromSender, from: .sender, deliveringFirst: deliverable, to: &receiver) {
-            return .ended(.failure(code: error.code, raisedBy: .receiver))
-        }
-        if let senderError { return .ended(.failure(code: senderError.code, raisedBy: .sender)) }
-
-        let (fromReceiver, _) = receiver.drain(now: log.now)
-        if let error = log.pass(fromReceiver, from: .receiver, deliveringFirst: cut ? 0 : fromReceiver.count, to: &sender) {
-            return .ended(.failure(code: error.code, raisedBy: .sender))
-        }
-        if cut {
-            log.append(.cut)
-            sender.close(now: log.now)
-            receiver.close(now: log.now)
-            return .cut
-        }
-        if sender.isFinished && receiver.connectionComplete { return .ended(.success) }
-        return fromSender.isEmpty && fromReceiver.isEmpty ? .quiet : .moved
-    }
-
-    /// Nothing moved: the clock runs to the earlier deadline and both run their timers, the
-    /// sender first. Returns how the session ended if either failed.
-    mutating func tick() throws(RecordingError) -> WireVector.Expectation? {
-        let senderDeadline = sender.nextDeadline, receiverDeadline = receiver.nextDeadline
-        guard let next = [senderDeadline, receiverDeadline].compactMap({ $0 }).min() else { throw .stuck(at: log.now) }
-        guard next >= log.now else { throw .deadlineInThePast(at: log.now) }
-        guard next.duration(since: .zero) <= Recorder.timeLimit else { throw .timeLimit }
-        log.now = next
-        log.append(.tick(senderDue: senderDeadline == next, receiverDue: receiverDeadline == next))
-        do { try sender.handleTimers(now: log.now) } catch { return .failure(code: error.code, raisedBy: .sender) }
-        do { try receiver.handleTimers(now: log.now) } catch { return .failure(code: error.code, raisedBy: .receiver) }
-        return nil
-    }
-}
-
-/// The log being written, the clock, and the attacker in the middle.
-private struct Transcript {
-    let attack: Attack
-    var now = Instant.zero
-    var events: [WireVector.Event] = []
-    /// Datagrams each side has sent so far (the attack counts them).
-    var sent: [WireVector.Side: Int] = [.sender: 0, .receiver: 0]
-
-    init(attack: Attack) { self.attack = attack }
-
-    mutating func append(_ kind: WireVector.Event.Kind) {
-        events.append(WireVector.Event(time: now, kind: kind))
-    }
-
-    /// Logs a batch `side` sent and hands the first `deliverable` of them (as the attacker lets
-    /// them through) to `peer`, in order. Returns the error the peer raised, if any: the rest of
-    /// the batch is then logged as sent and not delivered.
-    mutating func pass(_ batch: [[UInt8]], from side: WireVector.Side, deliveringFirst deliverable: Int,
-                       to peer: inout some VectorEndpoint) -> SessionError? {
-        let delivered: WireVector.Route = side == .sender ? .senderToReceiver : .receiverToSender
-        let undelivered: WireVector.Route = side == .sender ? .sentBySender : .sentByReceiver
-        let replaced: WireVector.Route = side == .sender ? .toReceiver : .toSender
-        var failure: SessionError?
-        for (position, datagram) in batch.enumerated() {
-            let index = sent[side, default: 0]
-            sent[side] = index + 1
-            guard failure == nil, position < deliverable else {
-                append(.datagram(undelivered, datagram))
-                continue
-            }
-            guard let arriving = attack.deliver(datagram, from: side, index: index) else {
-                append(.datagram(undelivered, datagram))
-                continue
-            }
-            if arriving == datagram {
-                append(.datagram(delivered, datagram))
+    func note(_ event: VirtualNetwork.Event, at time: Instant) {
+        switch event {
+        case .sent(let from, let datagram):
+            flush()
+            pending = (from == .a ? .sender : .receiver, datagram, time)
+        case .arrived(let to, let datagram):
+            let side: WireVector.Side = to == .a ? .receiver : .sender
+            if let sent = pending, sent.side == side, sent.datagram == datagram {
+                events.append(WireVector.Event(time: time, kind: .datagram(side == .sender ? .senderToReceiver : .receiverToSender, datagram)))
+                pending = nil
             } else {
-                append(.datagram(undelivered, datagram))
-                append(.datagram(replaced, arriving))
+                flush()
+                events.append(WireVector.Event(time: time, kind: .datagram(to == .b ? .toReceiver : .toSender, datagram)))
             }
-            do { try peer.receive(datagram: arriving, now: now) } catch { failure = error }
+        case .tick(let due):
+            append(.tick(senderDue: due.contains(.a), receiverDue: due.contains(.b)), at: time)
+        case .cut:
+            append(.cut, at: time)
         }
-        return failure
+    }
+
+    /// A datagram sent that did not arrive (dropped, replaced, or not delivered) is logged as sent.
+    func flush() {
+        guard let sent = pending else { return }
+        pending = nil
+        events.append(WireVector.Event(time: sent.time, kind: .datagram(sent.side == .sender ? .sentBySender : .sentByReceiver, sent.datagram)))
     }
 }

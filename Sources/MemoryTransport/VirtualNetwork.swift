@@ -1,0 +1,158 @@
+import Pipeline
+
+/// The one deterministic driver for endpoints without a radio: two `DatagramEndpoint`s on a
+/// `SimulatedLink` (seeded faults, latency), a virtual clock, and a hook where a relay or an
+/// attacker sits. Tests, simulation, attack tables, fuzz targets, benchmarks and the wire-vector
+/// recorder all step endpoints through it, so they share one discipline:
+///
+/// 1. **Round**, at the current time: `a` gives everything it has (`nextDatagram` until nil); each
+///    datagram passes the tap and the link, and whatever the link has due is delivered at once.
+///    Then `b` does the same. The round moved if anyone sent anything.
+/// 2. **Tick**, after a round that moved nothing: the clock jumps to the earliest of the link's
+///    next delivery and both deadlines; due datagrams are delivered; `a`'s then `b`'s timers run.
+///
+/// On a clean link with no latency, every datagram arrives in the round it was sent.
+public struct VirtualNetwork {
+    public typealias Side = SimulatedLink.Side
+
+    /// What the network reports to an observer (a log, a counter).
+    public enum Event: Sendable, Equatable {
+        /// `from` gave this datagram to the network (before the tap).
+        case sent(from: Side, [UInt8])
+        /// This datagram reached `to` (after the tap and the link).
+        case arrived(to: Side, [UInt8])
+        /// The clock moved; `due` are the sides whose deadline it reached.
+        case tick(due: [Side])
+        /// The link was cut: nothing more is delivered on this connection.
+        case cut
+    }
+
+    public enum RoundResult: Sendable, Equatable {
+        case moved, quiet
+        /// `cutAfter` datagrams from `a` went out: the rest of the round was not delivered.
+        case cut
+    }
+
+    public var link: SimulatedLink
+    public private(set) var now: Instant
+    /// Sees every datagram, with its index per side over the network's life (retransmissions and
+    /// every connection included), and returns what goes on the link instead (nil drops it).
+    public var tap: ((Side, Int, [UInt8]) -> [UInt8]?)?
+    public var observer: ((Instant, Event) -> Void)?
+    /// Cut the link once this many datagrams from `a` have gone out on it (`connect` resets the count).
+    public var cutAfter: Int?
+    private var sentOnLink = 0
+    private var sent: [Side: Int] = [.a: 0, .b: 0]
+
+    public init(link: SimulatedLink, now: Instant = .zero) {
+        self.link = link
+        self.now = now
+    }
+
+    /// A new connection on the same link (after a cut): nothing in flight, counters for `cutAfter` at 0.
+    public mutating func reconnect(after delay: Duration = .zero, cutAfter: Int? = nil) {
+        link.cut()
+        now = now.advanced(by: delay)
+        self.cutAfter = cutAfter
+        sentOnLink = 0
+    }
+
+    /// Which side failed, with its own error.
+    public enum Failure<A: Error, B: Error>: Error {
+        case a(A)
+        case b(B)
+    }
+
+    /// Step 1 of the discipline. When an endpoint fails, the rest of the round is still reported
+    /// to the observer as sent, and nothing more is delivered.
+    public mutating func round<A: DatagramEndpoint, B: DatagramEndpoint>(_ a: inout A, _ b: inout B)
+        throws(Failure<A.Failure, B.Failure>) -> RoundResult {
+        var failure: Failure<A.Failure, B.Failure>?
+        let fromA = drain(&a)
+        var cut = false
+        for datagram in fromA.datagrams {
+            sentOnLink += 1
+            cut = cut || cutAfter.map { sentOnLink > $0 } ?? false
+            do { try pass(datagram, from: .a, delivering: !cut && fromA.error == nil && failure == nil, &a, &b) } catch { failure = error }
+        }
+        if let failure { throw failure }
+        if let error = fromA.error { throw .a(error) }
+        cut = cut || cutAfter.map { sentOnLink >= $0 } ?? false
+        let fromB = drain(&b)
+        for datagram in fromB.datagrams {
+            do { try pass(datagram, from: .b, delivering: !cut && failure == nil, &a, &b) } catch { failure = error }
+        }
+        if let failure { throw failure }
+        if let error = fromB.error { throw .b(error) }
+        if cut {
+            link.cut()
+            observer?(now, .cut)
+            return .cut
+        }
+        return fromA.datagrams.isEmpty && fromB.datagrams.isEmpty ? .quiet : .moved
+    }
+
+    /// Step 2 of the discipline. Returns false if nothing is scheduled any more (the clock stays).
+    public mutating func tick<A: DatagramEndpoint, B: DatagramEndpoint>(_ a: inout A, _ b: inout B)
+        throws(Failure<A.Failure, B.Failure>) -> Bool {
+        let deadlines = (a: a.nextDeadline, b: b.nextDeadline)
+        guard let next = [link.nextDeliveryTime, deadlines.a, deadlines.b].compactMap({ $0 }).min() else { return false }
+        now = max(now, next)
+        observer?(now, .tick(due: [deadlines.a, deadlines.b].enumerated().compactMap { index, deadline in
+            deadline.map { $0 <= now } == true ? (index == 0 ? Side.a : Side.b) : nil
+        }))
+        try deliverDue(&a, &b)
+        do { try a.handleTimers(now: now) } catch { throw .a(error) }
+        do { try b.handleTimers(now: now) } catch { throw .b(error) }
+        return true
+    }
+
+    /// Datagrams `side` has sent over the network's life.
+    public func sentCount(from side: Side) -> Int { sent[side, default: 0] }
+
+    /// When the next tick would move the clock to, if anything is scheduled.
+    public func nextTime<A: DatagramEndpoint, B: DatagramEndpoint>(_ a: A, _ b: B) -> Instant? {
+        [link.nextDeliveryTime, a.nextDeadline, b.nextDeadline].compactMap { $0 }.min()
+    }
+
+    // MARK: - Steps
+
+    /// Everything `endpoint` has to send now, and the error that stopped it if one did (then
+    /// nothing of the batch is delivered: the endpoint's connection is over).
+    private func drain<E: DatagramEndpoint>(_ endpoint: inout E) -> (datagrams: [[UInt8]], error: E.Failure?) {
+        var datagrams: [[UInt8]] = []
+        do {
+            while let datagram = try endpoint.nextDatagram(now: now) {
+                datagrams.append(datagram)
+                // A window is at most 4096 frames: more than this from one drain is a runaway endpoint.
+                if datagrams.count >= 10_000 { break }
+            }
+        } catch {
+            return (datagrams, error)
+        }
+        return (datagrams, nil)
+    }
+
+    private mutating func pass<A: DatagramEndpoint, B: DatagramEndpoint>(
+        _ datagram: [UInt8], from side: Side, delivering: Bool, _ a: inout A, _ b: inout B
+    ) throws(Failure<A.Failure, B.Failure>) {
+        let index = sent[side, default: 0]
+        sent[side] = index + 1
+        observer?(now, .sent(from: side, datagram))
+        guard delivering, let onAir = tap.map({ $0(side, index, datagram) }) ?? datagram else { return }
+        link.transmit(onAir, from: side, now: now)
+        try deliverDue(&a, &b)
+    }
+
+    private mutating func deliverDue<A: DatagramEndpoint, B: DatagramEndpoint>(_ a: inout A, _ b: inout B)
+        throws(Failure<A.Failure, B.Failure>) {
+        for (to, datagram) in link.deliver(now: now) {
+            observer?(now, .arrived(to: to, datagram))
+            if to == .a {
+                do { try a.receive(datagram: datagram, now: now) } catch { throw .a(error) }
+            } else {
+                do { try b.receive(datagram: datagram, now: now) } catch { throw .b(error) }
+            }
+        }
+    }
+}
