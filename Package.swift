@@ -83,7 +83,7 @@ let package = Package(
         .testTarget(name: "KeysTests", dependencies: ["Keys"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Transfer"]),
         .testTarget(name: "SessionTests", dependencies: ["Session", "Simulation", "MemoryTransport", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline"]),
-        .testTarget(name: "SessionRunnerTests", dependencies: ["SessionRunner", "Session", "MemoryTransport", "Keys", "Transfer", "Pipeline"]),
+        .testTarget(name: "SessionRunnerTests", dependencies: ["SessionRunner", "Session", "Framing", "MemoryTransport", "Keys", "Transfer", "Pipeline"]),
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
         .testTarget(name: "CLITests", dependencies: ["BlesendCLI", "Keys", "TestSupport"]),
         // The attack table of docs/threat-model.md: one test per row, real pipeline, real folders.
