@@ -265,3 +265,7 @@ public struct ReliableLink {
         return min(configuration.window, (ackDatagram - FrameLayout.ackFrameBaseSize) * 8)
     }
 }
+
+extension ReliableLink: DatagramEndpoint {
+    public typealias Failure = LinkError
+}

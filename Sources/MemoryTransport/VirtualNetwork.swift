@@ -43,6 +43,7 @@ public struct VirtualNetwork {
     public var cutAfter: Int?
     private var sentOnLink = 0
     private var sent: [Side: Int] = [.a: 0, .b: 0]
+    private var bytesSent: [Side: Int] = [.a: 0, .b: 0]
 
     public init(link: SimulatedLink, now: Instant = .zero) {
         self.link = link
@@ -63,6 +64,10 @@ public struct VirtualNetwork {
         case b(B)
     }
 
+    /// In which call the last failure happened.
+    public enum Phase: Sendable, Equatable { case sending, receiving, timers }
+    public private(set) var failurePhase: Phase?
+
     /// Step 1 of the discipline. When an endpoint fails, the rest of the round is still reported
     /// to the observer as sent, and nothing more is delivered.
     public mutating func round<A: DatagramEndpoint, B: DatagramEndpoint>(_ a: inout A, _ b: inout B)
@@ -76,14 +81,20 @@ public struct VirtualNetwork {
             do { try pass(datagram, from: .a, delivering: !cut && fromA.error == nil && failure == nil, &a, &b) } catch { failure = error }
         }
         if let failure { throw failure }
-        if let error = fromA.error { throw .a(error) }
+        if let error = fromA.error {
+            failurePhase = .sending
+            throw .a(error)
+        }
         cut = cut || cutAfter.map { sentOnLink >= $0 } ?? false
         let fromB = drain(&b)
         for datagram in fromB.datagrams {
             do { try pass(datagram, from: .b, delivering: !cut && failure == nil, &a, &b) } catch { failure = error }
         }
         if let failure { throw failure }
-        if let error = fromB.error { throw .b(error) }
+        if let error = fromB.error {
+            failurePhase = .sending
+            throw .b(error)
+        }
         if cut {
             link.cut()
             observer?(now, .cut)
@@ -102,13 +113,54 @@ public struct VirtualNetwork {
             deadline.map { $0 <= now } == true ? (index == 0 ? Side.a : Side.b) : nil
         }))
         try deliverDue(&a, &b)
+        failurePhase = .timers
         do { try a.handleTimers(now: now) } catch { throw .a(error) }
         do { try b.handleTimers(now: now) } catch { throw .b(error) }
+        failurePhase = nil
         return true
     }
 
     /// Datagrams `side` has sent over the network's life.
     public func sentCount(from side: Side) -> Int { sent[side, default: 0] }
+
+    /// Bytes of the datagrams `side` has sent over the network's life (before the tap and the link).
+    public func bytesSent(from side: Side) -> Int { bytesSent[side, default: 0] }
+
+    /// How a `run` ended.
+    public enum Ending: Sendable, Equatable {
+        /// `done` said so.
+        case done
+        /// Nothing is in flight and nobody has a deadline: nothing will ever happen again.
+        case idle
+        /// The next thing to happen is past the time limit, or past the quiet limit.
+        case timeLimit
+        /// `cutAfter` datagrams from `a` went out.
+        case cut
+    }
+
+    /// Rounds and ticks until `done` says so (checked after every round and tick), an endpoint
+    /// fails, nothing is left to happen, the next event lies past `limit`, or nothing has moved
+    /// for `quietLimit`.
+    public mutating func run<A: DatagramEndpoint, B: DatagramEndpoint>(
+        _ a: inout A, _ b: inout B, until limit: Instant = .distantFuture, quietLimit: Duration? = nil,
+        done: (inout A, inout B) -> Bool = { _, _ in false }
+    ) throws(Failure<A.Failure, B.Failure>) -> Ending {
+        var lastMoved = now
+        while true {
+            let result = try round(&a, &b)
+            if result == .cut { return .cut }
+            if done(&a, &b) { return .done }
+            if result == .moved {
+                lastMoved = now
+                continue
+            }
+            guard let next = nextTime(a, b) else { return .idle }
+            if next > limit { return .timeLimit }
+            if let quietLimit, next.duration(since: lastMoved) > quietLimit { return .timeLimit }
+            _ = try tick(&a, &b)
+            if done(&a, &b) { return .done }
+        }
+    }
 
     /// When the next tick would move the clock to, if anything is scheduled.
     public func nextTime<A: DatagramEndpoint, B: DatagramEndpoint>(_ a: A, _ b: B) -> Instant? {
@@ -138,21 +190,32 @@ public struct VirtualNetwork {
     ) throws(Failure<A.Failure, B.Failure>) {
         let index = sent[side, default: 0]
         sent[side] = index + 1
+        bytesSent[side, default: 0] += datagram.count
         observer?(now, .sent(from: side, datagram))
         guard delivering, let onAir = tap.map({ $0(side, index, datagram) }) ?? datagram else { return }
+        if link.faults == .perfect, link.inFlightCount == 0 {
+            // Nothing can happen to it on the way: hand it over (the hot path of the benchmarks).
+            try arrive(onAir, at: side.peer, &a, &b)
+            return
+        }
         link.transmit(onAir, from: side, now: now)
         try deliverDue(&a, &b)
     }
 
     private mutating func deliverDue<A: DatagramEndpoint, B: DatagramEndpoint>(_ a: inout A, _ b: inout B)
         throws(Failure<A.Failure, B.Failure>) {
-        for (to, datagram) in link.deliver(now: now) {
-            observer?(now, .arrived(to: to, datagram))
-            if to == .a {
-                do { try a.receive(datagram: datagram, now: now) } catch { throw .a(error) }
-            } else {
-                do { try b.receive(datagram: datagram, now: now) } catch { throw .b(error) }
-            }
+        for (to, datagram) in link.deliver(now: now) { try arrive(datagram, at: to, &a, &b) }
+    }
+
+    private mutating func arrive<A: DatagramEndpoint, B: DatagramEndpoint>(_ datagram: [UInt8], at side: Side, _ a: inout A, _ b: inout B)
+        throws(Failure<A.Failure, B.Failure>) {
+        observer?(now, .arrived(to: side, datagram))
+        failurePhase = .receiving
+        if side == .a {
+            do { try a.receive(datagram: datagram, now: now) } catch { throw .a(error) }
+        } else {
+            do { try b.receive(datagram: datagram, now: now) } catch { throw .b(error) }
         }
+        failurePhase = nil
     }
 }

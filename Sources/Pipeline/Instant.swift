@@ -8,6 +8,8 @@ public struct Instant: Comparable, Hashable, Sendable, CustomStringConvertible {
     public init(nanoseconds: UInt64) { self.nanoseconds = nanoseconds }
 
     public static let zero = Instant(nanoseconds: 0)
+    /// Later than any instant a run reaches.
+    public static let distantFuture = Instant(nanoseconds: .max)
 
     public static func < (a: Instant, b: Instant) -> Bool { a.nanoseconds < b.nanoseconds }
 

@@ -1,4 +1,5 @@
 import Framing
+import MemoryTransport
 import Pipeline
 import Session
 
@@ -25,47 +26,27 @@ public struct RelayInjector {
     /// a datagram made the receiver fail the connection (a timer running out is not a failure here).
     public mutating func inject(_ messages: [[UInt8]], datagramSize: Int = 244, start: Instant = .zero,
                                 for duration: Duration = .seconds(1)) -> Bool {
-        var attacker = ReliableLink(maxDatagramSize: datagramSize)
-        var now = start
-        let end = start.advanced(by: duration)
+        var attacker = AttackerLink(datagramSize: datagramSize)
+        var network = perfectNetwork(at: start)
         do {
-            try receiver.accept(maxDatagramSize: datagramSize, now: now, wallClock: LoopbackRun.wallClockBase + now.nanoseconds)
-            for message in messages { try attacker.send(message: message) }
+            try receiver.accept(maxDatagramSize: datagramSize, now: start, wallClock: LoopbackRun.wallClockBase + start.nanoseconds)
+            for message in messages { try attacker.link.send(message: message) }
         } catch {
             return false
         }
         defer {
+            answers += attacker.received
             events += receiver.takeEvents()
-            receiver.linkLost(now: now)
+            receiver.linkLost(now: network.now)
             events += receiver.takeEvents()
         }
-        while now < end {
-            var moved = false
-            while let d = attacker.nextDatagram(now: now) {
-                do {
-                    try receiver.receive(datagram: d, now: now)
-                } catch {
-                    self.error = error
-                    return false
-                }
-                moved = true
-            }
-            while let d = receiver.nextDatagram(now: now) {
-                try? attacker.receive(datagram: d, now: now)
-                moved = true
-            }
-            while let answer = attacker.nextMessage() { answers.append(answer) }
-            events += receiver.takeEvents()
-            if !moved {
-                now = now.advanced(by: .milliseconds(5))
-                try? attacker.handleTimers(now: now)
-                do {
-                    try receiver.handleTimers(now: now)
-                } catch {
-                    self.error = error
-                    return true
-                }
-            }
+        do {
+            _ = try network.run(&attacker, &receiver, until: start.advanced(by: duration))
+        } catch {
+            guard case .b(let failure) = error else { return true }
+            self.error = failure
+            // A timer running out is not a failure here; a datagram the receiver refused is.
+            return network.failurePhase == .timers
         }
         return true
     }

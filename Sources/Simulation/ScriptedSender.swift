@@ -1,6 +1,7 @@
 import Framing
 import Handshake
 import Keys
+import MemoryTransport
 import Pipeline
 import Record
 import Session
@@ -59,46 +60,83 @@ public struct ScriptedSender {
     }
 
     /// Connects to `receiver` (which must not be connected), plays the script, and runs both ends
-    /// until the receiver fails, finishes, or nothing moves for `quietLimit` of virtual time.
-    /// The receiver's connection is left open: the caller ends it (`linkLost`) as a driver would.
+    /// on the virtual network until the receiver fails, finishes, or nothing moves for
+    /// `quietLimit`. The receiver's connection is left open: the caller ends it (`linkLost`) as a
+    /// driver would.
     public func run(against receiver: inout ReceiverSession, datagramSize: Int = 244, now start: Instant = .zero,
                     quietLimit: Duration = .seconds(5)) -> Outcome {
         var outcome = Outcome()
-        var now = start
-        var link = ReliableLink(maxDatagramSize: datagramSize)
-        var initiator: NoiseIKInitiator
-        var payload: [UInt8] = []
-        payload.appendBigEndian(wallClock)
-        payload += opening
+        var sender: Endpoint
         do {
-            try receiver.accept(maxDatagramSize: datagramSize, now: now, wallClock: LoopbackRun.wallClockBase + now.nanoseconds)
-            initiator = try NoiseIKInitiator(localStatic: identity.secretKey, remoteStatic: receiverKey.bytes, prologue: blesendPrologue)
-            try link.send(message: try initiator.writeMessage1(payload: payload))
+            try receiver.accept(maxDatagramSize: datagramSize, now: start, wallClock: LoopbackRun.wallClockBase + start.nanoseconds)
+            sender = try Endpoint(self, datagramSize: datagramSize)
         } catch let error as SessionError {
             outcome.receiverError = error
             return outcome
         } catch {
             return outcome
         }
-        var opener: RecordOpener?
-        var quietSince = now
+        var network = perfectNetwork(at: start)
+        do {
+            let ending = try network.run(&sender, &receiver, quietLimit: quietLimit) { _, receiver in receiver.connectionComplete }
+            outcome.receiverCompleted = ending == .done
+        } catch {
+            if case .b(let failure) = error { outcome.receiverError = failure }
+        }
+        outcome.refused = sender.refused
+        outcome.replies = sender.replies
+        outcome.receiverEvents = receiver.takeEvents()
+        return outcome
+    }
 
-        func take(_ message: [UInt8]) {
+    /// The scripted sender's end of the link: message 1, then the script sealed as records once
+    /// message 2 has given the keys; it decrypts what the receiver answers.
+    private struct Endpoint: DatagramEndpoint {
+        typealias Failure = Never
+        let script: [Step]
+        var link: ReliableLink
+        var initiator: NoiseIKInitiator
+        var opener: RecordOpener?
+        var refused = false
+        var replies: [TransferMessage] = []
+
+        init(_ sender: ScriptedSender, datagramSize: Int) throws {
+            script = sender.script
+            link = ReliableLink(maxDatagramSize: datagramSize)
+            initiator = try NoiseIKInitiator(localStatic: sender.identity.secretKey, remoteStatic: sender.receiverKey.bytes,
+                                             prologue: blesendPrologue)
+            var payload: [UInt8] = []
+            payload.appendBigEndian(sender.wallClock)
+            try link.send(message: try initiator.writeMessage1(payload: payload + sender.opening))
+        }
+
+        mutating func nextDatagram(now: Instant) -> [UInt8]? { link.nextDatagram(now: now) }
+
+        mutating func receive(datagram: [UInt8], now: Instant) {
+            try? link.receive(datagram: datagram, now: now)
+            while let message = link.nextMessage() { take(message) }
+        }
+
+        mutating func handleTimers(now: Instant) { try? link.handleTimers(now: now) }
+
+        var nextDeadline: Instant? { link.nextDeadline }
+
+        private mutating func take(_ message: [UInt8]) {
             if var open = opener {
                 var records: [Record] = []
                 if (try? open.decode(message, into: &records)) != nil, let record = records.first,
                    let reply = try? TransferMessage(decoding: record.plaintext) {
-                    outcome.replies.append(reply)
+                    replies.append(reply)
                 }
                 opener = open
                 return
             }
             if message == refusalMessage {
-                outcome.refused = true
+                refused = true
                 return
             }
             guard let reply = try? initiator.readMessage2(message), let keys = try? initiator.split() else { return }
-            if let decoded = try? TransferMessage(decoding: reply) { outcome.replies.append(decoded) }
+            if let decoded = try? TransferMessage(decoding: reply) { replies.append(decoded) }
             var seal = RecordSealer(key: keys.initiatorToResponder)
             opener = RecordOpener(key: keys.responderToInitiator)
             for step in script {
@@ -124,38 +162,5 @@ public struct ScriptedSender {
                 for bytes in sealed { try? link.send(message: bytes) }
             }
         }
-
-        while outcome.receiverError == nil {
-            var moved = false
-            while let datagram = link.nextDatagram(now: now) {
-                moved = true
-                do {
-                    try receiver.receive(datagram: datagram, now: now)
-                } catch {
-                    outcome.receiverError = error
-                    break
-                }
-            }
-            while let datagram = receiver.nextDatagram(now: now) {
-                moved = true
-                try? link.receive(datagram: datagram, now: now)
-            }
-            while let message = link.nextMessage() { take(message) }
-            outcome.receiverEvents += receiver.takeEvents()
-            if receiver.connectionComplete {
-                outcome.receiverCompleted = true
-                break
-            }
-            if moved {
-                quietSince = now
-                continue
-            }
-            if now.duration(since: quietSince) >= quietLimit { break }
-            now = now.advanced(by: .milliseconds(5))
-            try? link.handleTimers(now: now)
-            do { try receiver.handleTimers(now: now) } catch { outcome.receiverError = error }
-        }
-        outcome.receiverEvents += receiver.takeEvents()
-        return outcome
     }
 }
