@@ -1,4 +1,5 @@
 import Framing
+import MemoryTransport
 import Pipeline
 import Session
 
@@ -23,73 +24,108 @@ public struct RelayRun {
         public var seen: [Direction: [[UInt8]]] = [:]
     }
 
-    /// Runs one connection through the relay until the sender finishes, either side fails, or
-    /// `steps` rounds pass. Time advances 1 ms per round so timers (acks, timeouts) fire.
+    /// Runs one connection through the relay on the virtual network until the sender finishes,
+    /// either side fails, or `limit` of virtual time passes.
     public static func run(sender: inout SenderSession?, receiver: inout ReceiverSession,
-                           datagramSize: Int = 244, steps: Int = 200_000, tamper: Tamper) -> Outcome {
+                           datagramSize: Int = 244, limit: Duration = .seconds(200), tamper: Tamper) -> Outcome {
         var outcome = Outcome()
-        var now = Instant.zero
-        var towardSender = ReliableLink(maxDatagramSize: datagramSize)    // the relay's end facing the sender
-        var towardReceiver = ReliableLink(maxDatagramSize: datagramSize)  // the relay's end facing the receiver
-        var counts: [Direction: Int] = [:]
+        guard var honest = sender else { return outcome }
         do {
-            try sender?.connect(maxDatagramSize: datagramSize, now: now, wallClock: LoopbackRun.wallClockBase)
+            try honest.connect(maxDatagramSize: datagramSize, now: .zero, wallClock: LoopbackRun.wallClockBase)
         } catch {
             outcome.senderError = error
             return outcome
         }
         do {
-            try receiver.accept(maxDatagramSize: datagramSize, now: now, wallClock: LoopbackRun.wallClockBase + now.nanoseconds)
+            try receiver.accept(maxDatagramSize: datagramSize, now: .zero, wallClock: LoopbackRun.wallClockBase)
         } catch {
             outcome.receiverError = error
             return outcome
         }
-
-        func relay(_ message: [UInt8], _ direction: Direction, into link: inout ReliableLink) {
-            let index = counts[direction, default: 0]
-            counts[direction] = index + 1
-            outcome.seen[direction, default: []].append(message)
-            for forwarded in tamper(direction, index, message) {
-                try? link.send(message: forwarded)
-            }
-        }
-
-        for _ in 0..<steps {
-            var progressed = false
-            if var s = sender {
-                do {
-                    while let d = try s.nextDatagram(now: now) { try towardSender.receive(datagram: d, now: now); progressed = true }
-                } catch let error as SessionError {
-                    outcome.senderError = error
-                } catch {}
-                while let d = towardSender.nextDatagram(now: now) {
-                    do { try s.receive(datagram: d, now: now) } catch { outcome.senderError = error }
-                    progressed = true
+        let end = withoutActuallyEscaping(tamper) { tamper in
+            var relay = Relay(receiver: receiver, datagramSize: datagramSize, tamper: tamper)
+            var network = perfectNetwork()
+            do throws(VirtualNetwork.Failure<SessionError, SessionError>) {
+                _ = try network.run(&honest, &relay, until: Instant.zero.advanced(by: limit)) { sender, _ in sender.isFinished }
+            } catch {
+                switch error {
+                case .a(let failure): outcome.senderError = failure
+                case .b(let failure): outcome.receiverError = failure
                 }
-                outcome.senderEvents += s.takeEvents()
-                outcome.senderFinished = s.isFinished
-                sender = s
             }
-            while let m = towardSender.nextMessage() { relay(m, .senderToReceiver, into: &towardReceiver) }
-            while let d = towardReceiver.nextDatagram(now: now) {
-                do { try receiver.receive(datagram: d, now: now) } catch { outcome.receiverError = error }
-                progressed = true
-            }
-            while let d = receiver.nextDatagram(now: now) {
-                try? towardReceiver.receive(datagram: d, now: now)
-                progressed = true
-            }
-            while let m = towardReceiver.nextMessage() { relay(m, .receiverToSender, into: &towardSender) }
-            outcome.receiverEvents += receiver.takeEvents()
-            if outcome.senderError != nil || outcome.receiverError != nil || outcome.senderFinished { break }
-            if !progressed {
-                now = now.advanced(by: .milliseconds(1))
-                try? towardSender.handleTimers(now: now)
-                try? towardReceiver.handleTimers(now: now)
-                do { try sender?.handleTimers(now: now) } catch { outcome.senderError = error }
-                do { try receiver.handleTimers(now: now) } catch { outcome.receiverError = error }
+            return (relay.receiver, relay.seen)
+        }
+        receiver = end.0
+        outcome.seen = end.1
+        outcome.senderEvents = honest.takeEvents()
+        outcome.senderFinished = honest.isFinished
+        outcome.receiverEvents = receiver.takeEvents()
+        sender = honest
+        return outcome
+    }
+
+    /// The attacker and the receiver behind it, as one end of the network: the attacker
+    /// terminates the framing towards the sender and towards the receiver and relays whole
+    /// messages between them through `tamper`; the hop to the receiver is instantaneous.
+    struct Relay: DatagramEndpoint {
+        typealias Failure = SessionError
+        var receiver: ReceiverSession
+        var towardSender: ReliableLink
+        var towardReceiver: ReliableLink
+        let tamper: Tamper
+        var seen: [Direction: [[UInt8]]] = [:]
+
+        init(receiver: ReceiverSession, datagramSize: Int, tamper: @escaping Tamper) {
+            self.receiver = receiver
+            towardSender = ReliableLink(maxDatagramSize: datagramSize)
+            towardReceiver = ReliableLink(maxDatagramSize: datagramSize)
+            self.tamper = tamper
+        }
+
+        mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
+            try? towardSender.receive(datagram: datagram, now: now)
+            while let message = towardSender.nextMessage() { for forwarded in relay(message, .senderToReceiver) { try? towardReceiver.send(message: forwarded) } }
+            try exchangeWithReceiver(now: now)
+        }
+
+        mutating func nextDatagram(now: Instant) throws(SessionError) -> [UInt8]? {
+            try exchangeWithReceiver(now: now)
+            return towardSender.nextDatagram(now: now)
+        }
+
+        mutating func handleTimers(now: Instant) throws(SessionError) {
+            try? towardSender.handleTimers(now: now)
+            try? towardReceiver.handleTimers(now: now)
+            try receiver.handleTimers(now: now)
+            try exchangeWithReceiver(now: now)
+        }
+
+        var nextDeadline: Instant? {
+            [towardSender.nextDeadline, towardReceiver.nextDeadline, receiver.nextDeadline].compactMap { $0 }.min()
+        }
+
+        /// Datagrams both ways between the attacker and the receiver until neither has any.
+        private mutating func exchangeWithReceiver(now: Instant) throws(SessionError) {
+            var moved = true
+            while moved {
+                moved = false
+                while let datagram = towardReceiver.nextDatagram(now: now) {
+                    moved = true
+                    try receiver.receive(datagram: datagram, now: now)
+                }
+                while let datagram = receiver.nextDatagram(now: now) {
+                    moved = true
+                    try? towardReceiver.receive(datagram: datagram, now: now)
+                }
+                while let message = towardReceiver.nextMessage() { for forwarded in relay(message, .receiverToSender) { try? towardSender.send(message: forwarded) } }
             }
         }
-        return outcome
+
+        /// What the attacker forwards in place of `message`.
+        private mutating func relay(_ message: [UInt8], _ direction: Direction) -> [[UInt8]] {
+            let index = seen[direction, default: []].count
+            seen[direction, default: []].append(message)
+            return tamper(direction, index, message)
+        }
     }
 }
