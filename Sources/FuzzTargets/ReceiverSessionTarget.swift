@@ -1,5 +1,6 @@
 import Framing
 import Handshake
+import MemoryTransport
 import Pipeline
 import Record
 import Session
@@ -97,44 +98,101 @@ private final class AuditedFile: IncomingFile {
     }
 }
 
+/// The fuzzer's peer and the receiver under test on the virtual network (perfect link). The
+/// fuzzer plays time itself (`advance`); the network's rounds move the datagrams.
 private struct Harness {
-    let datagramSize: Int
-    var now = Instant.zero
+    var network = VirtualNetwork(link: SimulatedLink(faults: .perfect, maxDatagramSize: .max, seed: 0))
+    var peer: PeerLink
+    var receiver: AuditedReceiver
+    var doneHashes: [[UInt8]] = []
+
+    init(datagramSize: Int) {
+        let configuration = SessionConfiguration()
+        peer = PeerLink(link: ReliableLink(configuration: configuration.link, maxDatagramSize: datagramSize))
+        receiver = AuditedReceiver(datagramSize: datagramSize, configuration: configuration)
+    }
+
+    /// One datagram straight to the receiver.
+    mutating func deliver(datagram: [UInt8]) {
+        receiver.receive(datagram: datagram, now: network.now)
+    }
+
+    /// Rounds until both sides are quiet (at most 64); returns the messages the peer got.
+    mutating func pump() -> [[UInt8]] {
+        for _ in 0..<64 {
+            guard (try? network.round(&peer, &receiver)) == .moved else { break }
+        }
+        return peer.takeMessages()
+    }
+
+    mutating func send(message: [UInt8]) -> [[UInt8]] {
+        guard receiver.connected, (try? peer.link.send(message: message)) != nil else { return [] }
+        return pump()
+    }
+
+    mutating func advance(_ step: UInt8) {
+        try? network.advance(by: .milliseconds(Int64(step) * 20), &peer, &receiver)
+        _ = pump()
+    }
+
+    mutating func finish() {
+        receiver.finish(now: network.now)
+        for file in receiver.store.committed {
+            let hash = BLAKE2b.hash(file, outputLength: 32)
+            require(doneHashes.contains(hash), "a committed file does not match any hash the sender sent")
+        }
+    }
+}
+
+/// The fuzzer's end of the link: its framing errors are its own business.
+private struct PeerLink: DatagramEndpoint {
+    typealias Failure = Never
+    var link: ReliableLink
+    private var messages: [[UInt8]] = []
+
+    init(link: ReliableLink) { self.link = link }
+
+    mutating func takeMessages() -> [[UInt8]] {
+        while let message = link.nextMessage() { messages.append(message) }
+        defer { messages.removeAll() }
+        return messages
+    }
+
+    mutating func nextDatagram(now: Instant) -> [UInt8]? { link.nextDatagram(now: now) }
+    mutating func receive(datagram: [UInt8], now: Instant) { try? link.receive(datagram: datagram, now: now) }
+    mutating func handleTimers(now: Instant) { try? link.handleTimers(now: now) }
+    var nextDeadline: Instant? { link.nextDeadline }
+}
+
+/// The receiver under test, audited after every call: it disconnects on an error, as the driver
+/// does, and checks the invariants each time.
+private struct AuditedReceiver: DatagramEndpoint {
+    typealias Failure = Never
     var session: ReceiverSession
     let store = AuditingFileStore()
-    var peer: ReliableLink
     /// Receives the same datagrams as the session, to see which message 1 it got.
     var shadow: ReliableLink
     var firstMessageSeen = false
     var connected = true
-    var events: [ReceiverSession.Event] = []
     var authenticatedSeen = false
-    var doneHashes: [[UInt8]] = []
     let window: Int
 
-    init(datagramSize: Int) {
-        self.datagramSize = datagramSize
-        let configuration = SessionConfiguration()
+    init(datagramSize: Int, configuration: SessionConfiguration) {
         window = configuration.link.window
         session = ReceiverSession(identity: FixedKeys.receiver, trust: FixedKeys.trust, store: store,
                                   configuration: configuration, maxFileSize: maxFileSize)
-        peer = ReliableLink(configuration: configuration.link, maxDatagramSize: datagramSize)
         shadow = ReliableLink(configuration: configuration.link, maxDatagramSize: datagramSize)
         do {
-            try session.accept(maxDatagramSize: datagramSize, now: now, wallClock: FixedKeys.wallClock + now.nanoseconds, ephemeral: FixedKeys.responderEphemeral)
+            try session.accept(maxDatagramSize: datagramSize, now: .zero, wallClock: FixedKeys.wallClock,
+                               ephemeral: FixedKeys.responderEphemeral)
         } catch {
             fatalError("accept failed: \(error)")
         }
     }
 
-    /// Ends the connection after an error, as the driver does.
-    mutating func disconnect() {
-        guard connected else { return }
-        connected = false
-        session.linkLost(now: now)
-    }
+    mutating func nextDatagram(now: Instant) -> [UInt8]? { connected ? session.nextDatagram(now: now) : nil }
 
-    mutating func deliver(datagram: [UInt8]) {
+    mutating func receive(datagram: [UInt8], now: Instant) {
         guard connected else { return }
         if !firstMessageSeen {
             try? shadow.receive(datagram: datagram, now: now)
@@ -146,14 +204,29 @@ private struct Harness {
         do {
             try session.receive(datagram: datagram, now: now)
         } catch {
-            disconnect()
+            disconnect(now: now)
         }
         audit()
     }
 
+    mutating func handleTimers(now: Instant) {
+        if connected {
+            do { try session.handleTimers(now: now) } catch { disconnect(now: now) }
+        }
+        audit()
+    }
+
+    var nextDeadline: Instant? { connected ? session.nextDeadline : nil }
+
+    /// Ends the connection after an error, as the driver does.
+    mutating func disconnect(now: Instant) {
+        guard connected else { return }
+        connected = false
+        session.linkLost(now: now)
+    }
+
     mutating func audit() {
         for event in session.takeEvents() {
-            events.append(event)
             switch event {
             case .authenticated(let sender, _):
                 require(store.allowedSender == sender, "\(sender) authenticated without a genuine message 1")
@@ -171,49 +244,11 @@ private struct Harness {
         }
     }
 
-    /// Moves datagrams both ways until both sides are quiet; returns the messages the peer got.
-    mutating func pump() -> [[UInt8]] {
-        var received: [[UInt8]] = []
-        for _ in 0..<64 {
-            var moved = false
-            while let datagram = peer.nextDatagram(now: now) {
-                moved = true
-                deliver(datagram: datagram)
-            }
-            while connected, let datagram = session.nextDatagram(now: now) {
-                moved = true
-                try? peer.receive(datagram: datagram, now: now)
-            }
-            while let message = peer.nextMessage() { received.append(message) }
-            if !moved { break }
-        }
-        return received
-    }
-
-    mutating func send(message: [UInt8]) -> [[UInt8]] {
-        guard connected, (try? peer.send(message: message)) != nil else { return [] }
-        return pump()
-    }
-
-    mutating func advance(_ step: UInt8) {
-        now = now.advanced(by: .milliseconds(Int64(step) * 20))
-        try? peer.handleTimers(now: now)
-        if connected {
-            do { try session.handleTimers(now: now) } catch { disconnect() }
-        }
-        audit()
-        _ = pump()
-    }
-
-    mutating func finish() {
-        disconnect()
+    mutating func finish(now: Instant) {
+        disconnect(now: now)
         session.shutdown()
         audit()
         require(store.open == 0, "\(store.open) temporary files left after shutdown")
-        for file in store.committed {
-            let hash = BLAKE2b.hash(file, outputLength: 32)
-            require(doneHashes.contains(hash), "a committed file does not match any hash the sender sent")
-        }
     }
 }
 

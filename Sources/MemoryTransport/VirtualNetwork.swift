@@ -120,6 +120,18 @@ public struct VirtualNetwork {
         return true
     }
 
+    /// Moves the clock by `duration` whatever is scheduled (a caller that plays time itself, like
+    /// a fuzz target), delivers what is due, and runs `a`'s then `b`'s timers.
+    public mutating func advance<A: DatagramEndpoint, B: DatagramEndpoint>(by duration: Duration, _ a: inout A, _ b: inout B)
+        throws(Failure<A.Failure, B.Failure>) {
+        now = now.advanced(by: duration)
+        try deliverDue(&a, &b)
+        failurePhase = .timers
+        do { try a.handleTimers(now: now) } catch { throw .a(error) }
+        do { try b.handleTimers(now: now) } catch { throw .b(error) }
+        failurePhase = nil
+    }
+
     /// Datagrams `side` has sent over the network's life.
     public func sentCount(from side: Side) -> Int { sent[side, default: 0] }
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Keys
+import MemoryTransport
 import Pipeline
 import Session
 import Transfer
@@ -166,55 +167,36 @@ enum HandOffFailure: Error {
     case session(String)
 }
 
-/// Sender and receiver wired back to back with no link simulation: every datagram one side
+/// Sender and receiver wired back to back on a perfect virtual network: every datagram one side
 /// produces is handed straight to the other, with zero latency and no loss. The virtual clock
 /// only moves when neither side has anything to send (ack delay at the end of a burst).
 /// Events are drained and dropped as we go, so memory stays flat.
 func runHandOff(sender: inout SenderSession, receiver: inout ReceiverSession, datagramSize: Int) throws -> HandOffResult {
     var result = HandOffResult()
-    var now = Instant.zero
     do {
-        try sender.connect(maxDatagramSize: datagramSize, now: now, wallClock: 1_763_000_000_000_000_000)
-        try receiver.accept(maxDatagramSize: datagramSize, now: now, wallClock: 1_763_000_000_000_000_000 + now.nanoseconds)
+        try sender.connect(maxDatagramSize: datagramSize, now: .zero, wallClock: 1_763_000_000_000_000_000)
+        try receiver.accept(maxDatagramSize: datagramSize, now: .zero, wallClock: 1_763_000_000_000_000_000)
     } catch {
         throw HandOffFailure.session("connect: \(error)")
     }
+    var network = VirtualNetwork(link: SimulatedLink(faults: .perfect, maxDatagramSize: .max, seed: 0))
     var rounds = 0
-    while true {
-        var moved = false
-        do {
-            while let datagram = try sender.nextDatagram(now: now) {
-                result.bytesFromSender += datagram.count
-                try receiver.receive(datagram: datagram, now: now)
-                moved = true
-            }
-            while let datagram = receiver.nextDatagram(now: now) {
-                result.bytesFromReceiver += datagram.count
-                try sender.receive(datagram: datagram, now: now)
-                moved = true
-            }
-        } catch {
-            throw HandOffFailure.session("\(error)")
+    let ending: VirtualNetwork.Ending
+    do {
+        ending = try network.run(&sender, &receiver) { sender, receiver in
+            rounds += 1
+            if rounds & 63 == 0 { drainEvents(&sender, &receiver, into: &result) }
+            return sender.isFinished && (receiver.connectionComplete || !receiver.isConnected)
         }
-        rounds += 1
-        if rounds & 63 == 0 || !moved { drainEvents(&sender, &receiver, into: &result) }
-        if sender.isFinished && (receiver.connectionComplete || !receiver.isConnected) { break }
-        if !moved {
-            guard let next = [sender.nextDeadline, receiver.nextDeadline].compactMap({ $0 }).min() else {
-                throw HandOffFailure.stuck("nothing to send and no timer pending")
-            }
-            now = max(now, next)
-            do {
-                try sender.handleTimers(now: now)
-                try receiver.handleTimers(now: now)
-            } catch {
-                throw HandOffFailure.session("timers: \(error)")
-            }
-        }
+    } catch {
+        throw HandOffFailure.session("\(error)")
     }
+    guard ending == .done else { throw HandOffFailure.stuck("nothing to send and no timer pending") }
     drainEvents(&sender, &receiver, into: &result)
     result.finished = true
-    result.virtualTime = now.duration(since: .zero)
+    result.bytesFromSender = network.bytesSent(from: .a)
+    result.bytesFromReceiver = network.bytesSent(from: .b)
+    result.virtualTime = network.now.duration(since: .zero)
     return result
 }
 

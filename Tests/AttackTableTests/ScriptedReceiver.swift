@@ -1,6 +1,7 @@
 import Framing
 import Handshake
 import Keys
+import MemoryTransport
 import Pipeline
 import Record
 import Session
@@ -25,27 +26,60 @@ struct ScriptedReceiver {
         var fromSender: [TransferMessage] = []
     }
 
-    /// Connects `sender` to this receiver and runs both on a virtual clock until the sender
+    /// Connects `sender` to this receiver and runs both on the virtual network until the sender
     /// fails, finishes, or nothing moves for five virtual seconds.
     func run(_ sender: inout SenderSession, datagramSize: Int = 244) -> Outcome {
         var outcome = Outcome()
-        var now = Instant.zero
-        var link = ReliableLink(maxDatagramSize: datagramSize)
-        var responder: NoiseIKResponder
+        var receiver: Endpoint
         do {
-            responder = try NoiseIKResponder(localStatic: identity.secretKey, prologue: blesendPrologue)
-            try sender.connect(maxDatagramSize: datagramSize, now: now, wallClock: LoopbackRun.wallClockBase)
+            receiver = try Endpoint(self, datagramSize: datagramSize)
+            try sender.connect(maxDatagramSize: datagramSize, now: .zero, wallClock: LoopbackRun.wallClockBase)
         } catch {
             outcome.senderError = error as? SessionError
             return outcome
         }
-        var keys: (seal: RecordSealer, open: RecordOpener)?
+        var network = VirtualNetwork(link: SimulatedLink(faults: .perfect, maxDatagramSize: .max, seed: 0))
+        do throws(VirtualNetwork.Failure<SessionError, Never>) {
+            _ = try network.run(&sender, &receiver, quietLimit: .seconds(5)) { sender, _ in sender.isFinished }
+        } catch {
+            if case .a(let failure) = error { outcome.senderError = failure }
+        }
+        outcome.senderEvents = sender.takeEvents()
+        outcome.fromSender = receiver.fromSender
+        return outcome
+    }
 
-        func take(_ message: [UInt8]) {
+    /// This receiver's end of the link: the real handshake, then the script's answers sealed as records.
+    private struct Endpoint: DatagramEndpoint {
+        typealias Failure = Never
+        let script: ScriptedReceiver
+        var link: ReliableLink
+        var responder: NoiseIKResponder
+        var keys: (seal: RecordSealer, open: RecordOpener)?
+        var fromSender: [TransferMessage] = []
+
+        init(_ script: ScriptedReceiver, datagramSize: Int) throws {
+            self.script = script
+            link = ReliableLink(maxDatagramSize: datagramSize)
+            responder = try NoiseIKResponder(localStatic: script.identity.secretKey, prologue: blesendPrologue)
+        }
+
+        mutating func nextDatagram(now: Instant) -> [UInt8]? { link.nextDatagram(now: now) }
+
+        mutating func receive(datagram: [UInt8], now: Instant) {
+            try? link.receive(datagram: datagram, now: now)
+            while let message = link.nextMessage() { take(message) }
+        }
+
+        mutating func handleTimers(now: Instant) { try? link.handleTimers(now: now) }
+
+        var nextDeadline: Instant? { link.nextDeadline }
+
+        private mutating func take(_ message: [UInt8]) {
             guard var records = keys else {
                 guard let (_, payload) = try? responder.readMessage1(message),
                       case .offer(let offer)? = try? TransferMessage(decoding: payload.dropFirst(8)),
-                      let reply = try? responder.writeMessage2(payload: message2(offer)),
+                      let reply = try? responder.writeMessage2(payload: script.message2(offer)),
                       let split = try? responder.split() else { return }
                 try? link.send(message: reply)
                 keys = (RecordSealer(key: split.responderToInitiator), RecordOpener(key: split.initiatorToResponder))
@@ -55,41 +89,12 @@ struct ScriptedReceiver {
             var opened: [Record] = []
             guard (try? records.open.decode(message, into: &opened)) != nil, let record = opened.first,
                   let incoming = try? TransferMessage(decoding: record.plaintext) else { return }
-            outcome.fromSender.append(incoming)
-            for plaintext in answer(incoming) {
+            fromSender.append(incoming)
+            for plaintext in script.answer(incoming) {
                 var sealed: [[UInt8]] = []
                 try? records.seal.encode(Record(plaintext: plaintext, isFinal: plaintext == TransferMessage.bye.encoded()), into: &sealed)
                 for bytes in sealed { try? link.send(message: bytes) }
             }
         }
-
-        var quietSince = now
-        while outcome.senderError == nil, !sender.isFinished {
-            var moved = false
-            do {
-                while let datagram = try sender.nextDatagram(now: now) {
-                    moved = true
-                    try? link.receive(datagram: datagram, now: now)
-                }
-                while let message = link.nextMessage() { take(message) }
-                while let datagram = link.nextDatagram(now: now) {
-                    moved = true
-                    try sender.receive(datagram: datagram, now: now)
-                }
-            } catch {
-                outcome.senderError = error
-            }
-            outcome.senderEvents += sender.takeEvents()
-            if moved {
-                quietSince = now
-                continue
-            }
-            if now.duration(since: quietSince) >= .seconds(5) { break }
-            now = now.advanced(by: .milliseconds(5))
-            try? link.handleTimers(now: now)
-            do { try sender.handleTimers(now: now) } catch { outcome.senderError = error }
-        }
-        outcome.senderEvents += sender.takeEvents()
-        return outcome
     }
 }
