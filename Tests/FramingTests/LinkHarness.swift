@@ -2,66 +2,69 @@ import Framing
 import MemoryTransport
 import Pipeline
 
-/// Two `ReliableLink`s joined by a `SimulatedLink`, driven on a virtual clock: each step sends
-/// everything both links have, advances the clock to the earliest delivery or deadline, delivers,
-/// and runs the timers.
+/// Two `ReliableLink`s on the virtual network (a `SimulatedLink` with faults), stepped by its
+/// discipline: a round, and when nothing moved, a tick to the next delivery or deadline.
 struct LinkHarness {
-    var a: ReliableLink
-    var b: ReliableLink
-    var network: SimulatedLink
-    var now = Instant(nanoseconds: 1_000_000_000)
+    private var net: VirtualNetwork
+    private var ends: (a: End, b: End)
     var receivedByA: [[UInt8]] = []
     var receivedByB: [[UInt8]] = []
-    /// Side whose datagrams vanish and who is never driven (the peer went away).
-    var vanished: SimulatedLink.Side?
     var steps = 0
     /// When set, every datagram either side sends goes into it (ReliableLinkTranscriptTests).
     var transcript: LinkTranscript?
 
     init(configuration: LinkConfiguration = .init(), datagramSize: Int, faults: FaultProfile, seed: UInt64) {
-        a = ReliableLink(configuration: configuration, maxDatagramSize: datagramSize)
-        b = ReliableLink(configuration: configuration, maxDatagramSize: datagramSize)
-        network = SimulatedLink(faults: faults, maxDatagramSize: datagramSize, seed: seed)
+        ends = (End(link: ReliableLink(configuration: configuration, maxDatagramSize: datagramSize)),
+                End(link: ReliableLink(configuration: configuration, maxDatagramSize: datagramSize)))
+        net = VirtualNetwork(link: SimulatedLink(faults: faults, maxDatagramSize: datagramSize, seed: seed),
+                             now: Instant(nanoseconds: 1_000_000_000))
+    }
+
+    var a: ReliableLink {
+        get { ends.a.link }
+        set { ends.a.link = newValue }
+    }
+    var b: ReliableLink {
+        get { ends.b.link }
+        set { ends.b.link = newValue }
+    }
+    var network: SimulatedLink {
+        get { net.link }
+        set { net.link = newValue }
+    }
+    var now: Instant { net.now }
+
+    /// Side whose datagrams vanish and who is never driven (the peer went away).
+    var vanished: SimulatedLink.Side? {
+        didSet {
+            ends.a.gone = vanished == .a
+            ends.b.gone = vanished == .b
+        }
     }
 
     var isQuiet: Bool { a.isIdle && b.isIdle && network.inFlightCount == 0 }
 
-    mutating func flush() {
-        if vanished != .a {
-            while let d = a.nextDatagram(now: now) {
-                transcript?.record(d, from: .a, at: now)
-                network.transmit(d, from: .a, now: now)
-            }
-        }
-        if vanished != .b {
-            while let d = b.nextDatagram(now: now) {
-                transcript?.record(d, from: .b, at: now)
-                network.transmit(d, from: .b, now: now)
-            }
-        }
-    }
-
-    /// One step; false when nothing is left to happen.
+    /// One round, or a tick if the round moved nothing; false when nothing is left to happen.
     mutating func step() throws(LinkError) -> Bool {
         steps += 1
-        flush()
-        let candidates = [vanished == .a ? nil : a.nextDeadline,
-                          vanished == .b ? nil : b.nextDeadline,
-                          network.nextDeliveryTime].compactMap { $0 }
-        guard let next = candidates.min() else { return false }
-        now = max(now, next)
-        for (side, datagram) in network.deliver(now: now) where side != vanished {
-            switch side {
-            case .a: try a.receive(datagram: datagram, now: now)
-            case .b: try b.receive(datagram: datagram, now: now)
-            }
-            flush()   // as a real driver does: answer each datagram before the next one arrives
+        var transcript = self.transcript
+        net.observer = transcript == nil ? nil : { now, event in
+            if case .sent(let from, let datagram) = event { transcript?.record(datagram, from: from, at: now) }
         }
-        if vanished != .a { try a.handleTimers(now: now) }
-        if vanished != .b { try b.handleTimers(now: now) }
-        while let m = a.nextMessage() { receivedByA.append(m) }
-        while let m = b.nextMessage() { receivedByB.append(m) }
-        return true
+        defer {
+            self.transcript = transcript
+            net.observer = nil
+            while let m = ends.a.link.nextMessage() { receivedByA.append(m) }
+            while let m = ends.b.link.nextMessage() { receivedByB.append(m) }
+        }
+        do throws(VirtualNetwork.Failure<LinkError, LinkError>) {
+            if try net.round(&ends.a, &ends.b) == .moved { return true }
+            return try net.tick(&ends.a, &ends.b)
+        } catch {
+            switch error {
+            case .a(let failure), .b(let failure): throw failure
+            }
+        }
     }
 
     /// Steps until both sides are idle with nothing in flight (or `maxSteps`).
@@ -70,6 +73,22 @@ struct LinkHarness {
             guard try step() else { return }
             if isQuiet { return }
         }
+    }
+
+    /// One side's link; a side that went away sends, hears and times nothing.
+    private struct End: DatagramEndpoint {
+        typealias Failure = LinkError
+        var link: ReliableLink
+        var gone = false
+
+        mutating func nextDatagram(now: Instant) -> [UInt8]? { gone ? nil : link.nextDatagram(now: now) }
+        mutating func receive(datagram: [UInt8], now: Instant) throws(LinkError) {
+            if !gone { try link.receive(datagram: datagram, now: now) }
+        }
+        mutating func handleTimers(now: Instant) throws(LinkError) {
+            if !gone { try link.handleTimers(now: now) }
+        }
+        var nextDeadline: Instant? { gone ? nil : link.nextDeadline }
     }
 }
 
