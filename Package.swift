@@ -61,7 +61,7 @@ let package = Package(
         // through them; one executable is the libFuzzer entry point when scripts/fuzz.sh builds it with
         // -sanitize=fuzzer, and otherwise replays files and writes the seed corpus.
         .target(name: "FuzzTargets", dependencies: [
-            "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Session", "Sodium", "DBus", "BlueZ", "MemoryTransport",
+            "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Session", "Sodium", "DBus", "BlueZ", "MemoryTransport", "Simulation",
         ]),
         .executableTarget(name: "blesend-fuzz", dependencies: ["FuzzTargets"]),
 

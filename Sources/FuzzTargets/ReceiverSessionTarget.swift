@@ -1,6 +1,7 @@
 import Framing
 import Handshake
 import MemoryTransport
+import Simulation
 import Pipeline
 import Record
 import Session
@@ -101,14 +102,14 @@ private final class AuditedFile: IncomingFile {
 /// The fuzzer's peer and the receiver under test on the virtual network (perfect link). The
 /// fuzzer plays time itself (`advance`); the network's rounds move the datagrams.
 private struct Harness {
-    var network = VirtualNetwork(link: SimulatedLink(faults: .perfect, maxDatagramSize: .max, seed: 0))
-    var peer: PeerLink
+    var network = perfectNetwork()
+    var peer: AttackerLink
     var receiver: AuditedReceiver
     var doneHashes: [[UInt8]] = []
 
     init(datagramSize: Int) {
         let configuration = SessionConfiguration()
-        peer = PeerLink(link: ReliableLink(configuration: configuration.link, maxDatagramSize: datagramSize))
+        peer = AttackerLink(link: ReliableLink(configuration: configuration.link, maxDatagramSize: datagramSize))
         receiver = AuditedReceiver(datagramSize: datagramSize, configuration: configuration)
     }
 
@@ -122,7 +123,7 @@ private struct Harness {
         for _ in 0..<64 {
             guard (try? network.round(&peer, &receiver)) == .moved else { break }
         }
-        return peer.takeMessages()
+        return peer.takeReceived()
     }
 
     mutating func send(message: [UInt8]) -> [[UInt8]] {
@@ -142,26 +143,6 @@ private struct Harness {
             require(doneHashes.contains(hash), "a committed file does not match any hash the sender sent")
         }
     }
-}
-
-/// The fuzzer's end of the link: its framing errors are its own business.
-private struct PeerLink: DatagramEndpoint {
-    typealias Failure = Never
-    var link: ReliableLink
-    private var messages: [[UInt8]] = []
-
-    init(link: ReliableLink) { self.link = link }
-
-    mutating func takeMessages() -> [[UInt8]] {
-        while let message = link.nextMessage() { messages.append(message) }
-        defer { messages.removeAll() }
-        return messages
-    }
-
-    mutating func nextDatagram(now: Instant) -> [UInt8]? { link.nextDatagram(now: now) }
-    mutating func receive(datagram: [UInt8], now: Instant) { try? link.receive(datagram: datagram, now: now) }
-    mutating func handleTimers(now: Instant) { try? link.handleTimers(now: now) }
-    var nextDeadline: Instant? { link.nextDeadline }
 }
 
 /// The receiver under test, audited after every call: it disconnects on an error, as the driver

@@ -146,13 +146,10 @@ public struct MonotonicClock: EndpointClock {
     }
 }
 
-/// The common face of both endpoints, for the loop above.
-protocol Endpoint {
+/// The common face of both endpoints for the loop above: the sans-IO `DatagramEndpoint` that the
+/// virtual network drives too, plus what a real connection needs to know to end.
+protocol Endpoint: DatagramEndpoint where Failure == SessionError {
     associatedtype Event
-    mutating func nextDatagram(now: Instant) throws(SessionError) -> [UInt8]?
-    mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError)
-    mutating func handleTimers(now: Instant) throws(SessionError)
-    var nextDeadline: Instant? { get }
     var isComplete: Bool { get }
     /// Complete, and nothing left to acknowledge.
     var isSettled: Bool { get }

@@ -2,29 +2,36 @@ import Framing
 import MemoryTransport
 import Pipeline
 
-/// An attacker's end of a link: valid framing around whatever messages it chooses, and nothing
-/// that goes wrong on its side stops a run (its own errors are the attacker's business).
-struct AttackerLink: DatagramEndpoint {
-    typealias Failure = Never
-    var link: ReliableLink
-    /// Every message the other side sent, in order.
-    private(set) var received: [[UInt8]] = []
+/// An attacker's (or a fuzzer's) end of a link: valid framing around whatever messages it
+/// chooses, and nothing that goes wrong on its side stops a run (its own errors are its business).
+public struct AttackerLink: DatagramEndpoint {
+    public typealias Failure = Never
+    public var link: ReliableLink
+    /// Every message the other side sent, in order, not yet taken.
+    public private(set) var received: [[UInt8]] = []
 
-    init(datagramSize: Int) { link = ReliableLink(maxDatagramSize: datagramSize) }
+    public init(link: ReliableLink) { self.link = link }
+    public init(datagramSize: Int) { self.init(link: ReliableLink(maxDatagramSize: datagramSize)) }
 
-    mutating func nextDatagram(now: Instant) -> [UInt8]? { link.nextDatagram(now: now) }
+    /// The messages received since the last call.
+    public mutating func takeReceived() -> [[UInt8]] {
+        defer { received.removeAll() }
+        return received
+    }
 
-    mutating func receive(datagram: [UInt8], now: Instant) {
+    public mutating func nextDatagram(now: Instant) -> [UInt8]? { link.nextDatagram(now: now) }
+
+    public mutating func receive(datagram: [UInt8], now: Instant) {
         try? link.receive(datagram: datagram, now: now)
         while let message = link.nextMessage() { received.append(message) }
     }
 
-    mutating func handleTimers(now: Instant) { try? link.handleTimers(now: now) }
+    public mutating func handleTimers(now: Instant) { try? link.handleTimers(now: now) }
 
-    var nextDeadline: Instant? { link.nextDeadline }
+    public var nextDeadline: Instant? { link.nextDeadline }
 }
 
-/// The link every simulation uses unless it studies faults: no loss, no delay.
-func perfectNetwork(at start: Instant = .zero) -> VirtualNetwork {
+/// The network every simulation uses unless it studies faults: no loss, no delay.
+public func perfectNetwork(at start: Instant = .zero) -> VirtualNetwork {
     VirtualNetwork(link: SimulatedLink(faults: .perfect, maxDatagramSize: .max, seed: 0), now: start)
 }

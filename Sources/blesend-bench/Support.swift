@@ -5,6 +5,7 @@ import Keys
 import MemoryTransport
 import Pipeline
 import Session
+import Simulation
 import Transfer
 
 // MARK: - Output
@@ -179,7 +180,7 @@ func runHandOff(sender: inout SenderSession, receiver: inout ReceiverSession, da
     } catch {
         throw HandOffFailure.session("connect: \(error)")
     }
-    var network = VirtualNetwork(link: SimulatedLink(faults: .perfect, maxDatagramSize: .max, seed: 0))
+    var network = perfectNetwork()
     var rounds = 0
     let ending: VirtualNetwork.Ending
     do {

@@ -38,7 +38,7 @@ struct ScriptedReceiver {
             outcome.senderError = error as? SessionError
             return outcome
         }
-        var network = VirtualNetwork(link: SimulatedLink(faults: .perfect, maxDatagramSize: .max, seed: 0))
+        var network = perfectNetwork()
         do throws(VirtualNetwork.Failure<SessionError, Never>) {
             _ = try network.run(&sender, &receiver, quietLimit: .seconds(5)) { sender, _ in sender.isFinished }
         } catch {
