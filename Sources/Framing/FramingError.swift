@@ -25,3 +25,20 @@ public enum FramingError: Error, Equatable, Sendable {
     /// A start fragment announcing more than the receiver's limit.
     case messageTooLarge(length: Int, limit: Int)
 }
+
+extension FramingError: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .truncated: "a frame shorter than its kind allows"
+        case .badCRC: "a frame with a bad CRC"
+        case .reservedBits: "an ack frame with reserved bits set"
+        case .badLength: "a frame with a bad length"
+        case .emptyFragment: "a data frame without fragment bytes"
+        case .continuationWithoutStart: "a continuation fragment with no message open"
+        case .startInsideMessage: "a start fragment while a message was open"
+        case .messageOverrun: "more bytes than the message announced"
+        case .lengthMismatch: "a message whose end flag and length disagree"
+        case .messageTooLarge(let length, let limit): "a message of \(length) bytes (limit \(limit))"
+        }
+    }
+}

@@ -178,7 +178,7 @@ public struct ReliableLink {
             do {
                 try processData(sequence: sequence, fragment: fragment, now: now)
             } catch {
-                let violation = LinkError.protocolViolation("\(error)")
+                let violation = LinkError.protocolViolation(error)
                 failure = violation
                 throw violation
             }

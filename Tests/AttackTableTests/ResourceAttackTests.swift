@@ -99,7 +99,7 @@ func floodingBeforeAuthentication(variant: String) throws {
         }
         effect = flood(&receiver, datagramSize: size, datagrams)
         #expect(effect.datagramsIn == 1, "the first one ends the connection")
-        #expect(effect.error == .framing(.protocolViolation("messageTooLarge(length: 65535, limit: \(maxHandshakeMessageLength))")))
+        #expect(effect.error == .framing(.protocolViolation(.messageTooLarge(length: 65535, limit: maxHandshakeMessageLength))))
         #expect(effect.maxBuffered == 0)
     default:
         // 1,000 complete, well-framed, message-1-sized messages of random bytes, in order.
