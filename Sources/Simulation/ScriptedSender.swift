@@ -94,7 +94,7 @@ public struct ScriptedSender {
     private struct Endpoint: DatagramEndpoint {
         typealias Failure = Never
         let script: [Step]
-        var link: ReliableLink
+        var end: AttackerLink
         var initiator: NoiseIKInitiator
         var opener: RecordOpener?
         var refused = false
@@ -102,24 +102,24 @@ public struct ScriptedSender {
 
         init(_ sender: ScriptedSender, datagramSize: Int) throws {
             script = sender.script
-            link = ReliableLink(maxDatagramSize: datagramSize)
+            end = AttackerLink(datagramSize: datagramSize)
             initiator = try NoiseIKInitiator(localStatic: sender.identity.secretKey, remoteStatic: sender.receiverKey.bytes,
                                              prologue: blesendPrologue)
             var payload: [UInt8] = []
             payload.appendBigEndian(sender.wallClock)
-            try link.send(message: try initiator.writeMessage1(payload: payload + sender.opening))
+            try end.link.send(message: try initiator.writeMessage1(payload: payload + sender.opening))
         }
 
-        mutating func nextDatagram(now: Instant) -> [UInt8]? { link.nextDatagram(now: now) }
+        mutating func nextDatagram(now: Instant) -> [UInt8]? { end.nextDatagram(now: now) }
 
         mutating func receive(datagram: [UInt8], now: Instant) {
-            try? link.receive(datagram: datagram, now: now)
-            while let message = link.nextMessage() { take(message) }
+            end.receive(datagram: datagram, now: now)
+            for message in end.takeReceived() { take(message) }
         }
 
-        mutating func handleTimers(now: Instant) { try? link.handleTimers(now: now) }
+        mutating func handleTimers(now: Instant) { end.handleTimers(now: now) }
 
-        var nextDeadline: Instant? { link.nextDeadline }
+        var nextDeadline: Instant? { end.nextDeadline }
 
         private mutating func take(_ message: [UInt8]) {
             if var open = opener {
@@ -145,7 +145,7 @@ public struct ScriptedSender {
                 case .message(let message): record = Record(plaintext: message.encoded(), isFinal: message == .bye)
                 case .record(let plaintext, let isFinal): record = Record(plaintext: plaintext, isFinal: isFinal)
                 case .unsealed(let bytes):
-                    try? link.send(message: bytes)
+                    try? end.link.send(message: bytes)
                     continue
                 }
                 var sealed: [[UInt8]] = []
@@ -159,7 +159,7 @@ public struct ScriptedSender {
                 } else {
                     try? seal.encode(record, into: &sealed)
                 }
-                for bytes in sealed { try? link.send(message: bytes) }
+                for bytes in sealed { try? end.link.send(message: bytes) }
             }
         }
     }

@@ -53,27 +53,27 @@ struct ScriptedReceiver {
     private struct Endpoint: DatagramEndpoint {
         typealias Failure = Never
         let script: ScriptedReceiver
-        var link: ReliableLink
+        var end: AttackerLink
         var responder: NoiseIKResponder
         var keys: (seal: RecordSealer, open: RecordOpener)?
         var fromSender: [TransferMessage] = []
 
         init(_ script: ScriptedReceiver, datagramSize: Int) throws {
             self.script = script
-            link = ReliableLink(maxDatagramSize: datagramSize)
+            end = AttackerLink(datagramSize: datagramSize)
             responder = try NoiseIKResponder(localStatic: script.identity.secretKey, prologue: blesendPrologue)
         }
 
-        mutating func nextDatagram(now: Instant) -> [UInt8]? { link.nextDatagram(now: now) }
+        mutating func nextDatagram(now: Instant) -> [UInt8]? { end.nextDatagram(now: now) }
 
         mutating func receive(datagram: [UInt8], now: Instant) {
-            try? link.receive(datagram: datagram, now: now)
-            while let message = link.nextMessage() { take(message) }
+            end.receive(datagram: datagram, now: now)
+            for message in end.takeReceived() { take(message) }
         }
 
-        mutating func handleTimers(now: Instant) { try? link.handleTimers(now: now) }
+        mutating func handleTimers(now: Instant) { end.handleTimers(now: now) }
 
-        var nextDeadline: Instant? { link.nextDeadline }
+        var nextDeadline: Instant? { end.nextDeadline }
 
         private mutating func take(_ message: [UInt8]) {
             guard var records = keys else {
@@ -81,7 +81,7 @@ struct ScriptedReceiver {
                       case .offer(let offer)? = try? TransferMessage(decoding: payload.dropFirst(8)),
                       let reply = try? responder.writeMessage2(payload: script.message2(offer)),
                       let split = try? responder.split() else { return }
-                try? link.send(message: reply)
+                try? end.link.send(message: reply)
                 keys = (RecordSealer(key: split.responderToInitiator), RecordOpener(key: split.initiatorToResponder))
                 return
             }
@@ -93,7 +93,7 @@ struct ScriptedReceiver {
             for plaintext in script.answer(incoming) {
                 var sealed: [[UInt8]] = []
                 try? records.seal.encode(Record(plaintext: plaintext, isFinal: plaintext == TransferMessage.bye.encoded()), into: &sealed)
-                for bytes in sealed { try? link.send(message: bytes) }
+                for bytes in sealed { try? end.link.send(message: bytes) }
             }
         }
     }
