@@ -4,6 +4,8 @@
 //   CSodium/CDBus (C)  ->  Sodium, DBus (thin Swift wrappers)
 //   Pipeline (shared shapes: time, bytes, transport)  ->  Framing  ->  Handshake  ->  Record  ->  Transfer
 //   Session (one endpoint: all layers composed)  ->  MemoryTransport (tests) / BlueZ (radio)  ->  CLI
+// Tooling beside it, never a dependency of the product: MemoryTransport, TestDoubles, Simulation,
+// WireVectors, FuzzTargets and their executables.
 import PackageDescription
 
 let package = Package(
@@ -17,6 +19,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
     ],
     targets: [
         // C libraries, reached through pkg-config.
@@ -39,6 +42,9 @@ let package = Package(
 
         // Transports: in memory (tests, benchmarks) and BlueZ (the radio).
         .target(name: "MemoryTransport", dependencies: ["Pipeline"]),
+        // Tooling, never a dependency of the product: in-memory files for tests, benchmarks and
+        // vectors (the file system edge's protocols, no disk).
+        .target(name: "TestDoubles", dependencies: ["Transfer"]),
         .target(name: "SessionRunner", dependencies: ["Session", "Pipeline"]),
         .target(name: "Simulation", dependencies: ["Session", "MemoryTransport", "Pipeline", "Transfer", "Keys"]),
         .target(name: "BlueZ", dependencies: ["Pipeline", "DBus"]),
@@ -51,7 +57,9 @@ let package = Package(
         ]),
         .executableTarget(name: "blesend", dependencies: ["BlesendCLI"]),
         .executableTarget(name: "blerecv", dependencies: ["BlesendCLI"]),
-        .executableTarget(name: "blesend-bench", dependencies: ["Simulation", "Session", "SessionRunner", "MemoryTransport", "Sodium", "Framing", "Record", "Transfer", "Keys"]),
+        .executableTarget(name: "blesend-bench", dependencies: [
+            "Simulation", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Sodium", "Framing", "Record", "Transfer", "Keys",
+        ]),
         .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline"]),  // VM-lab check for the BlueZ transport
 
         // Fuzzing (docs/fuzzing.md): the target bodies are a library, so `swift test` replays the corpus
@@ -65,7 +73,7 @@ let package = Package(
         // Wire-format test vectors (Tests/Vectors/blesend/README.md): the format, a deterministic
         // two-endpoint recorder and a one-endpoint replay, as a library so that `swift test` replays
         // every vector file; one executable writes the files.
-        .target(name: "WireVectors", dependencies: ["Session", "Framing", "Transfer", "Keys", "Sodium", "Pipeline"]),
+        .target(name: "WireVectors", dependencies: ["Session", "Framing", "Transfer", "TestDoubles", "Keys", "Sodium", "Pipeline"]),
         .executableTarget(name: "blesend-vectors", dependencies: ["WireVectors"]),
 
         // Tests: one target per module, plus shared test helpers (a private dbus-daemon, running binaries).
@@ -76,16 +84,18 @@ let package = Package(
         .testTarget(name: "FramingTests", dependencies: ["Framing", "Pipeline", "MemoryTransport"]),
         .testTarget(name: "HandshakeTests", dependencies: ["Handshake", "Sodium", "TestSupport"]),
         .testTarget(name: "RecordTests", dependencies: ["Record", "Sodium", "TestSupport"]),
-        .testTarget(name: "TransferTests", dependencies: ["Transfer", "Pipeline"]),
+        .testTarget(name: "TransferTests", dependencies: ["Transfer", "TestDoubles", "Pipeline"]),
         .testTarget(name: "KeysTests", dependencies: ["Keys"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Transfer"]),
-        .testTarget(name: "SessionTests", dependencies: ["Session", "Simulation", "MemoryTransport", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline"]),
-        .testTarget(name: "SessionRunnerTests", dependencies: ["SessionRunner", "Session", "MemoryTransport", "Keys", "Transfer", "Pipeline"]),
+        .testTarget(name: "SessionTests", dependencies: [
+            "Session", "Simulation", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline",
+        ]),
+        .testTarget(name: "SessionRunnerTests", dependencies: ["SessionRunner", "Session", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Pipeline"]),
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
         .testTarget(name: "CLITests", dependencies: ["BlesendCLI", "Keys", "TestSupport"]),
         // The attack table of docs/threat-model.md: one test per row, real pipeline, real folders.
         .testTarget(name: "AttackTableTests", dependencies: [
-            "BlesendCLI", "Simulation", "Session", "SessionRunner", "Storage", "Keys", "MemoryTransport", "Transfer",
+            "BlesendCLI", "Simulation", "Session", "SessionRunner", "Storage", "Keys", "MemoryTransport", "TestDoubles", "Transfer",
             "Framing", "Handshake", "Sodium", "Pipeline", "TestSupport",
         ]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus"]),

@@ -1,5 +1,6 @@
 import Pipeline
 import Session
+import TestDoubles
 import Transfer
 
 /// Runs a real `SenderSession` against a real `ReceiverSession` on a virtual clock and writes
