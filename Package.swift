@@ -35,19 +35,23 @@ let package = Package(
         .target(name: "Framing", dependencies: ["Pipeline"]),
         .target(name: "Handshake", dependencies: ["Pipeline", "Sodium"]),
         .target(name: "Record", dependencies: ["Pipeline", "Sodium"]),
-        .target(name: "Transfer", dependencies: ["Pipeline"]),
+        .target(name: "Transfer", dependencies: ["Pipeline", .product(name: "DequeModule", package: "swift-collections")]),
         .target(name: "Keys", dependencies: ["Sodium"]),
         .target(name: "Storage", dependencies: ["Transfer"]),
-        .target(name: "Session", dependencies: ["Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium"]),
+        .target(name: "Session", dependencies: [
+            "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium", .product(name: "DequeModule", package: "swift-collections"),
+        ]),
 
         // Transports: in memory (tests, benchmarks) and BlueZ (the radio).
-        .target(name: "MemoryTransport", dependencies: ["Pipeline"]),
+        .target(name: "MemoryTransport", dependencies: ["Pipeline", .product(name: "DequeModule", package: "swift-collections")]),
         // Tooling, never a dependency of the product: in-memory files for tests, benchmarks and
         // vectors (the file system edge's protocols, no disk).
         .target(name: "TestDoubles", dependencies: ["Transfer"]),
-        .target(name: "SessionRunner", dependencies: ["Session", "Pipeline"]),
-        .target(name: "Simulation", dependencies: ["Session", "MemoryTransport", "Pipeline", "Transfer", "Keys"]),
-        .target(name: "BlueZ", dependencies: ["Pipeline", "DBus"]),
+        .target(name: "SessionRunner", dependencies: ["Session", "Pipeline", .product(name: "DequeModule", package: "swift-collections")]),
+        .target(name: "Simulation", dependencies: [
+            "Session", "MemoryTransport", "Pipeline", "Transfer", "Keys", .product(name: "DequeModule", package: "swift-collections"),
+        ]),
+        .target(name: "BlueZ", dependencies: ["Pipeline", "DBus", .product(name: "DequeModule", package: "swift-collections")]),
 
         // Command line.
         .target(name: "BlesendCLI", dependencies: [

@@ -1,3 +1,4 @@
+import DequeModule
 import Keys
 import MemoryTransport
 import Pipeline
@@ -48,7 +49,7 @@ public struct LoopbackRun {
         var outcome = Outcome()
         var now = Instant.zero
         var datagramsFromSender = 0
-        var pendingCuts = options.cutsAfterDatagrams.sorted()
+        var pendingCuts = Deque(options.cutsAfterDatagrams.sorted())
         var mtuChange = options.mtuChange
         var size = options.maxDatagramSize
         let deadline = Instant.zero.advanced(by: options.timeLimit)
