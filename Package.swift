@@ -94,7 +94,9 @@ let package = Package(
         .testTarget(name: "SessionTests", dependencies: [
             "Session", "Simulation", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline",
         ]),
-        .testTarget(name: "SessionRunnerTests", dependencies: ["SessionRunner", "Session", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Pipeline"]),
+        .testTarget(name: "SessionRunnerTests", dependencies: [
+            "SessionRunner", "Session", "Framing", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Pipeline",
+        ]),
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
         .testTarget(name: "CLITests", dependencies: ["BlesendCLI", "Keys", "TestSupport"]),
         // The attack table of docs/threat-model.md: one test per row, real pipeline, real folders.

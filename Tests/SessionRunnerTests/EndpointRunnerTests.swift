@@ -1,3 +1,4 @@
+import Framing
 import Keys
 import MemoryTransport
 import Pipeline
@@ -21,8 +22,10 @@ struct Peers {
     let store = Box(MemoryFileStore())
 
     /// Real-time tests share two cores with the CPU-bound ones when `swift test --parallel` runs
-    /// them all: generous timeouts, so that a starved task is not mistaken for a silent peer.
-    let configuration = SessionConfiguration(handshakeTimeout: .seconds(120), idleTimeout: .seconds(120))
+    /// them all: generous timeouts, so that a starved task is not mistaken for a silent peer (the
+    /// link's own 20 s dead-peer limit too: both tests failed with `linkLost` after 20 s that way).
+    let configuration = SessionConfiguration(
+        link: LinkConfiguration(linkDeadAfter: .seconds(120)), handshakeTimeout: .seconds(120), idleTimeout: .seconds(120))
 
     func sender(_ files: [any FileSource]) -> SenderSession {
         SenderSession(identity: senderID, receiverKey: receiverID.publicKey, files: files, configuration: configuration)
