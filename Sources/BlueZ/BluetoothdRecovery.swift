@@ -81,7 +81,7 @@ actor BluetoothdRecovery {
     private func bluetoothdGone() async {
         guard !stopped else { return }
         epoch += 1
-        let epoch = epoch
+        let epoch = self.epoch
         // Everything bluetoothd held for us is gone with it.
         await registration.forget()
         report(.bluetoothdGone)
@@ -95,7 +95,7 @@ actor BluetoothdRecovery {
     private func bluetoothdBack() async {
         guard !stopped else { return }
         await registration.forget()
-        let epoch = epoch
+        let epoch = self.epoch
         // bluetoothd claims its name before it has added the adapters: retry until it takes us.
         let deadline = ContinuousClock.now + timeout
         while !stopped, epoch == self.epoch {

@@ -26,37 +26,30 @@ final class GattApplicationExport: Sendable {
 
     /// Sends BlueZ's calls on the characteristic `uuid` to `handler`, which is held weakly: once it
     /// is gone, they fail.
-    func route(characteristic uuid: String, to handler: some GattCharacteristicHandler) throws(DBusError) {
+    func route<Handler: GattCharacteristicHandler>(characteristic uuid: String, to handler: Handler) throws(DBusError) {
         let path = characteristicPath(uuid)
-        let iface = BlueZ.gattCharacteristic
-        try tree.setMethod(path: path, interface: iface, member: "AcquireWrite") { [weak handler] call in
-            guard let handler else { throw DBusErrorReply.failed("gone") }
-            return try await handler.acquireWrite(GattRequestOptions.acquire(call)).reply
+        func answer(_ member: String, _ body: @escaping @Sendable (Handler, DBusMessage) async throws -> [DBusValue]) throws(DBusError) {
+            try tree.setMethod(path: path, interface: BlueZ.gattCharacteristic, member: member) { [weak handler] call in
+                guard let handler else { throw DBusErrorReply.failed("gone") }
+                return try await body(handler, call)
+            }
         }
-        try tree.setMethod(path: path, interface: iface, member: "AcquireNotify") { [weak handler] call in
-            guard let handler else { throw DBusErrorReply.failed("gone") }
-            return try await handler.acquireNotify(GattRequestOptions.acquire(call)).reply
-        }
-        try tree.setMethod(path: path, interface: iface, member: "WriteValue") { [weak handler] call in
-            guard let handler else { throw DBusErrorReply.failed("gone") }
+        try answer("AcquireWrite") { handler, call in try await handler.acquireWrite(GattRequestOptions.acquire(call)).reply }
+        try answer("AcquireNotify") { handler, call in try await handler.acquireNotify(GattRequestOptions.acquire(call)).reply }
+        try answer("WriteValue") { handler, call in
             let (value, options) = try GattRequestOptions.writeValue(call)
             try await handler.writeValue(value, options: options)
             return []
         }
-        try tree.setMethod(path: path, interface: iface, member: "StartNotify") { [weak handler] _ in
-            guard let handler else { throw DBusErrorReply.failed("gone") }
+        try answer("StartNotify") { handler, _ in
             try await handler.startNotify()
             return []
         }
-        try tree.setMethod(path: path, interface: iface, member: "StopNotify") { [weak handler] _ in
-            guard let handler else { throw DBusErrorReply.failed("gone") }
+        try answer("StopNotify") { handler, _ in
             await handler.stopNotify()
             return []
         }
-        try tree.setMethod(path: path, interface: iface, member: "ReadValue") { [weak handler] _ in
-            guard let handler else { throw DBusErrorReply.failed("gone") }
-            return [.bytes(try await handler.readValue())]
-        }
+        try answer("ReadValue") { handler, _ in [.bytes(try await handler.readValue())] }
     }
 
     /// How the handler of the characteristic `uuid` notifies: `PropertiesChanged` signals of its

@@ -77,9 +77,10 @@ final class FakeBluetoothd: Sendable {
     }
 }
 
-/// Waits (up to 10 s) until `condition` holds.
+/// Waits until `condition` holds, for up to 60 s: under `swift test --parallel` the CPU-bound
+/// suites can starve these tasks for many seconds.
 func eventually(_ condition: () -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(10)
+    let deadline = ContinuousClock.now + .seconds(60)
     while !condition() {
         if ContinuousClock.now > deadline { return }
         try await Task.sleep(for: .milliseconds(20))
@@ -89,7 +90,7 @@ func eventually(_ condition: () -> Bool) async throws {
 /// The whole peripheral against the stand-in bluetoothd: registration, links, and the recovery
 /// from bluetoothd leaving and the adapter being powered off. (The VM lab runs the same against
 /// the real bluetoothd.)
-@Suite("GATT peripheral against a stand-in bluetoothd", .timeLimit(.minutes(1)))
+@Suite("GATT peripheral against a stand-in bluetoothd", .timeLimit(.minutes(2)))
 struct GattPeripheralTests {
     let device = FakeBluetoothd.adapter + "/dev_00_AA_01_01_00_01"
 
@@ -193,7 +194,12 @@ struct GattPeripheralTests {
             try await bluetoothd.claimName()
             try await eventually { events.all.count == 2 }
             #expect(events.all == [.bluetoothdGone, .registeredAgain])
-            #expect(bluetoothd.calls.withLock { $0 } == ["RegisterApplication", "RegisterAdvertisement"])
+            // The application once; the advertisement too, though the link's end also advertises
+            // again, and that attempt may reach bluetoothd before or after it is back.
+            let calls = bluetoothd.calls.withLock { $0 }
+            #expect(calls.filter { $0 == "RegisterApplication" }.count == 1)
+            #expect(calls.contains("RegisterAdvertisement"))
+            #expect(Set(calls).isSubset(of: ["RegisterApplication", "RegisterAdvertisement", "UnregisterAdvertisement"]))
 
             // And the next sender is served.
             _ = try await bluetoothd.callTransfer("WriteValue", [.bytes([8]), .properties(["device": .objectPath(device)])])
