@@ -4,6 +4,8 @@
 //   CSodium/CDBus (C)  ->  Sodium, DBus (thin Swift wrappers)
 //   Pipeline (shared shapes: time, bytes, transport)  ->  Framing  ->  Handshake  ->  Record  ->  Transfer
 //   Session (one endpoint: all layers composed)  ->  MemoryTransport (tests) / BlueZ (radio)  ->  CLI
+// Tooling beside it, never a dependency of the product: MemoryTransport, TestDoubles, Simulation,
+// WireVectors, FuzzTargets and their executables.
 import PackageDescription
 
 let package = Package(
@@ -35,16 +37,23 @@ let package = Package(
         ]),
         .target(name: "Handshake", dependencies: ["Pipeline", "Sodium"]),
         .target(name: "Record", dependencies: ["Pipeline", "Sodium"]),
-        .target(name: "Transfer", dependencies: ["Pipeline"]),
+        .target(name: "Transfer", dependencies: ["Pipeline", .product(name: "DequeModule", package: "swift-collections")]),
         .target(name: "Keys", dependencies: ["Sodium"]),
         .target(name: "Storage", dependencies: ["Transfer"]),
-        .target(name: "Session", dependencies: ["Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium"]),
+        .target(name: "Session", dependencies: [
+            "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium", .product(name: "DequeModule", package: "swift-collections"),
+        ]),
 
         // Transports: in memory (tests, benchmarks) and BlueZ (the radio).
-        .target(name: "MemoryTransport", dependencies: ["Pipeline"]),
-        .target(name: "SessionRunner", dependencies: ["Session", "Pipeline"]),
-        .target(name: "Simulation", dependencies: ["Session", "MemoryTransport", "Pipeline", "Transfer", "Keys"]),
-        .target(name: "BlueZ", dependencies: ["Pipeline", "DBus"]),
+        .target(name: "MemoryTransport", dependencies: ["Pipeline", .product(name: "DequeModule", package: "swift-collections")]),
+        // Tooling, never a dependency of the product: in-memory files for tests, benchmarks and
+        // vectors (the file system edge's protocols, no disk).
+        .target(name: "TestDoubles", dependencies: ["Transfer"]),
+        .target(name: "SessionRunner", dependencies: ["Session", "Pipeline", .product(name: "DequeModule", package: "swift-collections")]),
+        .target(name: "Simulation", dependencies: [
+            "Session", "MemoryTransport", "Pipeline", "Transfer", "Keys", .product(name: "DequeModule", package: "swift-collections"),
+        ]),
+        .target(name: "BlueZ", dependencies: ["Pipeline", "DBus", .product(name: "DequeModule", package: "swift-collections")]),
 
         // Command line.
         .target(name: "BlesendCLI", dependencies: [
@@ -54,7 +63,9 @@ let package = Package(
         ]),
         .executableTarget(name: "blesend", dependencies: ["BlesendCLI"]),
         .executableTarget(name: "blerecv", dependencies: ["BlesendCLI"]),
-        .executableTarget(name: "blesend-bench", dependencies: ["Simulation", "Session", "SessionRunner", "MemoryTransport", "Sodium", "Framing", "Record", "Transfer", "Keys"]),
+        .executableTarget(name: "blesend-bench", dependencies: [
+            "Simulation", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Sodium", "Framing", "Record", "Transfer", "Keys",
+        ]),
         .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline"]),  // VM-lab check for the BlueZ transport
 
         // Fuzzing (docs/fuzzing.md): the target bodies are a library, so `swift test` replays the corpus
@@ -68,7 +79,7 @@ let package = Package(
         // Wire-format test vectors (Tests/Vectors/blesend/README.md): the format, a deterministic
         // two-endpoint recorder and a one-endpoint replay, as a library so that `swift test` replays
         // every vector file; one executable writes the files.
-        .target(name: "WireVectors", dependencies: ["Session", "MemoryTransport", "Framing", "Transfer", "Keys", "Sodium", "Pipeline"]),
+        .target(name: "WireVectors", dependencies: ["Session", "MemoryTransport", "Framing", "Transfer", "TestDoubles", "Keys", "Sodium", "Pipeline"]),
         .executableTarget(name: "blesend-vectors", dependencies: ["WireVectors"]),
 
         // Tests: one target per module, plus shared test helpers (a private dbus-daemon, running binaries).
@@ -79,19 +90,23 @@ let package = Package(
         .testTarget(name: "FramingTests", dependencies: ["Framing", "Pipeline", "MemoryTransport"]),
         .testTarget(name: "HandshakeTests", dependencies: ["Handshake", "Sodium", "TestSupport"]),
         .testTarget(name: "RecordTests", dependencies: ["Record", "Sodium", "TestSupport"]),
-        .testTarget(name: "TransferTests", dependencies: ["Transfer", "Pipeline"]),
+        .testTarget(name: "TransferTests", dependencies: ["Transfer", "TestDoubles", "Pipeline"]),
         .testTarget(name: "KeysTests", dependencies: ["Keys"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Transfer"]),
-        .testTarget(name: "SessionTests", dependencies: ["Session", "Simulation", "MemoryTransport", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline"]),
-        .testTarget(name: "SessionRunnerTests", dependencies: ["SessionRunner", "Session", "Framing", "MemoryTransport", "Keys", "Transfer", "Pipeline"]),
+        .testTarget(name: "SessionTests", dependencies: [
+            "Session", "Simulation", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline",
+        ]),
+        .testTarget(name: "SessionRunnerTests", dependencies: [
+            "SessionRunner", "Session", "Framing", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Pipeline",
+        ]),
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
         .testTarget(name: "CLITests", dependencies: ["BlesendCLI", "Keys", "TestSupport"]),
         // The attack table of docs/threat-model.md: one test per row, real pipeline, real folders.
         .testTarget(name: "AttackTableTests", dependencies: [
-            "BlesendCLI", "Simulation", "Session", "SessionRunner", "Storage", "Keys", "MemoryTransport", "Transfer",
+            "BlesendCLI", "Simulation", "Session", "SessionRunner", "Storage", "Keys", "MemoryTransport", "TestDoubles", "Transfer",
             "Framing", "Handshake", "Sodium", "Pipeline", "TestSupport",
         ]),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus"]),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "Pipeline", "TestSupport"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
         .testTarget(name: "WireVectorTests", dependencies: ["WireVectors", "Framing", "Handshake", "Pipeline", "Sodium", "TestSupport"]),
     ]

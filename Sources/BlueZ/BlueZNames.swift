@@ -1,11 +1,4 @@
-/// UUIDs (docs/protocol.md §1) and BlueZ interface names.
-public enum BlesendGATT {
-    public static let serviceUUID = "6f3c0001-8c2e-4b6a-9d2f-7a1e5b0c4d10"
-    public static let transferCharacteristicUUID = "6f3c0002-8c2e-4b6a-9d2f-7a1e5b0c4d10"
-    public static let versionCharacteristicUUID = "6f3c0003-8c2e-4b6a-9d2f-7a1e5b0c4d10"
-    public static let protocolVersion: UInt8 = 1
-}
-
+/// BlueZ's D-Bus names.
 enum BlueZ {
     static let service = "org.bluez"
     static let adapter = "org.bluez.Adapter1"

@@ -1,3 +1,4 @@
+import DequeModule
 import Dispatch
 import Glibc
 import Pipeline
@@ -17,9 +18,8 @@ public final class GattLink: DatagramTransport {
         var inFD: Int32 = -1
         var outFD: Int32 = -1
         var sink: Sink?
-        var buffer: [[UInt8]] = []
-        var bufferHead = 0
-        var receivers: [CheckedContinuation<[UInt8], any Error>] = []
+        var buffer: Deque<[UInt8]> = []
+        var receivers: Deque<CheckedContinuation<[UInt8], any Error>> = []
         var outboundWaiters: [CheckedContinuation<Void, Never>] = []
         var onClose: [@Sendable () async -> Void] = []
         var inboundSeen = false
@@ -163,9 +163,7 @@ public final class GattLink: DatagramTransport {
         let (receiver, backlog) = state.withLock { s -> (CheckedContinuation<[UInt8], any Error>?, Int) in
             guard !s.closed else { return (nil, 0) }
             s.buffer.append(contentsOf: datagrams)
-            let backlog = s.buffer.count - s.bufferHead
-            guard !s.receivers.isEmpty else { return (nil, backlog) }
-            return (s.receivers.removeFirst(), backlog)
+            return (s.receivers.popFirst(), s.buffer.count)
         }
         if backlog > Self.pauseBacklog { setInboundPaused(true) }
         // The woken receiver takes the oldest datagram; `receiveAvailable` then takes the rest.
@@ -184,31 +182,19 @@ public final class GattLink: DatagramTransport {
 
     /// Called after the consumer took datagrams: a paused socket is read again once the backlog is small.
     private func consumed() {
-        let small = state.withLock { $0.buffer.count - $0.bufferHead < Self.pauseBacklog / 4 }
+        let small = state.withLock { $0.buffer.count < Self.pauseBacklog / 4 }
         if small { setInboundPaused(false) }
     }
 
     private func takeOne() -> [UInt8]? {
-        state.withLock { s -> [UInt8]? in
-            guard s.bufferHead < s.buffer.count else { return nil }
-            let d = s.buffer[s.bufferHead]
-            s.bufferHead += 1
-            if s.bufferHead == s.buffer.count {
-                s.buffer.removeAll(keepingCapacity: true)
-                s.bufferHead = 0
-            }
-            return d
-        }
+        state.withLock { $0.buffer.popFirst() }
     }
 
     public func receiveAvailable() async throws -> [[UInt8]] {
         let first = try await receive()
-        let rest = state.withLock { s -> ArraySlice<[UInt8]> in
-            defer {
-                s.buffer.removeAll(keepingCapacity: true)
-                s.bufferHead = 0
-            }
-            return s.buffer[s.bufferHead...]
+        let rest = state.withLock { s -> Deque<[UInt8]> in
+            defer { s.buffer.removeAll(keepingCapacity: true) }
+            return s.buffer
         }
         consumed()
         return [first] + rest
@@ -223,15 +209,7 @@ public final class GattLink: DatagramTransport {
     private func nextDatagram() async throws -> [UInt8] {
         try await withCheckedThrowingContinuation { (cont: CheckedContinuation<[UInt8], any Error>) in
             let result = state.withLock { s -> Result<[UInt8], any Error>? in
-                if s.bufferHead < s.buffer.count {
-                    let d = s.buffer[s.bufferHead]
-                    s.bufferHead += 1
-                    if s.bufferHead == s.buffer.count {
-                        s.buffer.removeAll(keepingCapacity: true)
-                        s.bufferHead = 0
-                    }
-                    return .success(d)
-                }
+                if let d = s.buffer.popFirst() { return .success(d) }
                 if s.closed { return .failure(TransportError.closed) }
                 s.receivers.append(cont)
                 return nil

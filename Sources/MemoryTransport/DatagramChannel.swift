@@ -1,3 +1,4 @@
+import DequeModule
 import Pipeline
 import Synchronization
 
@@ -10,30 +11,18 @@ final class DatagramChannel: Sendable {
     }
 
     private struct State {
-        var queue: [[UInt8]] = []
-        var head = 0
-        var receivers: [Waiter<[UInt8]>] = []
-        var senders: [(waiter: Waiter<Void>, datagram: [UInt8])] = []
+        var queue: Deque<[UInt8]> = []
+        var receivers: Deque<Waiter<[UInt8]>> = []
+        var senders: Deque<(waiter: Waiter<Void>, datagram: [UInt8])> = []
         var closed = false
         var nextID: UInt64 = 0
 
-        var count: Int { queue.count - head }
-
         /// The oldest datagram; a sender waiting for room gets its datagram queued, and is returned to be woken.
         mutating func takeNext() -> ([UInt8], CheckedContinuation<Void, any Error>?) {
-            let datagram = popFirst()
-            guard !senders.isEmpty else { return (datagram, nil) }
-            let sender = senders.removeFirst()
+            let datagram = queue.removeFirst()
+            guard let sender = senders.popFirst() else { return (datagram, nil) }
             queue.append(sender.datagram)
             return (datagram, sender.waiter.continuation)
-        }
-
-        mutating func popFirst() -> [UInt8] {
-            let datagram = queue[head]
-            queue[head] = []
-            head += 1
-            if head == queue.count { queue.removeAll(keepingCapacity: true); head = 0 }
-            return datagram
         }
     }
 
@@ -45,14 +34,14 @@ final class DatagramChannel: Sendable {
     }
 
     /// Datagrams queued, not yet received.
-    var queuedCount: Int { state.withLock { $0.count } }
+    var queuedCount: Int { state.withLock { $0.queue.count } }
 
     func send(_ datagram: [UInt8]) async throws {
         enum Outcome { case done, closed, handTo(CheckedContinuation<[UInt8], any Error>), wait(UInt64) }
         let outcome: Outcome = state.withLock { state in
             if state.closed { return .closed }
-            if !state.receivers.isEmpty { return .handTo(state.receivers.removeFirst().continuation) }
-            if state.count < capacity { state.queue.append(datagram); return .done }
+            if let receiver = state.receivers.popFirst() { return .handTo(receiver.continuation) }
+            if state.queue.count < capacity { state.queue.append(datagram); return .done }
             state.nextID += 1
             return .wait(state.nextID)
         }
@@ -67,8 +56,8 @@ final class DatagramChannel: Sendable {
                     let registration: Registration = state.withLock { state in
                         if state.closed { return .failed(TransportError.closed) }
                         if Task.isCancelled { return .failed(CancellationError()) }
-                        if !state.receivers.isEmpty { return .handTo(state.receivers.removeFirst().continuation) }
-                        if state.count < capacity {   // a receiver made room meanwhile
+                        if let receiver = state.receivers.popFirst() { return .handTo(receiver.continuation) }
+                        if state.queue.count < capacity {   // a receiver made room meanwhile
                             state.queue.append(datagram)
                             return .queued
                         }
@@ -98,7 +87,7 @@ final class DatagramChannel: Sendable {
         enum Outcome { case datagram([UInt8], CheckedContinuation<Void, any Error>?), closed, wait(UInt64) }
         let outcome: Outcome = state.withLock { state in
             if state.closed { return .closed }
-            if state.count > 0 {
+            if !state.queue.isEmpty {
                 let (datagram, woken) = state.takeNext()
                 return .datagram(datagram, woken)
             }
@@ -117,7 +106,7 @@ final class DatagramChannel: Sendable {
                     let registration: Registration = state.withLock { state in
                         if state.closed { return .failed(TransportError.closed) }
                         if Task.isCancelled { return .failed(CancellationError()) }
-                        if state.count > 0 {   // a sender delivered meanwhile
+                        if !state.queue.isEmpty {   // a sender delivered meanwhile
                             let (datagram, woken) = state.takeNext()
                             return .ready(datagram, woken)
                         }
@@ -147,7 +136,6 @@ final class DatagramChannel: Sendable {
         let (receivers, senders) = state.withLock { state in
             state.closed = true
             state.queue.removeAll()
-            state.head = 0
             defer { state.receivers.removeAll(); state.senders.removeAll() }
             return (state.receivers.map(\.continuation), state.senders.map(\.waiter.continuation))
         }

@@ -1,23 +1,11 @@
+import DequeModule
 import Synchronization
 
 /// Datagrams that arrived from the transport, waiting for the endpoint loop, which takes them
 /// one at a time or gives up waiting at a deadline. Filled by a reading task.
 final class Inbox: Sendable {
     private struct State {
-        var queue: [[UInt8]] = []
-        var head = 0
-
-        mutating func takeFirst() -> [UInt8]? {
-            guard head < queue.count else { return nil }
-            defer {
-                head += 1
-                if head == queue.count {
-                    queue.removeAll(keepingCapacity: true)
-                    head = 0
-                }
-            }
-            return queue[head]
-        }
+        var queue: Deque<[UInt8]> = []
         var closed = false
         var waiter: CheckedContinuation<Item, Never>?
         var waiterID = 0
@@ -58,7 +46,7 @@ final class Inbox: Sendable {
     /// A datagram already waiting, without suspending.
     func poll() -> Item? {
         state.withLock { s in
-            if let next = s.takeFirst() { return .datagram(next) }
+            if let next = s.queue.popFirst() { return .datagram(next) }
             return s.closed ? .closed : nil
         }
     }
@@ -77,7 +65,7 @@ final class Inbox: Sendable {
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in
             let immediate = state.withLock { s -> Item? in
-                if let next = s.takeFirst() { return .datagram(next) }
+                if let next = s.queue.popFirst() { return .datagram(next) }
                 if s.closed { return .closed }
                 if s.waiterID != id { return .timeout }
                 s.waiter = continuation

@@ -1,3 +1,4 @@
+import DequeModule
 import Keys
 import MemoryTransport
 import Pipeline
@@ -48,7 +49,7 @@ public struct LoopbackRun {
         var outcome = Outcome()
         var size = options.maxDatagramSize
         var mtuChange = options.mtuChange
-        var pendingCuts = options.cutsAfterDatagrams.sorted()
+        var pendingCuts = Deque(options.cutsAfterDatagrams.sorted())
         let deadline = Instant.zero.advanced(by: options.timeLimit)
         var seed = options.seed
         var network = VirtualNetwork(link: SimulatedLink(faults: options.faults, maxDatagramSize: size, seed: seed))

@@ -1,3 +1,4 @@
+import DequeModule
 import Pipeline
 
 /// The files a receiver is receiving or was receiving when their links dropped, kept for a
@@ -79,7 +80,7 @@ struct CompletedTransfers {
 
     let capacity: Int
     private var table: [PartialTransfers.Key: Completed] = [:]
-    private var order: [PartialTransfers.Key] = []
+    private var order: Deque<PartialTransfers.Key> = []
 
     init(capacity: Int = 256) { self.capacity = max(1, capacity) }
 
@@ -87,6 +88,6 @@ struct CompletedTransfers {
 
     mutating func remember(_ done: Completed, for key: PartialTransfers.Key) {
         if table.updateValue(done, forKey: key) == nil { order.append(key) }
-        if order.count > capacity { table[order.removeFirst()] = nil }
+        if order.count > capacity, let oldest = order.popFirst() { table[oldest] = nil }
     }
 }

@@ -1,6 +1,7 @@
 import MemoryTransport
 import Pipeline
 import Session
+import TestDoubles
 import Transfer
 
 /// Runs a real `SenderSession` against a real `ReceiverSession` on a virtual clock and writes

@@ -1,5 +1,6 @@
 import Pipeline
 import Session
+import TestDoubles
 import Transfer
 
 /// Replays a vector against one real endpoint, with the log standing in for the other: the same

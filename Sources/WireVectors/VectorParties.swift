@@ -1,6 +1,7 @@
 import Keys
 import Session
 import Sodium
+import TestDoubles
 import Transfer
 
 /// Fresh endpoints set up from a vector's header alone: its keys, trust store, settings, files

@@ -2,6 +2,7 @@ import Framing
 import Pipeline
 import Session
 import Sodium
+import TestDoubles
 import Transfer
 
 /// Pipeline CPU cost: wall time of the whole stack (sender session → datagrams → receiver session,
@@ -24,7 +25,7 @@ enum CPUBench {
 
         var allPass = true
         for mtu in mtus {
-            let datagramSize = attPayloadSize(mtu: mtu)
+            let datagramSize = writeDatagramSize(mtu: mtu)
             var baselines: [Duration] = []
             var pipelines: [Duration] = []
             for round in 1...rounds {

@@ -2,6 +2,7 @@ import MemoryTransport
 import Pipeline
 import Session
 import Simulation
+import TestDoubles
 import Transfer
 
 /// Wire efficiency: file bytes ÷ every datagram byte both ways (handshake, records, acks,
@@ -21,7 +22,7 @@ enum EfficiencyBench {
         let profiles: [(String, FaultProfile)] = [("clean", .clean), ("loss 5%", FaultProfile(loss: 0.05))]
         for (label, faults) in profiles {
             for mtu in mtus {
-                let size = attPayloadSize(mtu: mtu)
+                let size = writeDatagramSize(mtu: mtu)
                 let store = MemoryFileStore(keepsBytes: false)
                 let source = PatternFileSource(name: "efficiency.bin", size: UInt64(fileSize))
                 var (sender, receiver) = makeEndpoints(files: [source], store: store)

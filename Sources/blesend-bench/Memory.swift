@@ -5,6 +5,7 @@ import MemoryTransport
 import Pipeline
 import Session
 import Simulation
+import TestDoubles
 import Transfer
 
 /// Peak memory while 1 GiB flows through the whole pipeline in memory:
@@ -48,7 +49,7 @@ enum MemoryBench {
                                         every: 128 << 20, label: "memory \(mode.rawValue)")
         let store = MemoryFileStore(keepsBytes: false)
         var (sender, receiver) = makeEndpoints(files: [source], store: store)
-        let datagramSize = attPayloadSize(mtu: mtu)
+        let datagramSize = writeDatagramSize(mtu: mtu)
         let clock = ContinuousClock()
         let start = clock.now
         var finished = false

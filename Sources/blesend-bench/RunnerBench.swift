@@ -7,6 +7,7 @@ import Pipeline
 import Session
 import SessionRunner
 import Sodium
+import TestDoubles
 import Transfer
 
 /// The async driver's own cost: the same transfer through `EndpointRunner` over an in-memory
@@ -26,7 +27,7 @@ enum RunnerBench {
     }
 
     static func run(mib: Int, mtu: Int) async {
-        let datagram = attPayloadSize(mtu: mtu)
+        let datagram = writeDatagramSize(mtu: mtu)
         let bytes = Random.bytes(mib << 20)
         let senderID = Identity.generate(), receiverID = Identity.generate()
         let store = Box(MemoryFileStore(keepsBytes: true))

@@ -8,6 +8,15 @@ import Session
 import Simulation
 import Transfer
 
+// MARK: - Link sizes
+
+/// The datagram a sender writes at ATT MTU `mtu`: `min(mtu - 3, 510)`, BlueZ 5.66 taking at most
+/// 510 bytes per value. The same as the BlueZ module's `attPayloadSize(mtu:)`; the bench runs no
+/// BlueZ, so it keeps this copy rather than depend on that module.
+func writeDatagramSize(mtu: Int) -> Int {
+    max(0, min(mtu - 3, 510))
+}
+
 // MARK: - Output
 
 /// `x` with `digits` decimals (no Foundation in this binary: it would inflate the RSS baseline).

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Pipeline
 import Sodium
+import TestDoubles
 import Transfer
 
 /// blesend-bench: figures for wire efficiency, CPU cost and memory of the whole stack.
@@ -36,7 +37,7 @@ case "pipeline-only":
     let mtu = arguments.count >= 3 ? Int(arguments[2]) ?? 247 : 247
     let source = MemoryFileSource(name: "cpu.bin", bytes: Random.bytes(mib << 20))
     for _ in 0..<3 {
-        print("pipeline \(mib) MiB MTU \(mtu): \(milliseconds(CPUBench.pipeline(source: source, datagramSize: attPayloadSize(mtu: mtu))))")
+        print("pipeline \(mib) MiB MTU \(mtu): \(milliseconds(CPUBench.pipeline(source: source, datagramSize: writeDatagramSize(mtu: mtu))))")
     }
 case "runner":
     // The async driver's CPU cost per datagram, `runner [MiB] [MTU]`.

@@ -5,6 +5,7 @@ import Pipeline
 import Session
 import SessionRunner
 import Simulation
+import TestDoubles
 import Testing
 import Transfer
 @testable import BlesendCLI

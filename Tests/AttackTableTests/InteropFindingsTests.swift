@@ -5,6 +5,7 @@ import Pipeline
 import Session
 import Simulation
 import Storage
+import TestDoubles
 import Testing
 import Transfer
 @testable import BlesendCLI

@@ -5,6 +5,7 @@ import Pipeline
 import Session
 import Synchronization
 import SessionRunner
+import TestDoubles
 import Testing
 import Transfer
 

@@ -3,6 +3,7 @@ import MemoryTransport
 import Pipeline
 import Session
 import Simulation
+import TestDoubles
 import Testing
 import Transfer
 

@@ -1,4 +1,5 @@
 import Pipeline
+import TestDoubles
 import Testing
 @testable import Transfer
 

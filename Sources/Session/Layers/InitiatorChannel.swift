@@ -1,3 +1,4 @@
+import DequeModule
 import Handshake
 import Keys
 import Pipeline
@@ -20,8 +21,8 @@ struct InitiatorChannel: Layer {
     }
 
     private var state: State
-    private var down: [[UInt8]] = []
-    private var up: [TransferMessage] = []
+    private var down: Deque<[UInt8]> = []
+    private var up: Deque<TransferMessage> = []
     private let rekeyAfter: UInt64
     /// Set when message 2 authenticated the receiver; the session takes it (`takeAuthentication`).
     private var authenticatedNow = false
@@ -87,9 +88,9 @@ struct InitiatorChannel: Layer {
         down.append(try codec.seal(message))
     }
 
-    mutating func nextUp() -> TransferMessage? { up.isEmpty ? nil : up.removeFirst() }
+    mutating func nextUp() -> TransferMessage? { up.popFirst() }
 
-    mutating func nextDown(now: Instant) -> [UInt8]? { down.isEmpty ? nil : down.removeFirst() }
+    mutating func nextDown(now: Instant) -> [UInt8]? { down.popFirst() }
 
     mutating func handleTimers(now: Instant) throws(SessionError) {
         // No message 2 in time: whoever took message 1 is not answering (a silent impostor needs

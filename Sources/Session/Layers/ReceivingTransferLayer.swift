@@ -1,3 +1,4 @@
+import DequeModule
 import Pipeline
 import Transfer
 
@@ -10,7 +11,7 @@ struct ReceivingTransferLayer: Layer {
     typealias Failure = SessionError
 
     var transfer: TransferReceiver
-    private var down: [ReceiverUnit] = []
+    private var down: Deque<ReceiverUnit> = []
 
     init(transfer: TransferReceiver) { self.transfer = transfer }
 
@@ -37,7 +38,7 @@ struct ReceivingTransferLayer: Layer {
 
     mutating func nextUp() -> Never? { nil }
 
-    mutating func nextDown(now: Instant) -> ReceiverUnit? { down.isEmpty ? nil : down.removeFirst() }
+    mutating func nextDown(now: Instant) -> ReceiverUnit? { down.popFirst() }
 
     mutating func handleTimers(now: Instant) {}
 

@@ -1,3 +1,4 @@
+import DequeModule
 import Handshake
 import Keys
 import Pipeline
@@ -40,8 +41,8 @@ struct ResponderChannel: Layer {
     /// The wall clock (nanoseconds since the Unix epoch) when the connection was accepted, and
     /// the monotonic instant that goes with it: message 1's timestamp is checked against them.
     private let acceptedAt: (wallClock: UInt64, now: Instant)
-    private var down: [[UInt8]] = []
-    private var up: [ReceiverUnit] = []
+    private var down: Deque<[UInt8]> = []
+    private var up: Deque<ReceiverUnit> = []
     private(set) var events: [ReceiverSession.Event] = []
     /// Set when message 2 went out; the session takes it (`takeAuthentication`).
     private var authenticatedNow = false
@@ -127,9 +128,9 @@ struct ResponderChannel: Layer {
         }
     }
 
-    mutating func nextUp() -> ReceiverUnit? { up.isEmpty ? nil : up.removeFirst() }
+    mutating func nextUp() -> ReceiverUnit? { up.popFirst() }
 
-    mutating func nextDown(now: Instant) -> [UInt8]? { down.isEmpty ? nil : down.removeFirst() }
+    mutating func nextDown(now: Instant) -> [UInt8]? { down.popFirst() }
 
     mutating func handleTimers(now: Instant) throws(SessionError) {
         switch state {

@@ -1,0 +1,78 @@
+import DBus
+
+/// What bluetoothd holds for us on one adapter: the GATT application (GattManager1) and the
+/// advertisement (LEAdvertisingManager1), both exported at fixed paths, and the calls that
+/// register, renew and withdraw them.
+actor BluezRegistration {
+    private let bus: DBusConnection
+    private let adapterPath: String
+    private let applicationPath: String
+    private let advertisementPath: String
+    /// Whether bluetoothd has our application.
+    private(set) var applicationRegistered = false
+    private var advertising = false
+    private var closed = false
+
+    init(bus: DBusConnection, adapterPath: String, applicationPath: String, advertisementPath: String) {
+        self.bus = bus
+        self.adapterPath = adapterPath
+        self.applicationPath = applicationPath
+        self.advertisementPath = advertisementPath
+    }
+
+    /// Registers whatever bluetoothd does not have yet: the application, then the advertisement.
+    func registerMissing() async throws(BlueZError) {
+        if !applicationRegistered {
+            _ = try await bus.bluez(adapterPath, BlueZ.gattManager, "RegisterApplication", [.objectPath(applicationPath), .properties([:])])
+            applicationRegistered = true
+        }
+        try await advertise()
+    }
+
+    /// Registers the advertisement afresh, whatever bluetoothd kept of it (a link ended, the
+    /// adapter was powered on again).
+    func advertiseAgain() async {
+        await unadvertise()
+        try? await advertise()
+    }
+
+    /// bluetoothd left the bus, and everything it held for us went with it.
+    func forget() {
+        applicationRegistered = false
+        advertising = false
+    }
+
+    /// Registers the application with bluetoothd afresh. bluetoothd 5.66 can stop handing a
+    /// characteristic's writes over for good (it never calls `AcquireWrite` again and drops the
+    /// values) after a sender vanished while the socket was being acquired; seen in the lab after a
+    /// receiver restart under a live link. A new registration starts from a clean slate.
+    func registerApplicationAgain() async throws(BlueZError) {
+        guard !closed, applicationRegistered else { return }
+        _ = try? await bus.bluez(adapterPath, BlueZ.gattManager, "UnregisterApplication", [.objectPath(applicationPath)], timeout: .seconds(5))
+        applicationRegistered = false
+        try await registerMissing()
+    }
+
+    /// Withdraws the advertisement and the application; nothing is registered again.
+    func close() async {
+        closed = true
+        await unadvertise()
+        if applicationRegistered {
+            applicationRegistered = false
+            _ = try? await bus.bluez(adapterPath, BlueZ.gattManager, "UnregisterApplication", [.objectPath(applicationPath)], timeout: .seconds(5))
+        }
+    }
+
+    private func advertise() async throws(BlueZError) {
+        guard !advertising, !closed else { return }
+        _ = try await bus.bluez(
+            adapterPath, BlueZ.advertisingManager, "RegisterAdvertisement", [.objectPath(advertisementPath), .properties([:])])
+        advertising = true
+    }
+
+    private func unadvertise() async {
+        guard advertising else { return }
+        advertising = false
+        _ = try? await bus.bluez(adapterPath, BlueZ.advertisingManager, "UnregisterAdvertisement", [.objectPath(advertisementPath)], timeout: .seconds(5))
+    }
+}

@@ -1,0 +1,66 @@
+import DequeModule
+import Synchronization
+
+/// The links a peripheral hands out, oldest first, and the `accept()` calls waiting for one. Once
+/// it has failed or is closed, waiting and later calls end with that, after the links already queued.
+final class GattAcceptQueue: Sendable {
+    private struct State {
+        var links: Deque<GattLink> = []
+        var waiters: Deque<CheckedContinuation<GattLink?, Never>> = []
+        var failure: BlueZError?
+        var closed = false
+    }
+    private let state = Mutex(State())
+
+    /// A new link: to the call that has waited longest, else queued.
+    func offer(_ link: GattLink) {
+        let waiter = state.withLock { s -> CheckedContinuation<GattLink?, Never>? in
+            if let waiter = s.waiters.popFirst() { return waiter }
+            s.links.append(link)
+            return nil
+        }
+        waiter?.resume(returning: link)
+    }
+
+    /// The oldest link not yet handed out, waiting for one if needed. Throws the failure once
+    /// `fail` was called, and `linkLost` once closed.
+    func accept() async throws(BlueZError) -> GattLink {
+        enum Now { case link(GattLink), over, wait }
+        let link: GattLink? = await withCheckedContinuation { continuation in
+            let now = state.withLock { s -> Now in
+                if let link = s.links.popFirst() { return .link(link) }
+                if s.failure != nil || s.closed { return .over }
+                s.waiters.append(continuation)
+                return .wait
+            }
+            switch now {
+            case .link(let link): continuation.resume(returning: link)
+            case .over: continuation.resume(returning: nil)
+            case .wait: break
+            }
+        }
+        guard let link else { throw state.withLock { $0.failure } ?? BlueZError.linkLost }
+        return link
+    }
+
+    /// From now on `accept()` throws `error` (the first failure sticks).
+    func fail(_ error: BlueZError) {
+        let waiters = state.withLock { s -> Deque<CheckedContinuation<GattLink?, Never>> in
+            guard s.failure == nil else { return [] }
+            s.failure = error
+            defer { s.waiters.removeAll() }
+            return s.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: nil) }
+    }
+
+    /// From now on `accept()` throws `linkLost` (unless it failed before).
+    func close() {
+        let waiters = state.withLock { s -> Deque<CheckedContinuation<GattLink?, Never>> in
+            s.closed = true
+            defer { s.waiters.removeAll() }
+            return s.waiters
+        }
+        for waiter in waiters { waiter.resume(returning: nil) }
+    }
+}

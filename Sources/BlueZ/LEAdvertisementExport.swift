@@ -1,0 +1,36 @@
+import DBus
+
+/// Serves an `LEAdvertisement` on a bus at `path`: org.bluez.LEAdvertisement1's properties and its
+/// `Release` method.
+final class LEAdvertisementExport: Sendable {
+    let path: String
+    private let tree: DBusObjectTree
+    private let bus: DBusConnection
+
+    init(_ advertisement: LEAdvertisement, path: String, bus: DBusConnection) throws(DBusError) {
+        self.path = path
+        self.bus = bus
+        tree = try DBusObjectTree(root: path)
+        try tree.setObject(path: path, interfaces: [BlueZ.advertisement: advertisement.properties])
+        try tree.setMethod(path: path, interface: BlueZ.advertisement, member: "Release") { _ in [] }
+    }
+
+    func export() async throws(DBusError) {
+        try await tree.export(on: bus)
+    }
+
+    func unexport() async {
+        await bus.unexport(path: path)
+    }
+}
+
+extension LEAdvertisement {
+    /// org.bluez.LEAdvertisement1's properties; what is not set is left out.
+    var properties: [String: DBusValue] {
+        var properties: [String: DBusValue] = ["Type": .string(kind.rawValue)]
+        if !serviceUUIDs.isEmpty { properties["ServiceUUIDs"] = .strings(serviceUUIDs) }
+        if let discoverable { properties["Discoverable"] = .bool(discoverable) }
+        if let localName { properties["LocalName"] = .string(localName) }
+        return properties
+    }
+}

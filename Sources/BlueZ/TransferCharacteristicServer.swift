@@ -1,0 +1,149 @@
+import DBus
+import Glibc
+
+/// Serves the transfer characteristic's calls (`GattCharacteristicHandler`): each belongs to the
+/// current `GattLink`, which the first call from a new peer starts and hands to the accept queue.
+/// Acquired sockets become the link's inbound (the peer's writes) and outbound (our notifications)
+/// paths; `WriteValue` and `StartNotify` are the D-Bus ways of the same. The current link ends
+/// when its device disconnects, when another peer calls, or on `closeCurrent()`.
+actor TransferCharacteristicServer: GattCharacteristicHandler {
+    private let notifier: GattNotifier
+    private let links: GattAcceptQueue
+    private var current: GattLink?
+    private var closed = false
+    private var linkEnded: (@Sendable () async -> Void)?
+    private var disconnects: Task<Void, Never>?
+
+    init(notifier: GattNotifier, links: GattAcceptQueue) {
+        self.notifier = notifier
+        self.links = links
+    }
+
+    /// Runs `action` after each link has ended while the server is open.
+    func onLinkEnded(_ action: @escaping @Sendable () async -> Void) {
+        linkEnded = action
+    }
+
+    /// Ends the current link when its device reports `Connected` false (any device under `adapterPath`).
+    func watchDisconnects(bus: DBusConnection, adapterPath: String) async throws(BlueZError) {
+        let changes: AsyncStream<DBusPropertiesChanged>
+        do {
+            changes = try await bus.propertiesChanged(sender: BlueZ.service, pathNamespace: adapterPath, interface: BlueZ.device)
+        } catch {
+            throw BlueZError.from(error)
+        }
+        disconnects = Task { [weak self] in
+            for await change in changes {
+                guard change.changed["Connected"]?.bool == false else { continue }
+                await self?.deviceDisconnected(change.path)
+            }
+        }
+    }
+
+    // MARK: BlueZ's calls
+
+    func acquireWrite(_ options: GattRequestOptions) async throws -> AcquiredSocket {
+        try await acquire(options, write: true)
+    }
+
+    func acquireNotify(_ options: GattRequestOptions) async throws -> AcquiredSocket {
+        try await acquire(options, write: false)
+    }
+
+    func writeValue(_ value: [UInt8], options: GattRequestOptions) async throws {
+        let link = try await link(device: options.device, mtu: options.mtu)
+        link.deliver(value)
+    }
+
+    func startNotify() async throws {
+        let link = try await link(device: nil, mtu: nil)
+        link.setSink(notifier.notify)
+        notifier.setNotifying(true)
+    }
+
+    func stopNotify() {
+        current?.setSink(nil)
+        notifier.setNotifying(false)
+    }
+
+    func readValue() -> [UInt8] { [] }
+
+    private func acquire(_ options: GattRequestOptions, write: Bool) async throws -> AcquiredSocket {
+        let mtu = options.mtu ?? 23
+        let link = try await link(device: options.device, mtu: mtu)
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw DBusErrorReply.failed("socketpair: errno \(errno)")
+        }
+        if write {
+            // bluetoothd forwards each incoming Write Command into its end with MSG_DONTWAIT and
+            // silently drops the value on EAGAIN. For a unix socket the sender's send buffer bounds
+            // what can wait for us, so give bluetoothd's end room for well over a full window.
+            Self.enlargeSendBuffer(pair[1], bytes: 4 << 20)
+            link.attachInbound(fd: pair[0])
+        } else {
+            link.attachOutbound(fd: pair[0], mtu: mtu)
+        }
+        // pair[1] goes to bluetoothd; the connection closes our copy after sending (transfersFDs).
+        return AcquiredSocket(fd: pair[1], mtu: UInt16(clamping: mtu))
+    }
+
+    /// SO_SNDBUFFORCE (needs CAP_NET_ADMIN) past `wmem_max`, else plain SO_SNDBUF (capped by the kernel).
+    static func enlargeSendBuffer(_ fd: Int32, bytes: Int32) {
+        var size = bytes
+        let len = socklen_t(MemoryLayout<Int32>.size)
+        if setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &size, len) != 0 {
+            _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, len)
+        }
+    }
+
+    // MARK: The current link
+
+    /// The link a call from `device` belongs to: the current one, unless it is closed or another
+    /// peer's (then a new one, handed to the accept queue).
+    private func link(device: String?, mtu: Int?) async throws(DBusErrorReply) -> GattLink {
+        guard !closed else { throw DBusErrorReply.failed("closed") }
+        if let current, !current.isClosed {
+            if device == nil || current.device == nil || current.device == device {
+                if let mtu { current.updateMTU(mtu) }
+                return current
+            }
+            await current.close()  // a different peer: the old link is over
+        }
+        let link = GattLink(device: device, mtu: mtu ?? 23, sendsNotifications: true)
+        current = link
+        link.onClose { [weak self] in await self?.linkClosed(link) }
+        links.offer(link)
+        return link
+    }
+
+    /// Whether `link`'s peer has opened a newer link that is still up.
+    func hasNewerLink(than link: GattLink) -> Bool {
+        guard let current, current !== link, current.device == link.device, !current.isClosed else { return false }
+        return true
+    }
+
+    /// Ends the current link (bluetoothd went away, the adapter was powered off).
+    func closeCurrent() async {
+        if let current { await current.close() }
+    }
+
+    private func deviceDisconnected(_ path: String) async {
+        guard let current, current.device == nil || current.device == path else { return }
+        await current.close()
+    }
+
+    private func linkClosed(_ link: GattLink) async {
+        if current === link { current = nil }
+        notifier.setNotifying(false)
+        guard !closed else { return }
+        await linkEnded?()
+    }
+
+    /// Ends the current link and refuses every later call.
+    func close() async {
+        closed = true
+        disconnects?.cancel()
+        if let current { await current.close() }
+    }
+}

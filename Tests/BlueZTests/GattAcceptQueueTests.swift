@@ -1,0 +1,49 @@
+import Testing
+@testable import BlueZ
+
+@Suite("Accept queue", .timeLimit(.minutes(1)))
+struct GattAcceptQueueTests {
+    func link(_ device: String) -> GattLink { GattLink(device: device, mtu: 23, sendsNotifications: true) }
+
+    @Test func linksAreHandedOutOldestFirst() async throws {
+        let queue = GattAcceptQueue()
+        let (a, b) = (link("/a"), link("/b"))
+        queue.offer(a)
+        queue.offer(b)
+        #expect(try await queue.accept() === a)
+        #expect(try await queue.accept() === b)
+    }
+
+    @Test func aWaitingAcceptGetsTheNextLink() async throws {
+        let queue = GattAcceptQueue()
+        let waiting = Task { try await queue.accept() }
+        try await Task.sleep(for: .milliseconds(50))
+        let a = link("/a")
+        queue.offer(a)
+        #expect(try await waiting.value === a)
+    }
+
+    @Test func aFailureEndsWaitingAndLaterAcceptsAfterTheQueuedLinks() async throws {
+        let queue = GattAcceptQueue()
+        let waiting = Task { () async throws(BlueZError) -> GattLink in try await queue.accept() }
+        try await Task.sleep(for: .milliseconds(50))
+        queue.fail(.bluetoothdNotRunning)
+        await #expect(throws: BlueZError.bluetoothdNotRunning) { try await waiting.value }
+        let late = link("/late")
+        queue.offer(late)
+        #expect(try await queue.accept() === late)
+        // The first failure sticks, also over closing.
+        queue.fail(.linkLost)
+        queue.close()
+        await #expect(throws: BlueZError.bluetoothdNotRunning) { try await queue.accept() }
+    }
+
+    @Test func closingEndsWaitingWithLinkLost() async throws {
+        let queue = GattAcceptQueue()
+        let waiting = Task { () async throws(BlueZError) -> GattLink in try await queue.accept() }
+        try await Task.sleep(for: .milliseconds(50))
+        queue.close()
+        await #expect(throws: BlueZError.linkLost) { try await waiting.value }
+        await #expect(throws: BlueZError.linkLost) { try await queue.accept() }
+    }
+}
