@@ -36,6 +36,7 @@ public protocol Layer {
 extension Layer {
     /// Puts `self` on top of `lower`. The compiler checks that the layers fit: what `self` hands
     /// down is what `lower` takes from above.
+    @inlinable
     public func stacked<Below: Layer>(on lower: Below) -> LayerStack<Self, Below>
         where Below.Upper == Lower, Below.Failure == Failure {
         LayerStack(top: self, bottom: lower)
@@ -44,6 +45,7 @@ extension Layer {
 
 /// Two layers as one: `top` over `bottom`. Units move up after every `receive` and timer run,
 /// and down whenever `top` has something and `bottom` can take it.
+@frozen
 public struct LayerStack<Top: Layer, Bottom: Layer>: Layer
     where Top.Lower == Bottom.Upper, Top.Failure == Bottom.Failure {
     public var top: Top
@@ -54,17 +56,21 @@ public struct LayerStack<Top: Layer, Bottom: Layer>: Layer
         self.bottom = bottom
     }
 
+    @inlinable
     public mutating func receive(_ unit: Bottom.Lower, now: Instant) throws(Top.Failure) {
         try bottom.receive(unit, now: now)
         try passUp(now: now)
     }
 
+    @inlinable
     public mutating func send(_ unit: Top.Upper, now: Instant) throws(Top.Failure) {
         try top.send(unit, now: now)
     }
 
+    @inlinable
     public mutating func nextUp() -> Top.Upper? { top.nextUp() }
 
+    @inlinable
     public mutating func nextDown(now: Instant) throws(Top.Failure) -> Bottom.Lower? {
         try passDown(now: now)
         return try bottom.nextDown(now: now)
@@ -72,12 +78,14 @@ public struct LayerStack<Top: Layer, Bottom: Layer>: Layer
 
     /// Top first, so that a layer's own deadline (a handshake) is reported before the one of the
     /// layer it rides on (the link's idle timeout) when both are due.
+    @inlinable
     public mutating func handleTimers(now: Instant) throws(Top.Failure) {
         try top.handleTimers(now: now)
         try bottom.handleTimers(now: now)
         try passUp(now: now)
     }
 
+    @inlinable
     public var nextDeadline: Instant? {
         switch (top.nextDeadline, bottom.nextDeadline) {
         case let (t?, b?): min(t, b)
@@ -85,11 +93,13 @@ public struct LayerStack<Top: Layer, Bottom: Layer>: Layer
         }
     }
 
+    @inlinable
     public var canSend: Bool { top.canSend }
 
     /// Everything `bottom` has for `top`; after each unit, `top`'s answers go down at once, so an
     /// answer is in place before the next unit arrives (a handshake reply before the first record).
-    private mutating func passUp(now: Instant) throws(Top.Failure) {
+    @usableFromInline
+    internal mutating func passUp(now: Instant) throws(Top.Failure) {
         while let unit = bottom.nextUp() {
             try top.receive(unit, now: now)
             try passDown(now: now)
@@ -98,6 +108,7 @@ public struct LayerStack<Top: Layer, Bottom: Layer>: Layer
 
     /// Moves down whatever `top` has, as far as `bottom` takes it, without taking anything out
     /// at the bottom (a driver does that with `nextDown`).
+    @inlinable
     public mutating func passDown(now: Instant) throws(Top.Failure) {
         while bottom.canSend, let unit = try top.nextDown(now: now) {
             try bottom.send(unit, now: now)

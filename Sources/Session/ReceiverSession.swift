@@ -25,18 +25,13 @@ public struct ReceiverSession {
 
     typealias Stack = LayerStack<LayerStack<ReceivingTransferLayer, ResponderChannel>, LinkLayer>
 
-    private enum Connection {
-        /// Between connections: what outlives them.
-        case none(TransferReceiver, HandshakeReplayGuard)
-        case open(Stack)
-        /// Transient, while the stack is moved out (so its buffers are not copied on write).
-        case busy
-    }
-
     private let identity: Identity
     private let trust: TrustStore
     private let configuration: SessionConfiguration
-    private var connection: Connection
+    /// The current connection's layers (nil between connections).
+    private var stack: Stack?
+    /// Between connections: what outlives them.
+    private var parked: (transfer: TransferReceiver, replayGuard: HandshakeReplayGuard)?
     private var events: [Event] = []
 
     public init(identity: Identity, trust: TrustStore, store: any FileStore,
@@ -44,35 +39,15 @@ public struct ReceiverSession {
         self.identity = identity
         self.trust = trust
         self.configuration = configuration
-        self.connection = .none(TransferReceiver(store: store, makeHasher: { FileHasher() }, maxFileSize: maxFileSize),
-                                HandshakeReplayGuard())
-    }
-
-    private var stack: Stack? {
-        if case .open(let stack) = connection { return stack }
-        return nil
-    }
-
-    private var transfer: TransferReceiver? {
-        switch connection {
-        case .none(let transfer, _): transfer
-        case .open(let stack): stack.top.top.transfer
-        case .busy: nil
-        }
+        self.parked = (TransferReceiver(store: store, makeHasher: { FileHasher() }, maxFileSize: maxFileSize), HandshakeReplayGuard())
     }
 
     public mutating func takeEvents() -> [Event] {
-        switch connection {
-        case .none(var transfer, let replayGuard):
-            connection = .busy
-            events += transfer.takeEvents().map(Event.transfer)
-            connection = .none(transfer, replayGuard)
-        case .open:
-            events += withStack { stack in
-                stack.top.bottom.takeEvents() + stack.top.top.transfer.takeEvents().map(Event.transfer)
-            } ?? []
-        case .busy:
-            break
+        if stack != nil {
+            events += stack?.top.bottom.takeEvents() ?? []
+            events += stack?.top.top.transfer.takeEvents().map(Event.transfer) ?? []
+        } else {
+            events += parked?.transfer.takeEvents().map(Event.transfer) ?? []
         }
         defer { events.removeAll() }
         return events
@@ -80,19 +55,18 @@ public struct ReceiverSession {
 
     public var isConnected: Bool { stack != nil }
     /// The sender of the current connection has said goodbye (its files are settled).
-    public var senderSaidGoodbye: Bool { transfer?.sessionEnded ?? false }
+    public var senderSaidGoodbye: Bool { stack?.top.top.transfer.sessionEnded ?? parked?.transfer.sessionEnded ?? false }
     public var linkStatistics: LinkStatistics? { stack?.bottom.link.statistics }
     /// Bytes from the peer the current link holds (see `ReliableLink.bufferedInboundBytes`).
     public var linkBufferedInboundBytes: Int? { stack?.bottom.link.bufferedInboundBytes }
-    public var partialTransfers: Int { transfer?.partialCount ?? 0 }
+    public var partialTransfers: Int { stack?.top.top.transfer.partialCount ?? parked?.transfer.partialCount ?? 0 }
 
     /// Whether the current connection is finished (goodbye exchanged and delivered, or a refusal
     /// sent): the driver should disconnect.
     public var connectionComplete: Bool {
-        guard let stack else { return false }
-        let linkIdle = stack.bottom.link.isIdle
-        if stack.top.bottom.isEstablished { return stack.top.top.transfer.sessionEnded && linkIdle }
-        return stack.top.bottom.isRefusing && linkIdle
+        guard let linkIdle = stack?.bottom.link.isIdle, linkIdle else { return false }
+        if stack?.top.bottom.isEstablished == true { return stack?.top.top.transfer.sessionEnded ?? false }
+        return stack?.top.bottom.isRefusing ?? false
     }
 
     /// A sender connected. `wallClock` is nanoseconds since the Unix epoch, now (message 1's
@@ -100,38 +74,33 @@ public struct ReceiverSession {
     public mutating func accept(maxDatagramSize: Int, peerMaxDatagramSize: Int? = nil, now: Instant, wallClock: UInt64,
                                 ephemeral: SecureBytes? = nil) throws(SessionError) {
         if isConnected { linkLost(now: now) }
-        guard case .none(let transfer, let replayGuard) = connection else { return }
-        connection = .busy
+        guard let (transfer, replayGuard) = parked.take() else { return }
         let channel: ResponderChannel
         do {
             channel = try ResponderChannel(identity: identity, trust: trust, replayGuard: replayGuard, wallClock: wallClock,
                                            ephemeral: ephemeral, now: now, configuration: configuration)
         } catch {
-            connection = .none(transfer, replayGuard)
+            parked = (transfer, replayGuard)
             throw error
         }
         let link = LinkLayer(configuration: configuration, maxDatagramSize: maxDatagramSize,
                              peerMaxDatagramSize: peerMaxDatagramSize, fillsWindow: false, now: now)
-        connection = .open(ReceivingTransferLayer(transfer: transfer).stacked(on: channel).stacked(on: link))
+        stack = ReceivingTransferLayer(transfer: transfer).stacked(on: channel).stacked(on: link)
     }
 
     /// The connection ended (for whatever reason). Partial files wait for the sender to resume.
     public mutating func linkLost(now: Instant) {
-        guard case .open(var stack) = connection else { return }
-        connection = .busy
+        guard var stack = stack.take() else { return }
         events += stack.top.bottom.takeEvents()
         stack.top.top.transfer.connectionLost(now: now)
         stack.top.top.transfer.expirePartials(now: now)
-        connection = .none(stack.top.top.transfer, stack.top.bottom.replayGuard)
+        parked = (stack.top.top.transfer, stack.top.bottom.replayGuard)
     }
 
     /// Shutting down: partial files are removed.
     public mutating func shutdown() {
         linkLost(now: .zero)
-        guard case .none(var transfer, let replayGuard) = connection else { return }
-        connection = .busy
-        transfer.discardAll()
-        connection = .none(transfer, replayGuard)
+        parked?.transfer.discardAll()
     }
 
     public mutating func setMaxDatagramSize(_ size: Int, peer: Int? = nil) {
@@ -183,9 +152,8 @@ public struct ReceiverSession {
     /// Runs `body` on the current connection's stack, moved out (not copied) so that its buffers
     /// stay uniquely referenced; nil when there is no connection.
     private mutating func withStack<Result, Failure: Error>(_ body: (inout Stack) throws(Failure) -> Result) throws(Failure) -> Result? {
-        guard case .open(var stack) = connection else { return nil }
-        connection = .busy
-        defer { connection = .open(stack) }
+        guard var stack = stack.take() else { return nil }
+        defer { self.stack = stack }
         return try body(&stack)
     }
 }

@@ -25,18 +25,13 @@ public struct SenderSession {
 
     typealias Stack = LayerStack<LayerStack<SendingTransferLayer, InitiatorChannel>, LinkLayer>
 
-    private enum Connection {
-        /// Between connections: only the transfer's state is kept.
-        case none(TransferSender)
-        case open(Stack)
-        /// Transient, while the stack is moved out (so its buffers are not copied on write).
-        case busy
-    }
-
     private let identity: Identity
     private let receiverKey: PublicKey
     private let configuration: SessionConfiguration
-    private var connection: Connection
+    /// The current connection's layers (nil between connections).
+    private var stack: Stack?
+    /// Between connections: the transfer's state, all that is kept.
+    private var parked: TransferSender?
     private var events: [Event] = []
 
     public init(identity: Identity, receiverKey: PublicKey, files: [any FileSource],
@@ -45,23 +40,10 @@ public struct SenderSession {
         self.identity = identity
         self.receiverKey = receiverKey
         self.configuration = configuration
-        self.connection = .none(TransferSender(files: files, makeHasher: { FileHasher() }, makeID: makeTransferID))
+        self.parked = TransferSender(files: files, makeHasher: { FileHasher() }, makeID: makeTransferID)
     }
 
-    private var transfer: TransferSender? {
-        switch connection {
-        case .none(let transfer): transfer
-        case .open(let stack): stack.top.top.transfer
-        case .busy: nil
-        }
-    }
-
-    private var stack: Stack? {
-        if case .open(let stack) = connection { return stack }
-        return nil
-    }
-
-    public var isFinished: Bool { transfer?.isFinished ?? false }
+    public var isFinished: Bool { stack?.top.top.transfer.isFinished ?? parked?.isFinished ?? false }
     public var isConnected: Bool { stack != nil }
     /// The handshake is complete on the current link: what is sent now is file data.
     public var isEstablished: Bool { stack?.top.bottom.isEstablished ?? false }
@@ -71,19 +53,15 @@ public struct SenderSession {
     public var linkStatistics: LinkStatistics? { stack?.bottom.link.statistics }
     /// The link's smoothed round-trip time and current retransmission timeout.
     public var linkTiming: (smoothedRTT: Duration?, rto: Duration)? {
-        stack.map { ($0.bottom.link.smoothedRoundTripTime, $0.bottom.link.retransmissionTimeout) }
+        guard let link = stack?.bottom.link else { return nil }
+        return (link.smoothedRoundTripTime, link.retransmissionTimeout)
     }
 
     public mutating func takeEvents() -> [Event] {
-        switch connection {
-        case .none(var transfer):
-            connection = .busy
-            events += transfer.takeEvents().map(Event.transfer)
-            connection = .none(transfer)
-        case .open:
-            events += withStack { stack in stack.top.top.transfer.takeEvents().map(Event.transfer) } ?? []
-        case .busy:
-            break
+        if stack != nil {
+            events += stack?.top.top.transfer.takeEvents().map(Event.transfer) ?? []
+        } else {
+            events += parked?.takeEvents().map(Event.transfer) ?? []
         }
         defer { events.removeAll() }
         return events
@@ -94,15 +72,14 @@ public struct SenderSession {
     public mutating func connect(maxDatagramSize: Int, peerMaxDatagramSize: Int? = nil, now: Instant, wallClock: UInt64,
                                  ephemeral: SecureBytes? = nil) throws(SessionError) {
         if isConnected { linkLost() }
-        guard case .none(var transfer) = connection else { return }
-        connection = .busy
+        guard var transfer = parked.take() else { return }
         let opening = transfer.openingMessage()
         let channel: InitiatorChannel
         do {
             channel = try InitiatorChannel(identity: identity, receiverKey: receiverKey, opening: opening, wallClock: wallClock,
                                            ephemeral: ephemeral, now: now, configuration: configuration)
         } catch {
-            connection = .none(transfer)
+            parked = transfer
             throw error
         }
         let link = LinkLayer(configuration: configuration, maxDatagramSize: maxDatagramSize,
@@ -110,15 +87,14 @@ public struct SenderSession {
         var stack = SendingTransferLayer(transfer: transfer).stacked(on: channel).stacked(on: link)
         // Message 1 goes to the link at once.
         try? stack.passDown(now: now)
-        connection = .open(stack)
+        self.stack = stack
     }
 
     /// The link went away. Transfer state is kept for the next `connect`.
     public mutating func linkLost() {
-        guard case .open(var stack) = connection else { return }
-        connection = .busy
+        guard var stack = stack.take() else { return }
         stack.top.top.transfer.connectionLost()
-        connection = .none(stack.top.top.transfer)
+        parked = stack.top.top.transfer
     }
 
     /// The MTU changed (e.g. a socket was re-acquired).
@@ -130,8 +106,8 @@ public struct SenderSession {
     }
 
     public mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
-        guard case .open(var stack) = connection else { return }
-        connection = .busy
+        // Moved out (not copied) so that its buffers stay uniquely referenced.
+        guard var stack = stack.take() else { return }
         defer {
             // Message 2 authenticated the receiver: the link lifts its pre-authentication limits,
             // and the event goes out (even if what message 2 carried then broke the rules).
@@ -139,7 +115,7 @@ public struct SenderSession {
                 stack.bottom.peerAuthenticated()
                 events.append(.authenticated(fingerprint: receiverKey.fingerprint))
             }
-            connection = .open(stack)
+            self.stack = stack
         }
         try stack.receive(datagram, now: now)
     }
@@ -159,9 +135,8 @@ public struct SenderSession {
     /// Runs `body` on the current connection's stack, moved out (not copied) so that its buffers
     /// stay uniquely referenced; nil when there is no connection.
     private mutating func withStack<Result, Failure: Error>(_ body: (inout Stack) throws(Failure) -> Result) throws(Failure) -> Result? {
-        guard case .open(var stack) = connection else { return nil }
-        connection = .busy
-        defer { connection = .open(stack) }
+        guard var stack = stack.take() else { return nil }
+        defer { self.stack = stack }
         return try body(&stack)
     }
 }

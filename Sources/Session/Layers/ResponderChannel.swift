@@ -113,7 +113,7 @@ struct ResponderChannel: Layer {
                 state = .established(makeSecureTransferCodec(send: keys.responderToInitiator, receive: keys.initiatorToResponder,
                                                              rekeyAfter: rekeyAfter))
             } catch {
-                throw .handshake(error as? HandshakeError ?? .wrongState)
+                throw .handshake(error)
             }
             authenticatedNow = true
             events.append(.authenticated(sender: sender, fingerprint: fingerprint))
