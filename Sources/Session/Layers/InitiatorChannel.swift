@@ -13,14 +13,11 @@ struct InitiatorChannel: Layer {
     typealias Upper = TransferMessage
     typealias Failure = SessionError
 
-    private enum State {
-        case awaitingAnswer(NoiseIKInitiator, deadline: Instant)
-        case established(SecureTransferCodec)
-        /// Transient, while the codec is moved out (so its buffers are not copied on write).
-        case busy
-    }
-
-    private var state: State
+    /// Until message 2: the handshake and its deadline. After it: nil, and `records` is set.
+    private var handshake: (initiator: NoiseIKInitiator, deadline: Instant)?
+    /// The record codec once the handshake is done (an optional, so it is moved out with `take()`
+    /// for each record rather than copied).
+    private var records: SecureTransferCodec?
     private var down: Deque<[UInt8]> = []
     private var up: Deque<TransferMessage> = []
     private let rekeyAfter: UInt64
@@ -38,17 +35,14 @@ struct InitiatorChannel: Layer {
             var initiator = try NoiseIKInitiator(localStatic: identity.secretKey, remoteStatic: receiverKey.bytes,
                                                  prologue: blesendPrologue, ephemeral: ephemeral)
             down.append(try initiator.writeMessage1(payload: payload))
-            state = .awaitingAnswer(initiator, deadline: now.advanced(by: configuration.handshakeTimeout))
+            handshake = (initiator, now.advanced(by: configuration.handshakeTimeout))
         } catch {
             throw .handshake(error)
         }
         rekeyAfter = configuration.rekeyAfterRecords
     }
 
-    var isEstablished: Bool {
-        if case .established = state { return true }
-        return false
-    }
+    var isEstablished: Bool { records != nil }
 
     /// Whether the receiver authenticated since the last call.
     mutating func takeAuthentication() -> Bool {
@@ -57,34 +51,30 @@ struct InitiatorChannel: Layer {
     }
 
     mutating func receive(_ message: [UInt8], now: Instant) throws(SessionError) {
-        switch state {
-        case .awaitingAnswer(var initiator, _):
-            if message == refusalMessage { throw .refusedByPeer }
-            let payload: [UInt8], keys: HandshakeResult
-            do {
-                payload = try initiator.readMessage2(message)
-                keys = try initiator.split()
-            } catch {
-                throw .peerNotAuthenticated
-            }
-            state = .established(makeSecureTransferCodec(send: keys.initiatorToResponder, receive: keys.responderToInitiator,
-                                                         rekeyAfter: rekeyAfter))
-            authenticatedNow = true
-            // Message 2 authenticated: the pinned receiver itself sent whatever is in it.
-            do { up.append(try TransferMessage(decoding: payload)) } catch { throw .transfer(.malformedMessage(error)) }
-        case .established(var codec):
-            state = .busy
-            defer { state = .established(codec) }
+        if var codec = records.take() {
+            defer { records = codec }
             up.append(try codec.open(message))
-        case .busy:
-            break
+            return
         }
+        guard var initiator = handshake?.initiator else { return }
+        if message == refusalMessage { throw .refusedByPeer }
+        let payload: [UInt8], keys: HandshakeResult
+        do {
+            payload = try initiator.readMessage2(message)
+            keys = try initiator.split()
+        } catch {
+            throw .peerNotAuthenticated
+        }
+        handshake = nil
+        records = makeSecureTransferCodec(send: keys.initiatorToResponder, receive: keys.responderToInitiator, rekeyAfter: rekeyAfter)
+        authenticatedNow = true
+        // Message 2 authenticated: the pinned receiver itself sent whatever is in it.
+        do { up.append(try TransferMessage(decoding: payload)) } catch { throw .transfer(.malformedMessage(error)) }
     }
 
     mutating func send(_ message: TransferMessage, now: Instant) throws(SessionError) {
-        guard case .established(var codec) = state else { return }
-        state = .busy
-        defer { state = .established(codec) }
+        guard var codec = records.take() else { return }
+        defer { records = codec }
         down.append(try codec.seal(message))
     }
 
@@ -95,13 +85,10 @@ struct InitiatorChannel: Layer {
     mutating func handleTimers(now: Instant) throws(SessionError) {
         // No message 2 in time: whoever took message 1 is not answering (a silent impostor needs
         // no key to do this); the driver treats it like a refusal by that device.
-        if case .awaitingAnswer(_, let deadline) = state, now >= deadline { throw .handshakeTimeout }
+        if let deadline = handshake?.deadline, now >= deadline { throw .handshakeTimeout }
     }
 
-    var nextDeadline: Instant? {
-        if case .awaitingAnswer(_, let deadline) = state { return deadline }
-        return nil
-    }
+    var nextDeadline: Instant? { handshake?.deadline }
 
     /// One record at a time: the next is sealed only once the link took this one.
     var canSend: Bool { isEstablished && down.isEmpty }
