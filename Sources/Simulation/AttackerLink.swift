@@ -31,6 +31,38 @@ public struct AttackerLink: DatagramEndpoint {
     public var nextDeadline: Instant? { link.nextDeadline }
 }
 
+/// What a scripted peer says: its answer (whole messages, framed by its `AttackerLink`) to each
+/// message the other side sent.
+public protocol PeerScript {
+    mutating func answer(_ message: [UInt8]) -> [[UInt8]]
+}
+
+/// A scripted peer on the virtual network: an `AttackerLink` whose received messages go to
+/// `script`, and whose answers go back over the same link.
+public struct ScriptedPeer<Script: PeerScript>: DatagramEndpoint {
+    public typealias Failure = Never
+    public var end: AttackerLink
+    public var script: Script
+
+    public init(end: AttackerLink, script: Script) {
+        self.end = end
+        self.script = script
+    }
+
+    public mutating func nextDatagram(now: Instant) -> [UInt8]? { end.nextDatagram(now: now) }
+
+    public mutating func receive(datagram: [UInt8], now: Instant) {
+        end.receive(datagram: datagram, now: now)
+        for message in end.takeReceived() {
+            for answer in script.answer(message) { try? end.link.send(message: answer) }
+        }
+    }
+
+    public mutating func handleTimers(now: Instant) { end.handleTimers(now: now) }
+
+    public var nextDeadline: Instant? { end.nextDeadline }
+}
+
 /// The network every simulation uses unless it studies faults: no loss, no delay.
 public func perfectNetwork(at start: Instant = .zero) -> VirtualNetwork {
     VirtualNetwork(link: SimulatedLink(faults: .perfect, maxDatagramSize: .max, seed: 0), now: start)

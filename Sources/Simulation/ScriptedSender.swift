@@ -66,10 +66,16 @@ public struct ScriptedSender {
     public func run(against receiver: inout ReceiverSession, datagramSize: Int = 244, now start: Instant = .zero,
                     quietLimit: Duration = .seconds(5)) -> Outcome {
         var outcome = Outcome()
-        var sender: Endpoint
+        var sender: ScriptedPeer<Script>
         do {
             try receiver.accept(maxDatagramSize: datagramSize, now: start, wallClock: LoopbackRun.wallClockBase + start.nanoseconds)
-            sender = try Endpoint(self, datagramSize: datagramSize)
+            var initiator = try NoiseIKInitiator(localStatic: identity.secretKey, remoteStatic: receiverKey.bytes,
+                                                 prologue: blesendPrologue)
+            var payload: [UInt8] = []
+            payload.appendBigEndian(wallClock)
+            var end = AttackerLink(datagramSize: datagramSize)
+            try end.link.send(message: try initiator.writeMessage1(payload: payload + opening))
+            sender = ScriptedPeer(end: end, script: Script(steps: script, initiator: initiator))
         } catch let error as SessionError {
             outcome.receiverError = error
             return outcome
@@ -83,45 +89,22 @@ public struct ScriptedSender {
         } catch {
             if case .b(let failure) = error { outcome.receiverError = failure }
         }
-        outcome.refused = sender.refused
-        outcome.replies = sender.replies
+        outcome.refused = sender.script.refused
+        outcome.replies = sender.script.replies
         outcome.receiverEvents = receiver.takeEvents()
         return outcome
     }
 
-    /// The scripted sender's end of the link: message 1, then the script sealed as records once
+    /// The scripted sender: message 1 (sent at the start), then the script sealed as records once
     /// message 2 has given the keys; it decrypts what the receiver answers.
-    private struct Endpoint: DatagramEndpoint {
-        typealias Failure = Never
-        let script: [Step]
-        var end: AttackerLink
+    struct Script: PeerScript {
+        let steps: [Step]
         var initiator: NoiseIKInitiator
         var opener: RecordOpener?
         var refused = false
         var replies: [TransferMessage] = []
 
-        init(_ sender: ScriptedSender, datagramSize: Int) throws {
-            script = sender.script
-            end = AttackerLink(datagramSize: datagramSize)
-            initiator = try NoiseIKInitiator(localStatic: sender.identity.secretKey, remoteStatic: sender.receiverKey.bytes,
-                                             prologue: blesendPrologue)
-            var payload: [UInt8] = []
-            payload.appendBigEndian(sender.wallClock)
-            try end.link.send(message: try initiator.writeMessage1(payload: payload + sender.opening))
-        }
-
-        mutating func nextDatagram(now: Instant) -> [UInt8]? { end.nextDatagram(now: now) }
-
-        mutating func receive(datagram: [UInt8], now: Instant) {
-            end.receive(datagram: datagram, now: now)
-            for message in end.takeReceived() { take(message) }
-        }
-
-        mutating func handleTimers(now: Instant) { end.handleTimers(now: now) }
-
-        var nextDeadline: Instant? { end.nextDeadline }
-
-        private mutating func take(_ message: [UInt8]) {
+        mutating func answer(_ message: [UInt8]) -> [[UInt8]] {
             if var open = opener {
                 var records: [Record] = []
                 if (try? open.decode(message, into: &records)) != nil, let record = records.first,
@@ -129,38 +112,38 @@ public struct ScriptedSender {
                     replies.append(reply)
                 }
                 opener = open
-                return
+                return []
             }
             if message == refusalMessage {
                 refused = true
-                return
+                return []
             }
-            guard let reply = try? initiator.readMessage2(message), let keys = try? initiator.split() else { return }
+            guard let reply = try? initiator.readMessage2(message), let keys = try? initiator.split() else { return [] }
             if let decoded = try? TransferMessage(decoding: reply) { replies.append(decoded) }
             var seal = RecordSealer(key: keys.initiatorToResponder)
             opener = RecordOpener(key: keys.responderToInitiator)
-            for step in script {
+            var out: [[UInt8]] = []
+            for step in steps {
                 let record: Record
                 switch step {
                 case .message(let message): record = Record(plaintext: message.encoded(), isFinal: message == .bye)
                 case .record(let plaintext, let isFinal): record = Record(plaintext: plaintext, isFinal: isFinal)
                 case .unsealed(let bytes):
-                    try? end.link.send(message: bytes)
+                    out.append(bytes)
                     continue
                 }
-                var sealed: [[UInt8]] = []
                 if record.isFinal {
                     // The sealer refuses to seal after a final record: seal this one with a copy
                     // at the same counter, and move the original past it with a throwaway record.
                     var copy = seal
-                    try? copy.encode(record, into: &sealed)
+                    try? copy.encode(record, into: &out)
                     var discarded: [[UInt8]] = []
                     try? seal.encode(Record(plaintext: [0]), into: &discarded)
                 } else {
-                    try? seal.encode(record, into: &sealed)
+                    try? seal.encode(record, into: &out)
                 }
-                for bytes in sealed { try? end.link.send(message: bytes) }
             }
+            return out
         }
     }
 }

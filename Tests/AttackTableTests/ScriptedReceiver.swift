@@ -30,9 +30,11 @@ struct ScriptedReceiver {
     /// fails, finishes, or nothing moves for five virtual seconds.
     func run(_ sender: inout SenderSession, datagramSize: Int = 244) -> Outcome {
         var outcome = Outcome()
-        var receiver: Endpoint
+        var receiver: ScriptedPeer<Script>
         do {
-            receiver = try Endpoint(self, datagramSize: datagramSize)
+            receiver = ScriptedPeer(end: AttackerLink(datagramSize: datagramSize),
+                                    script: Script(receiver: self, responder: try NoiseIKResponder(localStatic: identity.secretKey,
+                                                                                                   prologue: blesendPrologue)))
             try sender.connect(maxDatagramSize: datagramSize, now: .zero, wallClock: LoopbackRun.wallClockBase)
         } catch {
             outcome.senderError = error as? SessionError
@@ -45,56 +47,36 @@ struct ScriptedReceiver {
             if case .a(let failure) = error { outcome.senderError = failure }
         }
         outcome.senderEvents = sender.takeEvents()
-        outcome.fromSender = receiver.fromSender
+        outcome.fromSender = receiver.script.fromSender
         return outcome
     }
 
-    /// This receiver's end of the link: the real handshake, then the script's answers sealed as records.
-    private struct Endpoint: DatagramEndpoint {
-        typealias Failure = Never
-        let script: ScriptedReceiver
-        var end: AttackerLink
+    /// The real handshake, then the script's answers sealed as records.
+    struct Script: PeerScript {
+        let receiver: ScriptedReceiver
         var responder: NoiseIKResponder
         var keys: (seal: RecordSealer, open: RecordOpener)?
         var fromSender: [TransferMessage] = []
 
-        init(_ script: ScriptedReceiver, datagramSize: Int) throws {
-            self.script = script
-            end = AttackerLink(datagramSize: datagramSize)
-            responder = try NoiseIKResponder(localStatic: script.identity.secretKey, prologue: blesendPrologue)
-        }
-
-        mutating func nextDatagram(now: Instant) -> [UInt8]? { end.nextDatagram(now: now) }
-
-        mutating func receive(datagram: [UInt8], now: Instant) {
-            end.receive(datagram: datagram, now: now)
-            for message in end.takeReceived() { take(message) }
-        }
-
-        mutating func handleTimers(now: Instant) { end.handleTimers(now: now) }
-
-        var nextDeadline: Instant? { end.nextDeadline }
-
-        private mutating func take(_ message: [UInt8]) {
+        mutating func answer(_ message: [UInt8]) -> [[UInt8]] {
             guard var records = keys else {
                 guard let (_, payload) = try? responder.readMessage1(message),
                       case .offer(let offer)? = try? TransferMessage(decoding: payload.dropFirst(8)),
-                      let reply = try? responder.writeMessage2(payload: script.message2(offer)),
-                      let split = try? responder.split() else { return }
-                try? end.link.send(message: reply)
+                      let reply = try? responder.writeMessage2(payload: receiver.message2(offer)),
+                      let split = try? responder.split() else { return [] }
                 keys = (RecordSealer(key: split.responderToInitiator), RecordOpener(key: split.initiatorToResponder))
-                return
+                return [reply]
             }
             defer { keys = records }
             var opened: [Record] = []
             guard (try? records.open.decode(message, into: &opened)) != nil, let record = opened.first,
-                  let incoming = try? TransferMessage(decoding: record.plaintext) else { return }
+                  let incoming = try? TransferMessage(decoding: record.plaintext) else { return [] }
             fromSender.append(incoming)
-            for plaintext in script.answer(incoming) {
-                var sealed: [[UInt8]] = []
+            var sealed: [[UInt8]] = []
+            for plaintext in receiver.answer(incoming) {
                 try? records.seal.encode(Record(plaintext: plaintext, isFinal: plaintext == TransferMessage.bye.encoded()), into: &sealed)
-                for bytes in sealed { try? end.link.send(message: bytes) }
             }
+            return sealed
         }
     }
 }
