@@ -11,7 +11,8 @@ import Pipeline
 /// 2. **Tick**, after a round that moved nothing: the clock jumps to the earliest of the link's
 ///    next delivery and both deadlines; due datagrams are delivered; `a`'s then `b`'s timers run.
 ///
-/// On a clean link with no latency, every datagram arrives in the round it was sent.
+/// On a perfect link (`FaultProfile.perfect`: no faults, no latency) every datagram arrives in
+/// the round it was sent: the discipline the wire vectors record.
 public struct VirtualNetwork {
     public typealias Side = SimulatedLink.Side
 
@@ -39,7 +40,7 @@ public struct VirtualNetwork {
     /// every connection included), and returns what goes on the link instead (nil drops it).
     public var tap: ((Side, Int, [UInt8]) -> [UInt8]?)?
     public var observer: ((Instant, Event) -> Void)?
-    /// Cut the link once this many datagrams from `a` have gone out on it (`connect` resets the count).
+    /// Cut the link once this many datagrams from `a` have gone out on it (`reconnect` resets the count).
     public var cutAfter: Int?
     private var sentOnLink = 0
     private var sent: [Side: Int] = [.a: 0, .b: 0]
