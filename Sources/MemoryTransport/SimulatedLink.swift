@@ -4,7 +4,11 @@ import Pipeline
 ///
 /// Nothing happens on its own: `transmit` schedules a datagram (after faults from the seeded RNG),
 /// `deliver(now:)` hands back everything due by `now`, in due order (ties in transmit order).
-/// Bandwidth is unlimited; only latency, jitter and the faults shape delivery.
+/// Without a radio model bandwidth is unlimited; only latency, jitter and the faults shape delivery.
+/// With one (`radio`), every datagram goes on air through a `RadioScheduler`: it arrives when its
+/// last link-layer packet has been received, plus `faults.latency` (host latency); loss,
+/// duplication and corruption still apply at `transmit` (a lost datagram never goes on air), while
+/// `jitter` and `reordering` do not (the link layer is first-in first-out).
 public struct SimulatedLink {
     public enum Side: Sendable, Hashable, CaseIterable {
         case a, b
@@ -42,17 +46,27 @@ public struct SimulatedLink {
     private var order = 0
     private var lastDue: [Side: Instant] = [:]
 
-    public init(faults: FaultProfile = .clean, maxDatagramSize: Int, seed: UInt64) {
+    /// The air the datagrams cross, if modelled (nil: unlimited bandwidth).
+    public let radio: RadioModel?
+    /// The side that is the link layer's central (the sender, as blesend connects).
+    public let central: Side
+    private var scheduler: RadioScheduler<InFlight>?
+
+    public init(faults: FaultProfile = .clean, maxDatagramSize: Int, seed: UInt64,
+                radio: RadioModel? = nil, central: Side = .a) {
         self.faults = faults
         self.maxDatagramSize = maxDatagramSize
         self.random = SeededRandom(seed: seed)
+        self.radio = radio
+        self.central = central
+        self.scheduler = radio.map { RadioScheduler(model: $0) }
     }
 
     /// Bytes transmitted by `side` (every datagram handed to `transmit`, delivered or not).
     public func bytesTransmitted(from side: Side) -> Int { counters[side]?.bytesTransmitted ?? 0 }
 
     /// Datagrams on their way.
-    public var inFlightCount: Int { inFlight.count }
+    public var inFlightCount: Int { inFlight.count + (scheduler?.count ?? 0) }
 
     public mutating func transmit(_ datagram: [UInt8], from side: Side, now: Instant) {
         counters[side, default: Counters()].datagramsTransmitted += 1
@@ -74,6 +88,12 @@ public struct SimulatedLink {
                 bytes[bit / 8] ^= 1 << UInt8(bit % 8)
                 counters[side, default: Counters()].corrupted += 1
             }
+            if scheduler != nil {
+                scheduler!.enqueue(InFlight(due: now, order: order, to: side.peer, datagram: bytes), size: bytes.count,
+                                   direction: side == central ? .fromCentral : .fromPeripheral, now: now)
+                order += 1
+                continue
+            }
             var due = now.advanced(by: faults.latency + randomDuration(upTo: faults.jitter))
             if random.chance(faults.reordering) {
                 due = due.advanced(by: randomDuration(upTo: faults.reorderDelay))
@@ -89,10 +109,19 @@ public struct SimulatedLink {
     }
 
     /// When the next datagram arrives, if any is in flight.
-    public var nextDeliveryTime: Instant? { inFlight.min(by: { $0.due < $1.due })?.due }
+    public var nextDeliveryTime: Instant? {
+        if let scheduler { return scheduler.nextArrival?.advanced(by: faults.latency) }
+        return inFlight.min(by: { $0.due < $1.due })?.due
+    }
 
     /// Everything due by `now`, in arrival order.
     public mutating func deliver(now: Instant) -> [(to: Side, datagram: [UInt8])] {
+        if scheduler != nil {
+            scheduler!.advance(to: now)
+            let due = scheduler!.takeArrivals(through: now.advanced(by: .zero - faults.latency))
+            for arrival in due { counters[arrival.item.to.peer, default: Counters()].delivered += 1 }
+            return due.map { (to: $0.item.to, datagram: $0.item.datagram) }
+        }
         var due: [InFlight] = []
         inFlight.removeAll { item in
             guard item.due <= now else { return false }
@@ -107,6 +136,7 @@ public struct SimulatedLink {
     /// The connection drops: everything in flight is lost. The link stays usable (a reconnect).
     public mutating func cut() {
         inFlight.removeAll()
+        scheduler?.removeAll()
     }
 
     private mutating func randomDuration(upTo limit: Duration) -> Duration {

@@ -206,7 +206,7 @@ public struct VirtualNetwork {
         bytesSent[side, default: 0] += datagram.count
         observer?(now, .sent(from: side, datagram))
         guard delivering, let onAir = tap.map({ $0(side, index, datagram) }) ?? datagram else { return }
-        if link.faults == .perfect, link.inFlightCount == 0 {
+        if link.faults == .perfect, link.radio == nil, link.inFlightCount == 0 {
             // Nothing can happen to it on the way: hand it over (the hot path of the benchmarks).
             try arrive(onAir, at: side.peer, &a, &b)
             return

@@ -20,6 +20,9 @@ public struct LoopbackRun {
         public var maxConnections = 20
         /// Virtual time after which the run gives up.
         public var timeLimit: Duration = .seconds(3600)
+        /// The BLE air the link models (nil: unlimited bandwidth); the sender is the central.
+        /// With a radio, `faults.latency` is host latency on top of the air time.
+        public var radio: RadioModel?
         /// Keep per-progress events (off for huge runs, to keep memory flat).
         public var recordProgress = false
 
@@ -52,7 +55,7 @@ public struct LoopbackRun {
         var pendingCuts = Deque(options.cutsAfterDatagrams.sorted())
         let deadline = Instant.zero.advanced(by: options.timeLimit)
         var seed = options.seed
-        var network = VirtualNetwork(link: SimulatedLink(faults: options.faults, maxDatagramSize: size, seed: seed))
+        var network = VirtualNetwork(link: SimulatedLink(faults: options.faults, maxDatagramSize: size, seed: seed, radio: options.radio))
 
         func record(_ s: inout SenderSession, _ r: inout ReceiverSession) {
             for event in s.takeEvents() {
@@ -74,7 +77,7 @@ public struct LoopbackRun {
             // A fresh link per connection (its own fault sequence); cuts count the sender's
             // datagrams over the whole run.
             countBytes()
-            network.link = SimulatedLink(faults: options.faults, maxDatagramSize: size, seed: seed)
+            network.link = SimulatedLink(faults: options.faults, maxDatagramSize: size, seed: seed, radio: options.radio)
             seed &+= 0x9E37_79B9
             network.reconnect(cutAfter: pendingCuts.first.map { max(0, $0 - network.sentCount(from: .a)) })
             let now = network.now
