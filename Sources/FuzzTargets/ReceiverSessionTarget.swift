@@ -102,7 +102,7 @@ private final class AuditedFile: IncomingFile {
 /// The fuzzer's peer and the receiver under test on the virtual network (perfect link). The
 /// fuzzer plays time itself (`advance`); the network's rounds move the datagrams.
 private struct Harness {
-    var network = perfectNetwork()
+    var network = VirtualNetwork.perfect()
     var peer: AttackerLink
     var receiver: AuditedReceiver
     var doneHashes: [[UInt8]] = []

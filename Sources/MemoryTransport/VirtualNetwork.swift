@@ -51,6 +51,11 @@ public struct VirtualNetwork {
         self.now = now
     }
 
+    /// The network every simulation uses unless it studies faults or the radio: no loss, no delay.
+    public static func perfect(at start: Instant = .zero) -> VirtualNetwork {
+        VirtualNetwork(link: SimulatedLink(faults: .perfect, maxDatagramSize: .max, seed: 0), now: start)
+    }
+
     /// A new connection on the same link (after a cut): nothing in flight, counters for `cutAfter` at 0.
     public mutating func reconnect(after delay: Duration = .zero, cutAfter: Int? = nil) {
         link.cut()
@@ -74,7 +79,7 @@ public struct VirtualNetwork {
     public mutating func round<A: DatagramEndpoint, B: DatagramEndpoint>(_ a: inout A, _ b: inout B)
         throws(Failure<A.Failure, B.Failure>) -> RoundResult {
         var failure: Failure<A.Failure, B.Failure>?
-        let fromA = drain(&a)
+        let fromA = a.drain(now: now)
         var cut = false
         for datagram in fromA.datagrams {
             sentOnLink += 1
@@ -87,7 +92,7 @@ public struct VirtualNetwork {
             throw .a(error)
         }
         cut = cut || cutAfter.map { sentOnLink >= $0 } ?? false
-        let fromB = drain(&b)
+        let fromB = b.drain(now: now)
         for datagram in fromB.datagrams {
             do { try pass(datagram, from: .b, delivering: !cut && failure == nil, &a, &b) } catch { failure = error }
         }
@@ -113,11 +118,7 @@ public struct VirtualNetwork {
         observer?(now, .tick(due: [deadlines.a, deadlines.b].enumerated().compactMap { index, deadline in
             deadline.map { $0 <= now } == true ? (index == 0 ? Side.a : Side.b) : nil
         }))
-        try deliverDue(&a, &b)
-        failurePhase = .timers
-        do { try a.handleTimers(now: now) } catch { throw .a(error) }
-        do { try b.handleTimers(now: now) } catch { throw .b(error) }
-        failurePhase = nil
+        try deliverDueAndRunTimers(&a, &b)
         return true
     }
 
@@ -126,11 +127,7 @@ public struct VirtualNetwork {
     public mutating func advance<A: DatagramEndpoint, B: DatagramEndpoint>(by duration: Duration, _ a: inout A, _ b: inout B)
         throws(Failure<A.Failure, B.Failure>) {
         now = now.advanced(by: duration)
-        try deliverDue(&a, &b)
-        failurePhase = .timers
-        do { try a.handleTimers(now: now) } catch { throw .a(error) }
-        do { try b.handleTimers(now: now) } catch { throw .b(error) }
-        failurePhase = nil
+        try deliverDueAndRunTimers(&a, &b)
     }
 
     /// Datagrams `side` has sent over the network's life.
@@ -182,22 +179,6 @@ public struct VirtualNetwork {
 
     // MARK: - Steps
 
-    /// Everything `endpoint` has to send now, and the error that stopped it if one did (then
-    /// nothing of the batch is delivered: the endpoint's connection is over).
-    private func drain<E: DatagramEndpoint>(_ endpoint: inout E) -> (datagrams: [[UInt8]], error: E.Failure?) {
-        var datagrams: [[UInt8]] = []
-        do {
-            while let datagram = try endpoint.nextDatagram(now: now) {
-                datagrams.append(datagram)
-                // A window is at most 4096 frames: more than this from one drain is a runaway endpoint.
-                if datagrams.count >= 10_000 { break }
-            }
-        } catch {
-            return (datagrams, error)
-        }
-        return (datagrams, nil)
-    }
-
     private mutating func pass<A: DatagramEndpoint, B: DatagramEndpoint>(
         _ datagram: [UInt8], from side: Side, delivering: Bool, _ a: inout A, _ b: inout B
     ) throws(Failure<A.Failure, B.Failure>) {
@@ -213,6 +194,16 @@ public struct VirtualNetwork {
         }
         link.transmit(onAir, from: side, now: now)
         try deliverDue(&a, &b)
+    }
+
+    /// What a tick does once the clock has moved: due datagrams arrive, then `a`'s and `b`'s timers run.
+    private mutating func deliverDueAndRunTimers<A: DatagramEndpoint, B: DatagramEndpoint>(_ a: inout A, _ b: inout B)
+        throws(Failure<A.Failure, B.Failure>) {
+        try deliverDue(&a, &b)
+        failurePhase = .timers
+        do { try a.handleTimers(now: now) } catch { throw .a(error) }
+        do { try b.handleTimers(now: now) } catch { throw .b(error) }
+        failurePhase = nil
     }
 
     private mutating func deliverDue<A: DatagramEndpoint, B: DatagramEndpoint>(_ a: inout A, _ b: inout B)

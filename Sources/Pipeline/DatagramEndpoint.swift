@@ -12,3 +12,17 @@ public protocol DatagramEndpoint {
     /// When `handleTimers` next has something to do, if ever.
     var nextDeadline: Instant? { get }
 }
+
+extension DatagramEndpoint {
+    /// Everything the endpoint has to send now, in order, and the error that stopped it if one
+    /// did. More than `limit` from one call is a runaway endpoint (a window is at most 4096 frames).
+    public mutating func drain(now: Instant, limit: Int = 10_000) -> (datagrams: [[UInt8]], error: Failure?) {
+        var datagrams: [[UInt8]] = []
+        do {
+            while datagrams.count < limit, let datagram = try nextDatagram(now: now) { datagrams.append(datagram) }
+        } catch {
+            return (datagrams, error)
+        }
+        return (datagrams, nil)
+    }
+}

@@ -104,14 +104,14 @@ public struct ReceiverSession {
     }
 
     public mutating func setMaxDatagramSize(_ size: Int, peer: Int? = nil) {
-        withStack { stack in
+        stack.withMovedValue { stack in
             stack.bottom.link.maxDatagramSize = size
             stack.bottom.link.peerMaxDatagramSize = peer
         }
     }
 
     public mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
-        try withStack { stack throws(SessionError) in
+        try stack.withMovedValue { stack throws(SessionError) in
             defer {
                 // Message 2 went out: the link lifts its pre-authentication limits.
                 if stack.top.bottom.takeAuthentication() { stack.bottom.peerAuthenticated() }
@@ -130,13 +130,13 @@ public struct ReceiverSession {
     public var nextDeadline: Instant? { stack?.nextDeadline }
 
     public mutating func handleTimers(now: Instant) throws(SessionError) {
-        try withStack { stack throws(SessionError) in try stack.handleTimers(now: now) }
+        try stack.withMovedValue { stack throws(SessionError) in try stack.handleTimers(now: now) }
     }
 
     /// The next datagram to transmit now, if any. (The receiver's answers are in the link as soon
     /// as they exist: `receive` passes them down.)
     public mutating func nextDatagram(now: Instant) -> [UInt8]? {
-        withStack { stack in stack.bottom.nextDown(now: now) } ?? nil
+        stack.withMovedValue { stack in stack.bottom.nextDown(now: now) } ?? nil
     }
 
     /// What the file in progress died of, when a connection ends on `error`; nil when the file
@@ -147,14 +147,6 @@ public struct ReceiverSession {
         case .transfer(let cause): .senderBrokeProtocol(cause)
         default: nil
         }
-    }
-
-    /// Runs `body` on the current connection's stack, moved out (not copied) so that its buffers
-    /// stay uniquely referenced; nil when there is no connection.
-    private mutating func withStack<Result, Failure: Error>(_ body: (inout Stack) throws(Failure) -> Result) throws(Failure) -> Result? {
-        guard var stack = stack.take() else { return nil }
-        defer { self.stack = stack }
-        return try body(&stack)
     }
 }
 

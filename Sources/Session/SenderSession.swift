@@ -99,7 +99,7 @@ public struct SenderSession {
 
     /// The MTU changed (e.g. a socket was re-acquired).
     public mutating func setMaxDatagramSize(_ size: Int, peer: Int? = nil) {
-        withStack { stack in
+        stack.withMovedValue { stack in
             stack.bottom.link.maxDatagramSize = size
             stack.bottom.link.peerMaxDatagramSize = peer
         }
@@ -123,21 +123,13 @@ public struct SenderSession {
     public var nextDeadline: Instant? { stack?.nextDeadline }
 
     public mutating func handleTimers(now: Instant) throws(SessionError) {
-        try withStack { stack throws(SessionError) in try stack.handleTimers(now: now) }
+        try stack.withMovedValue { stack throws(SessionError) in try stack.handleTimers(now: now) }
     }
 
     /// The next datagram to transmit now, if any. Pulls file data into the link while the link
     /// has room (so memory stays bounded by the window, whatever the file size).
     public mutating func nextDatagram(now: Instant) throws(SessionError) -> [UInt8]? {
-        try withStack { stack throws(SessionError) in try stack.nextDown(now: now) } ?? nil
-    }
-
-    /// Runs `body` on the current connection's stack, moved out (not copied) so that its buffers
-    /// stay uniquely referenced; nil when there is no connection.
-    private mutating func withStack<Result, Failure: Error>(_ body: (inout Stack) throws(Failure) -> Result) throws(Failure) -> Result? {
-        guard var stack = stack.take() else { return nil }
-        defer { self.stack = stack }
-        return try body(&stack)
+        try stack.withMovedValue { stack throws(SessionError) in try stack.nextDown(now: now) } ?? nil
     }
 }
 

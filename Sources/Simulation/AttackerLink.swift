@@ -1,5 +1,4 @@
 import Framing
-import MemoryTransport
 import Pipeline
 
 /// An attacker's (or a fuzzer's) end of a link: valid framing around whatever messages it
@@ -61,9 +60,4 @@ public struct ScriptedPeer<Script: PeerScript>: DatagramEndpoint {
     public mutating func handleTimers(now: Instant) { end.handleTimers(now: now) }
 
     public var nextDeadline: Instant? { end.nextDeadline }
-}
-
-/// The network every simulation uses unless it studies faults: no loss, no delay.
-public func perfectNetwork(at start: Instant = .zero) -> VirtualNetwork {
-    VirtualNetwork(link: SimulatedLink(faults: .perfect, maxDatagramSize: .max, seed: 0), now: start)
 }

@@ -27,7 +27,7 @@ public struct RelayInjector {
     public mutating func inject(_ messages: [[UInt8]], datagramSize: Int = 244, start: Instant = .zero,
                                 for duration: Duration = .seconds(1)) -> Bool {
         var attacker = AttackerLink(datagramSize: datagramSize)
-        var network = perfectNetwork(at: start)
+        var network = VirtualNetwork.perfect(at: start)
         do {
             try receiver.accept(maxDatagramSize: datagramSize, now: start, wallClock: LoopbackRun.wallClockBase + start.nanoseconds)
             for message in messages { try attacker.link.send(message: message) }

@@ -44,7 +44,7 @@ public struct RelayRun {
         }
         let end = withoutActuallyEscaping(tamper) { tamper in
             var relay = Relay(receiver: receiver, datagramSize: datagramSize, tamper: tamper)
-            var network = perfectNetwork()
+            var network = VirtualNetwork.perfect()
             do throws(VirtualNetwork.Failure<SessionError, SessionError>) {
                 _ = try network.run(&honest, &relay, until: Instant.zero.advanced(by: limit)) { sender, _ in sender.isFinished }
             } catch {

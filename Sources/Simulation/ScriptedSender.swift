@@ -82,7 +82,7 @@ public struct ScriptedSender {
         } catch {
             return outcome
         }
-        var network = perfectNetwork(at: start)
+        var network = VirtualNetwork.perfect(at: start)
         do {
             let ending = try network.run(&sender, &receiver, quietLimit: quietLimit) { _, receiver in receiver.connectionComplete }
             outcome.receiverCompleted = ending == .done

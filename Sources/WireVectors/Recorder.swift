@@ -35,7 +35,7 @@ public enum Recorder {
         let log = Transcript()
         // The sender is side a, the receiver side b, on a clean link without latency: every
         // datagram arrives in the round it was sent, as the discipline says.
-        var network = VirtualNetwork(link: SimulatedLink(faults: .perfect, maxDatagramSize: Int.max, seed: 0))
+        var network = VirtualNetwork.perfect()
         network.observer = { now, event in log.note(event, at: now) }
         let attack = scenario.attack
         network.tap = { side, index, datagram in attack.deliver(datagram, from: side == .a ? .sender : .receiver, index: index) }

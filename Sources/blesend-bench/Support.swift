@@ -189,7 +189,7 @@ func runHandOff(sender: inout SenderSession, receiver: inout ReceiverSession, da
     } catch {
         throw HandOffFailure.session("connect: \(error)")
     }
-    var network = perfectNetwork()
+    var network = VirtualNetwork.perfect()
     var rounds = 0
     let ending: VirtualNetwork.Ending
     do {

@@ -40,7 +40,7 @@ struct ScriptedReceiver {
             outcome.senderError = error as? SessionError
             return outcome
         }
-        var network = perfectNetwork()
+        var network = VirtualNetwork.perfect()
         do throws(VirtualNetwork.Failure<SessionError, Never>) {
             _ = try network.run(&sender, &receiver, quietLimit: .seconds(5)) { sender, _ in sender.isFinished }
         } catch {
