@@ -25,6 +25,8 @@ let package = Package(
         // C libraries, reached through pkg-config.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        // The Linux Bluetooth socket ABI Glibc lacks (sockaddr_l2, SOL_BLUETOOTH options); headers only.
+        .systemLibrary(name: "CBluetooth"),
 
         // Thin Swift wrappers over C.
         .target(name: "Sodium", dependencies: ["CSodium"]),
@@ -49,11 +51,18 @@ let package = Package(
         // Tooling, never a dependency of the product: in-memory files for tests, benchmarks and
         // vectors (the file system edge's protocols, no disk).
         .target(name: "TestDoubles", dependencies: ["Transfer"]),
-        .target(name: "SessionRunner", dependencies: ["Session", "Pipeline", .product(name: "DequeModule", package: "swift-collections")]),
+        .target(name: "SessionRunner", dependencies: ["Session", "Pipeline", "SocketIO", .product(name: "DequeModule", package: "swift-collections")]),
         .target(name: "Simulation", dependencies: [
             "Session", "MemoryTransport", "Pipeline", "Transfer", "Keys", .product(name: "DequeModule", package: "swift-collections"),
         ]),
-        .target(name: "BlueZ", dependencies: ["Pipeline", "DBus", .product(name: "DequeModule", package: "swift-collections")]),
+        // Datagram sockets shared by the radio transports: waiting on descriptors, handing them to a driver.
+        .target(name: "SocketIO", dependencies: ["Pipeline"]),
+        // L2CAP LE credit-based channels: kernel sockets, no bluetoothd in the data path.
+        .target(name: "L2CAP", dependencies: ["CBluetooth", "Pipeline", "SocketIO"]),
+        // GATT through bluetoothd (D-Bus), and finding and reaching the peer for either transport.
+        .target(name: "BlueZ", dependencies: [
+            "Pipeline", "DBus", "SocketIO", "L2CAP", .product(name: "DequeModule", package: "swift-collections"),
+        ]),
 
         // Command line.
         .target(name: "BlesendCLI", dependencies: [
@@ -106,7 +115,8 @@ let package = Package(
             "BlesendCLI", "Simulation", "Session", "SessionRunner", "Storage", "Keys", "MemoryTransport", "TestDoubles", "Transfer",
             "Framing", "Handshake", "Sodium", "Pipeline", "TestSupport",
         ]),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "Pipeline", "TestSupport"]),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "Pipeline", "SocketIO", "TestSupport"]),
+        .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "Pipeline", "SocketIO"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
         .testTarget(name: "WireVectorTests", dependencies: ["WireVectors", "Framing", "Handshake", "Pipeline", "Sodium", "TestSupport"]),
     ]

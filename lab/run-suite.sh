@@ -9,7 +9,8 @@
 # BLESEND_LAB_BT=1 and runs the command. On failure it prints the tails of the bluetoothd and
 # btvirt logs plus the kernel's Bluetooth messages, and copies the logs into the run folder
 # (kept on the host under $BLESEND_LAB_WORK/runs/). Exit status: the command's; 123 if
-# Bluetooth did not come up; otherwise as vmrun.sh (124 timeout, 125 VM died).
+# Bluetooth did not come up; otherwise as vmrun.sh (124 timeout, 125 VM died). Boots on one
+# machine take turns (a lock file, $BLESEND_LAB_LOCK or /tmp/blesend-lab.lock).
 set -euo pipefail
 LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
@@ -18,6 +19,12 @@ if [ "${1:-}" != --in-guest ]; then
   while [ $# -gt 0 ] && [ "$1" != -- ]; do opts+=("$1"); shift; done
   [ "${1:-}" = -- ] && shift
   [ $# -gt 0 ] || { echo "usage: run-suite.sh [vmrun options] -- command [args...]" >&2; exit 2; }
+  # One VM at a time on this machine (the lab is CPU-bound): wait for any other boot to finish.
+  exec 9> "${BLESEND_LAB_LOCK:-/tmp/blesend-lab.lock}"
+  if ! flock -n 9; then
+    echo "run-suite: another lab VM is running; waiting for it" >&2
+    flock 9
+  fi
   exec "$LAB/vmrun.sh" "${opts[@]}" -- "$LAB/run-suite.sh" --in-guest "$@"
 fi
 

@@ -2,6 +2,7 @@ import DequeModule
 import Dispatch
 import Glibc
 import Pipeline
+import SocketIO
 import Synchronization
 
 /// One BLE link as a `DatagramTransport`. Inbound datagrams come from an acquired socket (read pump)
@@ -57,6 +58,12 @@ public final class GattLink: DatagramTransport {
     public var peerMaxDatagramSize: Int {
         let mtu = state.withLock { $0.mtu }
         return sendsNotifications ? attPayloadSize(mtu: mtu) : attNotificationSize(mtu: mtu)
+    }
+    public var transportDescription: TransportDescription {
+        let mtu = mtu
+        return TransportDescription(
+            kind: .gatt, sendSize: sendsNotifications ? attNotificationSize(mtu: mtu) : attPayloadSize(mtu: mtu),
+            receiveSize: sendsNotifications ? attPayloadSize(mtu: mtu) : attNotificationSize(mtu: mtu), attMTU: mtu)
     }
     /// The ATT MTU last reported by BlueZ.
     public var mtu: Int { state.withLock { $0.mtu } }
@@ -115,7 +122,7 @@ public final class GattLink: DatagramTransport {
                 if n == 0 {
                     // 0 is an empty datagram (a zero-length Write Command: a malformed frame for the
                     // layers above to count and drop) unless the other end (bluetoothd) closed.
-                    if Self.peerClosed(fd) {
+                    if socketPeerClosed(fd) {
                         ended = true
                         break
                     }
@@ -135,21 +142,6 @@ public final class GattLink: DatagramTransport {
         inbound.withLock { $0 = InboundSource(source: source) }
         source.resume()
     }
-
-    /// Whether the other end of the connected socket `fd` is closed: it then shows a hang-up at
-    /// once, while an empty datagram, which `recv` also reads as 0 bytes, does not.
-    static func peerClosed(_ fd: Int32) -> Bool {
-        var entry = pollfd(fd: fd, events: Int16(POLLIN) | pollReadHangUp, revents: 0)
-        while true {
-            let n = poll(&entry, 1, 0)
-            if n < 0, errno == EINTR { continue }
-            guard n >= 0 else { return true }
-            return entry.revents & (Int16(POLLHUP | POLLERR | POLLNVAL) | pollReadHangUp) != 0
-        }
-    }
-
-    /// Linux's POLLRDHUP (the peer shut down its writing side), which Glibc's module does not export.
-    private static let pollReadHangUp: Int16 = 0x2000
 
     /// Queues one inbound datagram (from D-Bus).
     func deliver(_ datagram: [UInt8]) {

@@ -24,6 +24,9 @@ public protocol DatagramTransport: AnyObject, Sendable {
     /// Waits for at least one datagram and returns it with every other datagram already waiting,
     /// in order: one wake-up for a burst instead of one per datagram.
     func receiveAvailable() async throws -> [[UInt8]]
+
+    /// What carries the datagrams, for people (the log, the progress line, `--json`).
+    var transportDescription: TransportDescription { get }
 }
 
 extension DatagramTransport {
@@ -31,6 +34,10 @@ extension DatagramTransport {
 
     /// Both directions carry the same size unless a transport says otherwise.
     public var peerMaxDatagramSize: Int { maxDatagramSize }
+
+    public var transportDescription: TransportDescription {
+        TransportDescription(kind: .memory, sendSize: maxDatagramSize, receiveSize: peerMaxDatagramSize)
+    }
 }
 
 public enum TransportError: Error, Equatable, Sendable {

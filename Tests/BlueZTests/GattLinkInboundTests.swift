@@ -1,5 +1,6 @@
 import Glibc
 import Pipeline
+import SocketIO
 import Testing
 @testable import BlueZ
 
@@ -43,11 +44,11 @@ struct GattLinkInboundTests {
         try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &pair) == 0)
         defer { Glibc.close(pair[0]) }
         send(pair[1], [])
-        #expect(!GattLink.peerClosed(pair[0]))
+        #expect(!socketPeerClosed(pair[0]))
         var scratch = [UInt8](repeating: 0, count: 8)
         #expect(scratch.withUnsafeMutableBytes { recv(pair[0], $0.baseAddress, $0.count, 0) } == 0)
-        #expect(!GattLink.peerClosed(pair[0]))
+        #expect(!socketPeerClosed(pair[0]))
         Glibc.close(pair[1])
-        #expect(GattLink.peerClosed(pair[0]))
+        #expect(socketPeerClosed(pair[0]))
     }
 }

@@ -3,7 +3,7 @@ import Synchronization
 
 /// Awaits readability/writability of non-blocking fds with one-shot DispatchSources; `cancelAll()`
 /// wakes every waiter (used when a link closes).
-final class FDWaiter: Sendable {
+public final class FDWaiter: Sendable {
     private struct State {
         var cancelled = false
         var sources: [Int: any DispatchSourceProtocol] = [:]
@@ -13,7 +13,9 @@ final class FDWaiter: Sendable {
     private let queue = DispatchQueue(label: "blesend.fdwaiter")
 
     /// Returns when `fd` is ready, or when cancelled (then `isCancelled` is true).
-    func wait(fd: Int32, forWriting: Bool) async {
+    public init() {}
+
+    public func wait(fd: Int32, forWriting: Bool) async {
         await withCheckedContinuation { (cont: CheckedContinuation<Void, Never>) in
             let source: any DispatchSourceProtocol = forWriting
                 ? DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
@@ -37,9 +39,9 @@ final class FDWaiter: Sendable {
         }
     }
 
-    var isCancelled: Bool { state.withLock { $0.cancelled } }
+    public var isCancelled: Bool { state.withLock { $0.cancelled } }
 
-    func cancelAll() {
+    public func cancelAll() {
         let sources = state.withLock { s -> [any DispatchSourceProtocol] in
             s.cancelled = true
             return Array(s.sources.values)

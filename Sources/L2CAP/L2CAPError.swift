@@ -1,0 +1,17 @@
+/// Why an L2CAP channel could not be opened or used. `errno` values are the kernel's.
+public enum L2CAPError: Error, Sendable, Equatable {
+    /// This kernel has no Bluetooth sockets (`socket` failed: EAFNOSUPPORT, EPROTONOSUPPORT).
+    case unavailable(errno: Int32)
+    /// Binding to the adapter's address or a PSM failed (EADDRINUSE, EACCES for a fixed PSM below 0x80…).
+    case bindFailed(errno: Int32)
+    /// `listen` or `accept` failed.
+    case listenFailed(errno: Int32)
+    /// The peer refused or could not be reached (ECONNREFUSED: nobody listens on that PSM).
+    case connectFailed(errno: Int32)
+    /// The channel did not open in time.
+    case timedOut
+    /// A socket option the channel needs was refused.
+    case optionFailed(name: String, errno: Int32)
+    /// The listener or channel is closed.
+    case closed
+}
