@@ -54,6 +54,12 @@ extension CLIError {
             self.init(.bluetoothUnavailable,
                       "another program on this machine holds the receiver's transfer characteristic (bluetoothd: \(reason))",
                       hint: "stop the other program (another blesend?) and send again")
+        case .l2capNotOffered:
+            self.init(.transportUnavailable, "the receiver offers no L2CAP channel (an older blerecv, or one started with --no-l2cap, or its kernel has none)",
+                      hint: "send with --transport auto (the default) or gatt")
+        case .l2cap(let cause):
+            self.init(.transportUnavailable, "the receiver's L2CAP channel did not open (\(cause))",
+                      hint: "send with --transport auto (the default) to fall back to GATT")
         case .bluez(let remote):
             self.init(.bluetoothUnavailable, "BlueZ refused: \(remote.name): \(remote.message)")
         case .dbus(let dbus):

@@ -23,6 +23,8 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case localIO = 71
     /// The receiver refused or could not store a file.
     case fileRejected = 72
+    /// `--transport l2cap`, and the receiver offers no L2CAP channel or it did not open.
+    case transportUnavailable = 73
     /// The peer authenticated, then broke the protocol (a malformed or out-of-place message): a
     /// faulty or hostile implementation. Trying again would not help.
     case protocolViolation = 76
@@ -42,6 +44,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .integrity: "integrity failure"
         case .localIO: "local I/O failure"
         case .fileRejected: "file rejected by the receiver"
+        case .transportUnavailable: "the chosen transport is not available"
         case .protocolViolation: "the peer broke the protocol"
         case .interrupted: "interrupted by a signal"
         }

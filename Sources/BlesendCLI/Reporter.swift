@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Logging
+import Pipeline
 
 /// Everything the tools tell the user, in one place.
 ///
@@ -22,7 +23,8 @@ final class Reporter: @unchecked Sendable {
     private var lineShown = false
     private var lastDraw = ContinuousClock.now - .seconds(1)
     private var lastJSONProgress = ContinuousClock.now - .seconds(1)
-    var mtu: Int?
+    /// What carries the current connection (shown on the progress line and in progress events).
+    var transport: TransportDescription?
 
     /// Where lines for people go (standard error; a test may catch them).
     private let writeError: (String) -> Void
@@ -58,7 +60,8 @@ final class Reporter: @unchecked Sendable {
             lastJSONProgress = now
             event(JSONLine("progress", [
                 ("name", .string(name)), ("bytes", .of(done)), ("total", .of(total)),
-                ("rate", .double((rate * 10).rounded() / 10)), ("mtu", mtu.map { .int(Int64($0)) } ?? .null),
+                ("rate", .double((rate * 10).rounded() / 10)), ("mtu", transport?.attMTU.map { .int(Int64($0)) } ?? .null),
+                ("transport", transport.map { .string($0.kind.rawValue) } ?? .null),
             ]))
         }
         guard interactive, now - lastDraw >= .milliseconds(100) || total == done else { return }
@@ -72,9 +75,21 @@ final class Reporter: @unchecked Sendable {
         } else {
             line += "  \(Formatting.rate(rate))"
         }
-        if let mtu { line += "  (mtu \(mtu))" }
+        if let transport { line += "  (\(transport.shortLabel))" }
         writeError("\r\u{1B}[2K" + line)
         lineShown = true
+    }
+
+    /// A connection is up: the `connected` event (device, transport, payload size, ATT MTU, PHY) and
+    /// the log line; later progress lines name the transport.
+    func connected(device: String?, transport: TransportDescription, note: String? = nil) {
+        self.transport = transport
+        event(JSONLine("connected", [
+            ("device", .of(device)), ("transport", .string(transport.kind.rawValue)),
+            ("payload", .int(Int64(transport.sendSize))), ("mtu", transport.attMTU.map { .int(Int64($0)) } ?? .null),
+            ("phy", .of(transport.phy)),
+        ]))
+        logger.info("connected to \(device ?? "a peer") over \(transport)\(note.map { " (\($0))" } ?? "")")
     }
 
     /// Prints an error as `tool: error: …` and `tool: hint: …`, and as a JSON event.

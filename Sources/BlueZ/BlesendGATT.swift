@@ -4,12 +4,17 @@ public enum BlesendGATT {
     public static let serviceUUID = "6f3c0001-8c2e-4b6a-9d2f-7a1e5b0c4d10"
     public static let transferCharacteristicUUID = "6f3c0002-8c2e-4b6a-9d2f-7a1e5b0c4d10"
     public static let versionCharacteristicUUID = "6f3c0003-8c2e-4b6a-9d2f-7a1e5b0c4d10"
+    /// Where a peripheral publishes the PSM of its L2CAP channel: a little-endian `u16`, read-only,
+    /// inside the service the channel belongs to. Apple's UUID (`CBUUIDL2CAPPSMCharacteristicString`),
+    /// so that other stacks find it where they look for it.
+    public static let psmCharacteristicUUID = "abdd3056-28fa-441d-a470-55a75a52553a"
     public static let protocolVersion: UInt8 = 1
 
     /// One primary service: the transfer characteristic (the sender writes without response and
-    /// subscribes to notifications, both through acquired sockets where BlueZ offers them) and,
-    /// unless left out, the version characteristic, read-only.
-    static func application(versionCharacteristic: Bool) -> GattApplication {
+    /// subscribes to notifications, both through acquired sockets where BlueZ offers them); unless
+    /// left out, the version characteristic, read-only; and with an L2CAP channel listening, the
+    /// PSM characteristic, read-only (docs/protocol.md §1.2).
+    static func application(versionCharacteristic: Bool, psm: UInt16? = nil) -> GattApplication {
         var characteristics = [
             GattCharacteristic(
                 uuid: transferCharacteristicUUID, flags: [.writeWithoutResponse, .notify],
@@ -18,7 +23,21 @@ public enum BlesendGATT {
         if versionCharacteristic {
             characteristics.append(GattCharacteristic(uuid: versionCharacteristicUUID, flags: [.read], value: .constant([protocolVersion])))
         }
+        if let psm {
+            characteristics.append(GattCharacteristic(uuid: psmCharacteristicUUID, flags: [.read], value: .constant(psmValue(psm))))
+        }
         return GattApplication(services: [GattService(uuid: serviceUUID, primary: true, characteristics: characteristics)])
+    }
+
+    /// The PSM characteristic's value: the PSM, little-endian.
+    static func psmValue(_ psm: UInt16) -> [UInt8] { [UInt8(psm & 0xFF), UInt8(psm >> 8)] }
+
+    /// The PSM in a PSM characteristic's value; nil unless it is 2 bytes naming an LE dynamic PSM
+    /// (0x80–0xFF), the only ones an unprivileged receiver listens on.
+    static func psm(fromValue value: [UInt8]) -> UInt16? {
+        guard value.count == 2 else { return nil }
+        let psm = UInt16(value[0]) | UInt16(value[1]) << 8
+        return (0x80...0xFF).contains(psm) ? psm : nil
     }
 
     /// Connectable and discoverable, with the service UUID. `localName` is off by default: no stable

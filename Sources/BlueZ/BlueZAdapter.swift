@@ -1,4 +1,5 @@
 import DBus
+import L2CAP
 
 /// Finding and checking the adapter, shared by both roles.
 enum BlueZAdapter {
@@ -50,6 +51,15 @@ enum BlueZAdapter {
             throw BlueZError.adapterPoweredOff(path)
         }
         return path
+    }
+}
+
+extension BlueZAdapter {
+    /// The adapter's own address and type (`Address`, `AddressType`), for binding L2CAP sockets.
+    static func address(_ bus: DBusConnection, adapterPath: String) async -> BluetoothAddress? {
+        guard let props = try? await bus.allProperties(destination: BlueZ.service, path: adapterPath, interface: BlueZ.adapter),
+              let text = props["Address"]?.string else { return nil }
+        return BluetoothAddress(text, bluezType: props["AddressType"]?.string ?? "public")
     }
 }
 

@@ -1,4 +1,5 @@
 import DBus
+import L2CAP
 
 /// Errors from the BlueZ transport, distinguishing the situations a user must act on differently.
 public enum BlueZError: Error, Equatable, Sendable {
@@ -22,6 +23,11 @@ public enum BlueZError: Error, Equatable, Sendable {
     /// notify socket on the same peer, so bluetoothd refuses ours; carries bluetoothd's reason
     /// ("Write acquired", "Notify acquired").
     case characteristicBusy(String)
+    /// `--transport l2cap`, and the peer publishes no L2CAP PSM (an older receiver, or one whose
+    /// kernel or adapter has no LE L2CAP channels).
+    case l2capNotOffered
+    /// `--transport l2cap`, and the channel the peer offers did not open.
+    case l2cap(L2CAPError)
     /// BlueZ answered with an error (`org.bluez.Error.*`).
     case bluez(DBusRemoteError)
     /// Any other D-Bus failure.

@@ -16,7 +16,7 @@ actor BluetoothdRecovery {
     private let adapterPath: String
     private let registration: BluezRegistration
     private let server: TransferCharacteristicServer
-    private let links: GattAcceptQueue
+    private let links: AcceptQueue<PeerConnection>
     private let timeout: Duration
     private let observer = Mutex<Observer?>(nil)
     private var watchers: [Task<Void, Never>] = []
@@ -26,7 +26,7 @@ actor BluetoothdRecovery {
 
     init(
         bus: DBusConnection, adapterPath: String, registration: BluezRegistration, server: TransferCharacteristicServer,
-        links: GattAcceptQueue, timeout: Duration
+        links: AcceptQueue<PeerConnection>, timeout: Duration
     ) {
         self.bus = bus
         self.adapterPath = adapterPath

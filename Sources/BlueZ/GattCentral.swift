@@ -1,24 +1,29 @@
 import DBus
+import L2CAP
 import Pipeline
 
 /// The sender side: finds a receiver advertising the transfer service, connects, and returns the
-/// link as a `DatagramTransport`. Discovery is stopped, and the device disconnected, on every exit path.
+/// connection: an L2CAP channel where the receiver publishes a PSM and `transport` allows it, else
+/// the GATT link. Discovery is stopped, and the device disconnected, on every exit path.
 public enum GattCentral {
-    /// Scans on `adapter` ("hci1"; nil = first adapter) for up to `timeout`, connects to the first
-    /// receiver found (skipping ones whose RSSI is known and below `minimumRSSI`; an absent RSSI is
-    /// treated as unknown and accepted) and acquires the transfer characteristic.
+    /// How long an L2CAP channel may take to open before `auto` falls back to GATT.
+    public static let l2capTimeout: Duration = .seconds(3)
+
+    /// Scans on `radio.adapter` for up to `scanTime` (default `radio.scanTimeout`), connects to the
+    /// first receiver found (skipping ones whose RSSI is known and below `radio.minimumRSSI`; an
+    /// absent RSSI is treated as unknown and accepted) and opens the transport `radio.transport` asks for.
     /// `excluding` lists device paths not to connect to again (receivers that failed the handshake).
     public static func connect(
-        adapter: String? = nil, timeout: Duration = .seconds(30), minimumRSSI: Int16? = nil,
-        excluding: Set<String> = [], bus: DBusConnection? = nil
-    ) async throws(BlueZError) -> GattLink {
+        _ radio: RadioOptions, scanTime: Duration? = nil, excluding: Set<String> = [], bus: DBusConnection? = nil
+    ) async throws(BlueZError) -> PeerConnection {
         let connection: DBusConnection
         if let bus { connection = bus } else { connection = try await BlueZAdapter.systemBus() }
         let ownsBus = bus == nil
         do {
-            let adapterPath = try await BlueZAdapter.resolve(connection, name: adapter)
-            let device = try await discover(connection, adapterPath: adapterPath, timeout: timeout, minimumRSSI: minimumRSSI, excluding: excluding)
-            return try await open(connection, device: device, ownsBus: ownsBus)
+            let adapterPath = try await BlueZAdapter.resolve(connection, name: radio.adapter)
+            let device = try await discover(connection, adapterPath: adapterPath, timeout: scanTime ?? radio.scanTimeout,
+                                            minimumRSSI: radio.minimumRSSI, excluding: excluding)
+            return try await open(connection, adapterPath: adapterPath, device: device, transport: radio.transport, ownsBus: ownsBus)
         } catch {
             if ownsBus { await connection.close() }
             throw error
@@ -121,7 +126,9 @@ public enum GattCentral {
         }
     }
 
-    private static func open(_ bus: DBusConnection, device: String, ownsBus: Bool) async throws(BlueZError) -> GattLink {
+    private static func open(
+        _ bus: DBusConnection, adapterPath: String, device: String, transport: TransportChoice, ownsBus: Bool
+    ) async throws(BlueZError) -> PeerConnection {
         var tasks: [Task<Void, Never>] = []
         let link = GattLink(device: device, mtu: 23, sendsNotifications: false)
         do {
@@ -138,6 +145,23 @@ public enum GattCentral {
             // them a moment before concluding the peer has none.
             let charPath = try await transferCharacteristic(bus, device: device, patience: .seconds(5))
             let iface = BlueZ.gattCharacteristic
+            var fallback: L2CAPError?
+            if transport != .gatt {
+                var channel: L2CAPChannel?
+                do {
+                    channel = try await openChannel(bus, adapterPath: adapterPath, device: device, transferCharacteristic: charPath)
+                } catch {
+                    if transport == .l2cap { throw BlueZError.l2cap(error) }
+                    fallback = error
+                }
+                if let channel {
+                    return PeerConnection(transport: channel, device: device) {
+                        _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(10))
+                        if ownsBus { await bus.close() }
+                    }
+                }
+                if transport == .l2cap { throw BlueZError.l2capNotOffered }
+            }
 
             // Disconnect watch, before anything can go wrong on the link.
             let deviceChanges = try await mapped { () async throws(DBusError) in try await bus.propertiesChanged(sender: BlueZ.service, path: device, interface: BlueZ.device) }
@@ -193,7 +217,7 @@ public enum GattCentral {
                 _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(10))
                 if ownsBus { await bus.close() }
             }
-            return link
+            return PeerConnection(transport: link, device: device, l2capFallback: fallback)
         } catch {
             for t in tasks { t.cancel() }
             await link.close()
@@ -203,6 +227,28 @@ public enum GattCentral {
             _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(10))
             throw failure
         }
+    }
+
+    /// Opens the L2CAP channel the receiver publishes in the transfer service's PSM characteristic,
+    /// on the LE link already up; nil when it publishes none.
+    private static func openChannel(
+        _ bus: DBusConnection, adapterPath: String, device: String, transferCharacteristic: String
+    ) async throws(L2CAPError) -> L2CAPChannel? {
+        let service = String(transferCharacteristic[..<(transferCharacteristic.lastIndex(of: "/") ?? transferCharacteristic.endIndex)])
+        guard let objects = try? await bus.managedObjects(destination: BlueZ.service, path: "/"),
+              let psmPath = objects.keys.sorted().first(where: { path in
+                  path.hasPrefix(service + "/")
+                      && objects[path]?[BlueZ.gattCharacteristic]?["UUID"]?.string?.lowercased() == BlesendGATT.psmCharacteristicUUID
+              })
+        else { return nil }
+        guard let value = try? await bus.bluez(psmPath, BlueZ.gattCharacteristic, "ReadValue", [.properties([:])], timeout: .seconds(5)),
+              let bytes = value.first?.bytes, let psm = BlesendGATT.psm(fromValue: bytes)
+        else { return nil }
+        guard let props = objects[device]?[BlueZ.device], let text = props["Address"]?.string,
+              let peer = BluetoothAddress(text, bluezType: props["AddressType"]?.string ?? "public"),
+              let local = await BlueZAdapter.address(bus, adapterPath: adapterPath)
+        else { throw .connectFailed(errno: 0) }
+        return try await L2CAPConnector.connect(from: local, to: peer, psm: psm, receiveMTU: GattPeripheral.l2capReceiveMTU, timeout: l2capTimeout)
     }
 
     private static func transferCharacteristic(_ bus: DBusConnection, device: String, patience: Duration) async throws(BlueZError) -> String {

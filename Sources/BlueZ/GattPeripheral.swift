@@ -1,8 +1,11 @@
 import DBus
+import L2CAP
 
-/// The receiver side: a GATT application with the transfer service, plus an LE advertisement.
-/// Each BLE connection from a sender becomes a `GattLink` returned by `accept()`; one link at a time,
-/// several senders one after another (the advertisement is re-registered after each disconnect).
+/// The receiver side: a GATT application with the transfer service, plus an LE advertisement, plus
+/// an L2CAP channel listener whose PSM the service publishes (where the kernel has LE L2CAP
+/// sockets). Each sender's connection, a `GattLink` or an `L2CAPChannel`, is a `PeerConnection`
+/// returned by `accept()`; one at a time, several senders one after another (the advertisement is
+/// re-registered after each disconnect).
 ///
 /// It survives bluetoothd restarting (`NameOwnerChanged` of `org.bluez`: the application and the
 /// advertisement are registered again once the adapter is back, or `accept()` fails with
@@ -12,7 +15,7 @@ import DBus
 /// The parts: what is served, as values (`BlesendGATT.application`, `.advertisement`); their D-Bus
 /// objects (`GattApplicationExport`, `LEAdvertisementExport`); the transfer characteristic's calls
 /// and the current link (`TransferCharacteristicServer`); the links waiting for `accept()`
-/// (`GattAcceptQueue`); what bluetoothd holds for us (`BluezRegistration`); and bluetoothd or the
+/// (`AcceptQueue`); the L2CAP channels (`L2CAPListener`); what bluetoothd holds for us (`BluezRegistration`); and bluetoothd or the
 /// adapter coming and going (`BluetoothdRecovery`).
 public actor GattPeripheral {
     /// What happened to bluetoothd or the adapter, for the log.
@@ -34,7 +37,15 @@ public actor GattPeripheral {
     private let ownsBus: Bool
     private let application: GattApplicationExport
     private let advertisement: LEAdvertisementExport
-    private let links: GattAcceptQueue
+    private let links: AcceptQueue<PeerConnection>
+    private let listener: L2CAPListener?
+    private var channelAccepts: Task<Void, Never>?
+    /// The newest channel from each device, to tell an old connection from a newer one.
+    private var newestChannel: [String: ObjectIdentifier] = [:]
+    /// The PSM senders open channels on; nil when this receiver serves GATT only.
+    public nonisolated var l2capPSM: UInt16? { listener?.psm }
+    /// Why no L2CAP channel is offered, when it was asked for and could not be set up.
+    public nonisolated let l2capUnavailable: L2CAPError?
     private let server: TransferCharacteristicServer
     private let registration: BluezRegistration
     private let recovery: BluetoothdRecovery
@@ -43,18 +54,36 @@ public actor GattPeripheral {
     static let appPath = "/org/blesend/app"
     static let advertisementPath = "/org/blesend/advertisement0"
 
+    /// The largest SDU a receiver takes on its L2CAP channel (docs/protocol.md §1.2).
+    public static let l2capReceiveMTU = 4096
+
     /// Registers the GATT application and the advertisement on `adapter` ("hci0"; nil = first adapter).
-    /// `localName` is off by default (no stable personal identifier in the advertisement).
+    /// `localName` is off by default (no stable personal identifier in the advertisement). With
+    /// `l2cap`, also listens for L2CAP channels and publishes the PSM; if the kernel or adapter
+    /// cannot, serves GATT only and says why in `l2capUnavailable`.
     public static func start(
-        adapter: String? = nil, localName: String? = nil, versionCharacteristic: Bool = true, bus: DBusConnection? = nil
+        adapter: String? = nil, localName: String? = nil, versionCharacteristic: Bool = true, l2cap: Bool = true,
+        bus: DBusConnection? = nil
     ) async throws(BlueZError) -> GattPeripheral {
         let connection: DBusConnection
         if let bus { connection = bus } else { connection = try await BlueZAdapter.systemBus() }
         do {
             let adapterPath = try await BlueZAdapter.resolve(connection, name: adapter)
+            var listener: L2CAPListener?
+            var unavailable: L2CAPError?
+            if l2cap {
+                do {
+                    guard let address = await BlueZAdapter.address(connection, adapterPath: adapterPath) else {
+                        throw L2CAPError.bindFailed(errno: 0)
+                    }
+                    listener = try L2CAPListener(adapter: address, receiveMTU: l2capReceiveMTU)
+                } catch {
+                    unavailable = error as? L2CAPError
+                }
+            }
             let peripheral = try GattPeripheral(
                 bus: connection, ownsBus: bus == nil, adapterPath: adapterPath, localName: localName,
-                versionCharacteristic: versionCharacteristic)
+                versionCharacteristic: versionCharacteristic, listener: listener, l2capUnavailable: unavailable)
             try await peripheral.register()
             return peripheral
         } catch {
@@ -64,20 +93,24 @@ public actor GattPeripheral {
     }
 
     private init(
-        bus: DBusConnection, ownsBus: Bool, adapterPath: String, localName: String?, versionCharacteristic: Bool
+        bus: DBusConnection, ownsBus: Bool, adapterPath: String, localName: String?, versionCharacteristic: Bool,
+        listener: L2CAPListener?, l2capUnavailable: L2CAPError?
     ) throws(BlueZError) {
         self.bus = bus
         self.ownsBus = ownsBus
         self.adapterPath = adapterPath
+        self.listener = listener
+        self.l2capUnavailable = l2capUnavailable
         let application: GattApplicationExport
         do {
             application = try GattApplicationExport(
-                BlesendGATT.application(versionCharacteristic: versionCharacteristic), root: Self.appPath, bus: bus)
+                BlesendGATT.application(versionCharacteristic: versionCharacteristic, psm: listener?.psm), root: Self.appPath, bus: bus)
             advertisement = try LEAdvertisementExport(BlesendGATT.advertisement(localName: localName), path: Self.advertisementPath, bus: bus)
         } catch {
+            listener?.close()
             throw BlueZError.dbus(error)
         }
-        let links = GattAcceptQueue()
+        let links = AcceptQueue<PeerConnection>()
         let server = TransferCharacteristicServer(
             notifier: application.notifier(characteristic: BlesendGATT.transferCharacteristicUUID), links: links)
         let registration = BluezRegistration(
@@ -109,6 +142,22 @@ public actor GattPeripheral {
         try await server.watchDisconnects(bus: bus, adapterPath: adapterPath)
         try await recovery.start()
         try await registration.registerMissing()
+        if let listener { channelAccepts = Task { [weak self] in await self?.acceptChannels(listener) } }
+    }
+
+    /// Hands every L2CAP channel a sender opens to `accept()`, until the listener closes.
+    private func acceptChannels(_ listener: L2CAPListener) async {
+        while true {
+            let channel: L2CAPChannel
+            do {
+                channel = try await listener.accept()
+            } catch {
+                return
+            }
+            let device = BlueZ.devicePath(adapterPath: adapterPath, address: channel.peer)
+            newestChannel[device] = ObjectIdentifier(channel)
+            links.offer(PeerConnection(transport: channel, device: device) { [weak self] in await self?.linkEnded() })
+        }
     }
 
     /// A link ended: advertise again for the next sender.
@@ -120,7 +169,7 @@ public actor GattPeripheral {
     /// The next sender's link. Throws `linkLost` once the peripheral is closed, and
     /// `bluetoothdNotRunning` (or what re-registering failed with) when bluetoothd went away and
     /// did not come back within `recoveryTimeout`.
-    public func accept() async throws(BlueZError) -> GattLink {
+    public func accept() async throws(BlueZError) -> PeerConnection {
         try await links.accept()
     }
 
@@ -131,12 +180,16 @@ public actor GattPeripheral {
         try await registration.registerApplicationAgain()
     }
 
-    /// Ends the BLE connection of `link`'s peer: a sender that failed the handshake, went silent
-    /// or broke the protocol would otherwise keep holding the link (the receiver only closed its
-    /// sockets). Nothing is done if that peer has already opened a newer link.
-    public func disconnectPeer(of link: GattLink) async {
-        guard let device = link.device, !closed else { return }
-        if await server.hasNewerLink(than: link) { return }
+    /// Ends the BLE connection of `connection`'s peer: a sender that failed the handshake, went
+    /// silent or broke the protocol would otherwise keep holding the link (the receiver only closed
+    /// its sockets). Nothing is done if that peer has already opened a newer connection.
+    public func disconnectPeer(of connection: PeerConnection) async {
+        guard let device = connection.device, !closed else { return }
+        if let link = connection.gattLink {
+            if await server.hasNewerLink(than: link) { return }
+        } else if newestChannel[device] != ObjectIdentifier(connection.transport) {
+            return
+        }
         _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(5))
     }
 
@@ -144,6 +197,8 @@ public actor GattPeripheral {
     public func close() async {
         guard !closed else { return }
         closed = true
+        listener?.close()
+        channelAccepts?.cancel()
         await recovery.stop()
         await server.close()
         await registration.close()

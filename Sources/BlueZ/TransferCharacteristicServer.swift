@@ -8,13 +8,13 @@ import Glibc
 /// when its device disconnects, when another peer calls, or on `closeCurrent()`.
 actor TransferCharacteristicServer: GattCharacteristicHandler {
     private let notifier: GattNotifier
-    private let links: GattAcceptQueue
+    private let links: AcceptQueue<PeerConnection>
     private var current: GattLink?
     private var closed = false
     private var linkEnded: (@Sendable () async -> Void)?
     private var disconnects: Task<Void, Never>?
 
-    init(notifier: GattNotifier, links: GattAcceptQueue) {
+    init(notifier: GattNotifier, links: AcceptQueue<PeerConnection>) {
         self.notifier = notifier
         self.links = links
     }
@@ -113,7 +113,7 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
         let link = GattLink(device: device, mtu: mtu ?? 23, sendsNotifications: true)
         current = link
         link.onClose { [weak self] in await self?.linkClosed(link) }
-        links.offer(link)
+        links.offer(PeerConnection(transport: link, device: device))
         return link
     }
 

@@ -28,6 +28,18 @@ public struct TransportDescription: Sendable, Equatable, CustomStringConvertible
         self.phy = phy
     }
 
+    /// For the progress line: "L2CAP 4096 B, 2M" / "GATT mtu 517".
+    public var shortLabel: String {
+        var text: String
+        switch kind {
+        case .gatt: text = "GATT mtu \(attMTU.map(String.init) ?? "?")"
+        case .l2cap: text = "L2CAP \(sendSize) B"
+        case .memory: text = "memory \(sendSize) B"
+        }
+        if let phy { text += ", \(phy)" }
+        return text
+    }
+
     /// "L2CAP, 4096-byte SDUs, LE 2M" / "GATT, ATT MTU 517 (510-byte values)".
     public var description: String {
         var text: String

@@ -18,10 +18,10 @@ let adapter = args.count > 2 ? args[2] : nil
 switch role {
 case "periph":
     let senders = args.count > 3 ? Int(args[3]) ?? 1 : 1
-    let p = try await GattPeripheral.start(adapter: adapter)
+    let p = try await GattPeripheral.start(adapter: adapter, l2cap: false)
     log("PERIPH READY on \(p.adapterPath)")
     for n in 1...senders {
-        let link = try await p.accept()
+        guard let link = try await p.accept().gattLink else { fatalError("labcheck: not a GATT link") }
         log("link \(n) from \(link.device ?? "?") mtu=\(link.mtu) max=\(link.maxDatagramSize)")
         var count = 0, bytes = 0, largest = 0
         do {
@@ -45,7 +45,9 @@ case "periph":
     log("PERIPH DONE")
 case "central":
     let t0 = Date()
-    let link = try await GattCentral.connect(adapter: adapter, timeout: .seconds(30))
+    guard let link = try await GattCentral.connect(RadioOptions(adapter: adapter, transport: .gatt)).gattLink else {
+        fatalError("labcheck: not a GATT link")
+    }
     log("connected in \(String(format: "%.2f", Date().timeIntervalSince(t0)))s to \(link.device ?? "?") mtu=\(link.mtu) max=\(link.maxDatagramSize)")
     var failures = 0
     for size in [1, 5, 20, 100, link.maxDatagramSize] {
@@ -94,13 +96,13 @@ case "central":
     exit(failures == 0 ? 0 : 1)
 case "errors":
     do {
-        _ = try await GattCentral.connect(adapter: "hci9", timeout: .seconds(2))
+        _ = try await GattCentral.connect(RadioOptions(adapter: "hci9", scanTimeout: .seconds(2)))
         log("hci9: no error (FAIL)")
     } catch {
         log("hci9: \(error)")
     }
     do {
-        _ = try await GattCentral.connect(adapter: adapter ?? "hci1", timeout: .seconds(3))
+        _ = try await GattCentral.connect(RadioOptions(adapter: adapter ?? "hci1", scanTimeout: .seconds(3)))
         log("scan with nobody advertising: no error (FAIL)")
     } catch {
         log("scan with nobody advertising: \(error)")

@@ -143,7 +143,7 @@ struct GattPeripheralTests {
             let reply = try await bluetoothd.callTransfer("AcquireWrite", [options])
             let fd = try #require(reply.first?.unixFD)
             #expect(reply.last == .uint16(247))
-            let link = try await peripheral.accept()
+            let link = try #require(try await peripheral.accept().gattLink)
             #expect(link.device == device)
             #expect(link.mtu == 247)
             let sent = [UInt8]([1, 2]).withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
@@ -164,7 +164,7 @@ struct GattPeripheralTests {
     @Test func anAdapterPoweredOffEndsTheLinkAndPoweredOnAdvertisesAgain() async throws {
         try await withPeripheral { peripheral, bluetoothd, events in
             _ = try await bluetoothd.callTransfer("WriteValue", [.bytes([7]), .properties(["device": .objectPath(device)])])
-            let link = try await peripheral.accept()
+            let link = try #require(try await peripheral.accept().gattLink)
             #expect(try await link.receive() == [7])
 
             try await bluetoothd.setPowered(false)
@@ -183,7 +183,7 @@ struct GattPeripheralTests {
     @Test func bluetoothdLeavingAndComingBackRegistersEverythingAgain() async throws {
         try await withPeripheral { peripheral, bluetoothd, events in
             _ = try await bluetoothd.callTransfer("WriteValue", [.bytes([7]), .properties(["device": .objectPath(device)])])
-            let link = try await peripheral.accept()
+            let link = try #require(try await peripheral.accept().gattLink)
 
             try await bluetoothd.releaseName()
             try await eventually { link.isClosed && events.all == [.bluetoothdGone] }
@@ -203,7 +203,7 @@ struct GattPeripheralTests {
 
             // And the next sender is served.
             _ = try await bluetoothd.callTransfer("WriteValue", [.bytes([8]), .properties(["device": .objectPath(device)])])
-            let next = try await peripheral.accept()
+            let next = try #require(try await peripheral.accept().gattLink)
             #expect(next !== link)
             #expect(try await next.receive() == [8])
         }

@@ -24,12 +24,12 @@ struct TransferCharacteristicServerTests {
 
     @Test func aPeersCallsShareOneLinkThatTheQueueHandsOut() async throws {
         let notifications = Notifications()
-        let queue = GattAcceptQueue()
+        let queue = AcceptQueue<PeerConnection>()
         let server = TransferCharacteristicServer(notifier: notifications.notifier, links: queue)
 
         let write = try await server.acquireWrite(GattRequestOptions(device: deviceA, mtu: 185))
         #expect(write.mtu == 185)
-        let link = try await queue.accept()
+        let link = try #require(try await queue.accept().gattLink)
         #expect(link.device == deviceA)
         #expect(link.mtu == 185)
         #expect(link.receivedWrites)
@@ -58,15 +58,15 @@ struct TransferCharacteristicServerTests {
 
     @Test func anotherPeerEndsTheLinkAndStartsANewOne() async throws {
         let notifications = Notifications()
-        let queue = GattAcceptQueue()
+        let queue = AcceptQueue<PeerConnection>()
         let server = TransferCharacteristicServer(notifier: notifications.notifier, links: queue)
         let ended = Mutex(0)
         await server.onLinkEnded { ended.withLock { $0 += 1 } }
 
         try await server.writeValue([1], options: GattRequestOptions(device: deviceA, mtu: 100))
-        let first = try await queue.accept()
+        let first = try #require(try await queue.accept().gattLink)
         try await server.writeValue([2], options: GattRequestOptions(device: deviceB))
-        let second = try await queue.accept()
+        let second = try #require(try await queue.accept().gattLink)
         #expect(first.isClosed)
         #expect(second.device == deviceB)
         #expect(second.mtu == 23)
@@ -85,11 +85,11 @@ struct TransferCharacteristicServerTests {
 
     @Test func notificationsGoThroughTheNotifierWhileSubscribed() async throws {
         let notifications = Notifications()
-        let queue = GattAcceptQueue()
+        let queue = AcceptQueue<PeerConnection>()
         let server = TransferCharacteristicServer(notifier: notifications.notifier, links: queue)
 
         try await server.startNotify()
-        let link = try await queue.accept()
+        let link = try #require(try await queue.accept().gattLink)
         #expect(link.device == nil)
         try await link.send([9])
         await server.stopNotify()

@@ -45,6 +45,10 @@ struct Receive: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Bluetooth adapter to use, e.g. hci0 (default: BlueZ's first adapter).", valueName: "hciN"))
     var adapter: String?
 
+    @Flag(name: .customLong("no-l2cap"), help: ArgumentHelp(
+        "Serve GATT only: no L2CAP channel and no PSM in the service, as blerecv before L2CAP (senders then use GATT)."))
+    var noL2CAP = false
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -75,7 +79,7 @@ struct Receive: AsyncParsableCommand {
             }
             let operation = ReceiveOperation(
                 identity: identity, trust: trusted, store: store, outDirectory: stdout ? nil : out,
-                adapter: adapter, once: once || stdout, reporter: reporter)
+                adapter: adapter, l2cap: !noL2CAP, once: once || stdout, reporter: reporter)
             try await operation.run()
         }
     }

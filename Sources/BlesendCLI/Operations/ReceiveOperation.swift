@@ -11,6 +11,8 @@ struct ReceiveOperation {
     let store: any FileStore
     let outDirectory: String?
     let adapter: String?
+    /// Listen for L2CAP channels and publish the PSM (off: GATT only, as before L2CAP).
+    let l2cap: Bool
     let once: Bool
     let reporter: Reporter
 
@@ -26,7 +28,7 @@ struct ReceiveOperation {
     func run() async throws(CLIError) {
         let peripheral: GattPeripheral
         do {
-            peripheral = try await GattPeripheral.start(adapter: adapter)
+            peripheral = try await GattPeripheral.start(adapter: adapter, l2cap: l2cap)
         } catch {
             throw CLIError(error, adapter: adapter)
         }
@@ -40,6 +42,11 @@ struct ReceiveOperation {
                 reporter.logger.notice(on ? "the adapter is powered on again; advertising" : "the adapter was powered off")
             }
         }
+        if let psm = peripheral.l2capPSM {
+            reporter.logger.info("L2CAP channels on PSM 0x\(String(psm, radix: 16)) (\(GattPeripheral.l2capReceiveMTU)-byte SDUs), GATT besides")
+        } else if let why = peripheral.l2capUnavailable {
+            reporter.logger.notice("no L2CAP channel (\(why)); serving GATT only")
+        }
         let cleanup = Interrupts.shared.add { await peripheral.close() }
         defer { Interrupts.shared.remove(cleanup) }
         reporter.event(JSONLine("listening", [("adapter", .of(adapter)), ("fingerprint", .string(identity.publicKey.fingerprint)),
@@ -51,7 +58,7 @@ struct ReceiveOperation {
         let tally = Tally()
         var failure: CLIError?
         while true {
-            let link: GattLink
+            let link: PeerConnection
             do {
                 link = try await peripheral.accept()
             } catch {
@@ -61,13 +68,11 @@ struct ReceiveOperation {
                 failure = CLIError(error, adapter: adapter)
                 break
             }
-            reporter.mtu = link.mtu
-            reporter.event(JSONLine("connected", [("device", .of(link.device)), ("mtu", .int(Int64(link.mtu)))]))
-            reporter.logger.info("connection from \(link.device ?? "a device"), ATT MTU \(link.mtu)")
+            reporter.connected(device: link.device, transport: link.transportDescription)
             tally.sessionEnded = false
             tally.authenticated = false
             do {
-                let ending = try await EndpointRunner.runReceiver(&session, over: link, clock: clock) { handle($0, tally) }
+                let ending = try await EndpointRunner.runReceiver(&session, over: link.transport, clock: clock) { handle($0, tally) }
                 if ending == .linkLost { reporter.logger.info("connection ended: link lost") }
                 // A refused peer must not keep the BLE link once the refusal is delivered.
                 if !tally.authenticated { await peripheral.disconnectPeer(of: link) }
@@ -77,7 +82,7 @@ struct ReceiveOperation {
                 // the BLE link (closing our sockets alone leaves it connected).
                 await link.close()
                 await peripheral.disconnectPeer(of: link)
-                if error == .handshakeTimeout, !link.receivedWrites {
+                if error == .handshakeTimeout, let gatt = link.gattLink, !gatt.receivedWrites {
                     // The peer subscribed but its writes never arrived: bluetoothd may have stopped
                     // handing this characteristic's writes over (GattPeripheral.registerApplicationAgain).
                     reporter.logger.notice("no data reached us on that connection; registering the service with bluetoothd again")

@@ -11,10 +11,11 @@ struct SendOperation {
     let receiverKey: PublicKey
     let receiverName: String
     let sources: [any FileSource]
-    let adapter: String?
-    let minRSSI: Int
-    let timeout: Duration
+    let radio: RadioOptions
     let reporter: Reporter
+
+    private var adapter: String? { radio.adapter }
+    private var timeout: Duration { radio.scanTimeout }
 
     /// Reconnections in a row that moved no data before we give up.
     static let maxFruitlessReconnects = 5
@@ -44,19 +45,22 @@ struct SendOperation {
         var wrongReceivers: Set<String> = []
         var refusal: CLIError?
         while true {
-            reporter.event(JSONLine("scanning", [("adapter", .of(adapter)), ("min_rssi", .int(Int64(minRSSI)))]))
+            reporter.event(JSONLine("scanning", [("adapter", .of(adapter)), ("min_rssi", radio.minimumRSSI.map { .int(Int64($0)) } ?? .null)]))
             if !reconnecting { reporter.logger.info("scanning for a receiver (timeout \(CLIError.seconds(timeout)) s)") }
-            let link: GattLink
+            let link: PeerConnection
             do {
                 // After a refusal, look briefly for another receiver before reporting it; after a lost
                 // link, only for what is left of the reconnection budget.
                 var scanTime = refusal == nil ? timeout : min(timeout, .seconds(5))
                 if reconnecting { scanTime = max(.seconds(1), min(scanTime, timeout - (ContinuousClock.now - lostAt))) }
-                link = try await GattCentral.connect(adapter: adapter, timeout: scanTime, minimumRSSI: Int16(minRSSI),
-                                                     excluding: wrongReceivers)
+                link = try await GattCentral.connect(radio, scanTime: scanTime, excluding: wrongReceivers)
             } catch {
                 // Another local program holds the characteristic: waiting will not free it.
                 if case .characteristicBusy = error { throw CLIError(error, adapter: adapter) }
+                // --transport l2cap and the receiver offers no channel, or it would not open: not
+                // something a retry changes.
+                if error == .l2capNotOffered { throw CLIError(error, adapter: adapter) }
+                if case .l2cap = error, !reconnecting { throw CLIError(error, adapter: adapter) }
                 if let refusal, error == .notFound { throw refusal }
                 // The adapter powered off and on, bluetoothd restarting, a peer still exporting its
                 // services: all pass. Keep trying within the budget, like a receiver out of range.
@@ -72,14 +76,13 @@ struct SendOperation {
                 throw CLIError(error, adapter: adapter, timeout: timeout)
             }
             let cleanup = Interrupts.shared.add { await link.close() }
-            reporter.mtu = link.mtu
             reporter.event(JSONLine("found", [("device", .of(link.device))]))
-            reporter.event(JSONLine("connected", [("device", .of(link.device)), ("mtu", .int(Int64(link.mtu)))]))
-            reporter.logger.info("connected to \(link.device ?? "receiver"), ATT MTU \(link.mtu)")
+            reporter.connected(device: link.device, transport: link.transportDescription,
+                               note: link.l2capFallback.map { "its L2CAP channel did not open: \($0); using GATT" })
             let before = progress.acknowledged
             let ending: EndpointRunner.Ending
             do {
-                ending = try await EndpointRunner.runSender(&session, over: link) { handle($0, progress) }
+                ending = try await EndpointRunner.runSender(&session, over: link.transport) { handle($0, progress) }
             } catch {
                 await link.close()
                 Interrupts.shared.remove(cleanup)

@@ -3,18 +3,19 @@ import Synchronization
 
 /// The links a peripheral hands out, oldest first, and the `accept()` calls waiting for one. Once
 /// it has failed or is closed, waiting and later calls end with that, after the links already queued.
-final class GattAcceptQueue: Sendable {
+final class AcceptQueue<Link: Sendable>: Sendable {
     private struct State {
-        var links: Deque<GattLink> = []
-        var waiters: Deque<CheckedContinuation<GattLink?, Never>> = []
+        var links: Deque<Link> = []
+        var waiters: Deque<CheckedContinuation<Link?, Never>> = []
         var failure: BlueZError?
         var closed = false
     }
     private let state = Mutex(State())
+    private enum Now { case link(Link), over, wait }
 
     /// A new link: to the call that has waited longest, else queued.
-    func offer(_ link: GattLink) {
-        let waiter = state.withLock { s -> CheckedContinuation<GattLink?, Never>? in
+    func offer(_ link: Link) {
+        let waiter = state.withLock { s -> CheckedContinuation<Link?, Never>? in
             if let waiter = s.waiters.popFirst() { return waiter }
             s.links.append(link)
             return nil
@@ -24,9 +25,8 @@ final class GattAcceptQueue: Sendable {
 
     /// The oldest link not yet handed out, waiting for one if needed. Throws the failure once
     /// `fail` was called, and `linkLost` once closed.
-    func accept() async throws(BlueZError) -> GattLink {
-        enum Now { case link(GattLink), over, wait }
-        let link: GattLink? = await withCheckedContinuation { continuation in
+    func accept() async throws(BlueZError) -> Link {
+        let link: Link? = await withCheckedContinuation { continuation in
             let now = state.withLock { s -> Now in
                 if let link = s.links.popFirst() { return .link(link) }
                 if s.failure != nil || s.closed { return .over }
@@ -45,7 +45,7 @@ final class GattAcceptQueue: Sendable {
 
     /// From now on `accept()` throws `error` (the first failure sticks).
     func fail(_ error: BlueZError) {
-        let waiters = state.withLock { s -> Deque<CheckedContinuation<GattLink?, Never>> in
+        let waiters = state.withLock { s -> Deque<CheckedContinuation<Link?, Never>> in
             guard s.failure == nil else { return [] }
             s.failure = error
             defer { s.waiters.removeAll() }
@@ -56,7 +56,7 @@ final class GattAcceptQueue: Sendable {
 
     /// From now on `accept()` throws `linkLost` (unless it failed before).
     func close() {
-        let waiters = state.withLock { s -> Deque<CheckedContinuation<GattLink?, Never>> in
+        let waiters = state.withLock { s -> Deque<CheckedContinuation<Link?, Never>> in
             s.closed = true
             defer { s.waiters.removeAll() }
             return s.waiters

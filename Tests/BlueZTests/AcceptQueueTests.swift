@@ -2,11 +2,11 @@ import Testing
 @testable import BlueZ
 
 @Suite("Accept queue", .timeLimit(.minutes(1)))
-struct GattAcceptQueueTests {
+struct AcceptQueueTests {
     func link(_ device: String) -> GattLink { GattLink(device: device, mtu: 23, sendsNotifications: true) }
 
     @Test func linksAreHandedOutOldestFirst() async throws {
-        let queue = GattAcceptQueue()
+        let queue = AcceptQueue<GattLink>()
         let (a, b) = (link("/a"), link("/b"))
         queue.offer(a)
         queue.offer(b)
@@ -15,7 +15,7 @@ struct GattAcceptQueueTests {
     }
 
     @Test func aWaitingAcceptGetsTheNextLink() async throws {
-        let queue = GattAcceptQueue()
+        let queue = AcceptQueue<GattLink>()
         let waiting = Task { try await queue.accept() }
         try await Task.sleep(for: .milliseconds(50))
         let a = link("/a")
@@ -24,7 +24,7 @@ struct GattAcceptQueueTests {
     }
 
     @Test func aFailureEndsWaitingAndLaterAcceptsAfterTheQueuedLinks() async throws {
-        let queue = GattAcceptQueue()
+        let queue = AcceptQueue<GattLink>()
         let waiting = Task { () async throws(BlueZError) -> GattLink in try await queue.accept() }
         try await Task.sleep(for: .milliseconds(50))
         queue.fail(.bluetoothdNotRunning)
@@ -39,7 +39,7 @@ struct GattAcceptQueueTests {
     }
 
     @Test func closingEndsWaitingWithLinkLost() async throws {
-        let queue = GattAcceptQueue()
+        let queue = AcceptQueue<GattLink>()
         let waiting = Task { () async throws(BlueZError) -> GattLink in try await queue.accept() }
         try await Task.sleep(for: .milliseconds(50))
         queue.close()
