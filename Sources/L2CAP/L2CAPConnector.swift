@@ -7,9 +7,8 @@ public enum L2CAPConnector {
     /// waiting at most `timeout`. Reuses the LE connection to that peer when there is one.
     public static func connect(from adapter: BluetoothAddress, to peer: BluetoothAddress, psm: UInt16,
                                receiveMTU: Int, timeout: Duration) async throws(L2CAPError) -> L2CAPChannel {
-        let fd = try L2CAPSocket.open(receiveMTU: receiveMTU)
+        let fd = try L2CAPSocket.open(boundTo: adapter, psm: 0, receiveMTU: receiveMTU)
         do throws(L2CAPError) {
-            try L2CAPSocket.bind(fd, to: adapter, psm: 0)
             if try !L2CAPSocket.startConnect(fd, to: peer, psm: psm) {
                 try await waitConnected(fd, timeout: timeout)
             }

@@ -18,9 +18,8 @@ public final class L2CAPListener: Sendable {
 
     /// Listens on `adapter` (its own address and type). `receiveMTU` is the largest SDU we take.
     public init(adapter: BluetoothAddress, receiveMTU: Int) throws(L2CAPError) {
-        let fd = try L2CAPSocket.open(receiveMTU: receiveMTU)
+        let fd = try L2CAPSocket.open(boundTo: adapter, psm: 0, receiveMTU: receiveMTU)
         do throws(L2CAPError) {
-            try L2CAPSocket.bind(fd, to: adapter, psm: 0)
             guard listen(fd, 4) == 0 else { throw .listenFailed(errno: errno) }
             guard let bound = L2CAPSocket.localAddress(fd), bound.l2_psm != 0 else { throw .listenFailed(errno: EADDRNOTAVAIL) }
             psm = UInt16(littleEndian: bound.l2_psm)

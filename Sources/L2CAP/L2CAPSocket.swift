@@ -4,15 +4,18 @@ import Glibc
 /// The system calls of an LE L2CAP socket, on one descriptor (non-blocking, close-on-exec).
 /// Owns nothing: `L2CAPListener` and `L2CAPChannel` close what they hold.
 enum L2CAPSocket {
-    /// A new LE L2CAP socket (`AF_BLUETOOTH`, `SOCK_SEQPACKET`, `BTPROTO_L2CAP`) with the link's own
-    /// security off (`BT_SECURITY_LOW`: blesend's security is its own, above) and our receive MTU.
-    static func open(receiveMTU: Int) throws(L2CAPError) -> Int32 {
+    /// A new LE L2CAP socket (`AF_BLUETOOTH`, `SOCK_SEQPACKET`, `BTPROTO_L2CAP`) bound to `address`
+    /// and `psm` (0: the kernel picks one), with the link's own security off (`BT_SECURITY_LOW`:
+    /// blesend's security is its own, above) and our receive MTU. The kernel takes `BT_RCVMTU` only
+    /// once the socket is bound to an LE address (EINVAL before).
+    static func open(boundTo address: BluetoothAddress, psm: UInt16, receiveMTU: Int) throws(L2CAPError) -> Int32 {
         let type = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         let fd = socket(Int32(BLESEND_AF_BLUETOOTH), type, Int32(BLESEND_BTPROTO_L2CAP))
         guard fd >= 0 else { throw .unavailable(errno: errno) }
         do {
             var security = blesend_bt_security(level: UInt8(BLESEND_BT_SECURITY_LOW), key_size: 0)
             try setOption(fd, Int32(BLESEND_BT_SECURITY), &security, name: "BT_SECURITY")
+            try bind(fd, to: address, psm: psm)
             var mtu = UInt16(clamping: receiveMTU)
             try setOption(fd, Int32(BLESEND_BT_RCVMTU), &mtu, name: "BT_RCVMTU")
         } catch {
@@ -115,8 +118,9 @@ enum L2CAPSocket {
         }
     }
 
-    private static func setOption<T>(_ fd: Int32, _ option: Int32, _ value: inout T, name: String) throws(L2CAPError) {
-        guard setsockopt(fd, Int32(BLESEND_SOL_BLUETOOTH), option, &value, socklen_t(MemoryLayout<T>.size)) == 0 else {
+    private static func setOption<T: BitwiseCopyable>(_ fd: Int32, _ option: Int32, _ value: inout T, name: String) throws(L2CAPError) {
+        let result = withUnsafeBytes(of: &value) { setsockopt(fd, Int32(BLESEND_SOL_BLUETOOTH), option, $0.baseAddress, socklen_t($0.count)) }
+        guard result == 0 else {
             throw .optionFailed(name: name, errno: errno)
         }
     }
