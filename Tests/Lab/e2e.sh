@@ -20,8 +20,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mkfile zero.bin 0
 mkfile one.bin 1
 mkfile k100.bin $((100 * 1024))
+mkfile g.bin $((100 * 1024))
 mkfile m1.bin $((1024 * 1024))
-mkfile m1b.bin $((1024 * 1024))
+mkfile m4.bin $((4 * 1024 * 1024))   # the cut case: long enough to cut mid-file over L2CAP too
 mkfile k20.bin $((20 * 1024))
 mkfile k30.bin $((30 * 1024))
 mkfile s.bin $((50 * 1024))
@@ -62,6 +63,7 @@ run_main() {
   for ev in scanning connected handshake file-done done; do
     check "no $ev event" has_event "$SLOG.out" "$ev"
   done
+  check "default transport: connected over '$(transports "$SLOG.out")', want l2cap" all_l2cap "$SLOG.out"
   local fsecs mtu
   fsecs=$(json_get "$SLOG.out" file-done seconds)
   mtu=$(json_get "$SLOG.out" connected mtu)
@@ -102,8 +104,9 @@ run_main() {
   ensure_main_recv
   local before after
   before=$(ls -A "$MAIN_OUT" | sort)
-  send_run stranger --key "$W/keys/stranger" --to "$RPUB" "$W/files/k20.bin"
+  send_run stranger --json --key "$W/keys/stranger" --to "$RPUB" "$W/files/k20.bin"
   check "blesend exit $SRC, want 66" [ "$SRC" = 66 ]
+  check "refused over '$(transports "$SLOG.out")', want l2cap" all_l2cap "$SLOG.out"
   sleep 0.5
   after=$(ls -A "$MAIN_OUT" | sort)
   check "out dir changed: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')" [ "$before" = "$after" ]
@@ -124,13 +127,13 @@ run_main() {
   end "$SLOG.err" "$RECV_LOG.err"
 
   # 5. link cut from outside mid-transfer, then resume
-  begin "link cut mid-transfer (Device1.Disconnect from another process), blesend resumes, file identical"
+  begin "link cut mid-transfer (Device1.Disconnect from another process), blesend resumes on L2CAP, file identical"
   ensure_main_recv
   SLOG=$W/logs/send-cut
   local t pid i cut=0 progress_bytes=""
   CUT_HOW=none
   t=$(now)
-  "$SEND" --adapter hci1 --key "$W/keys/sender" --timeout 40 --json --to "$RPUB" "$W/files/m1b.bin" > "$SLOG.out" 2> "$SLOG.err" &
+  "$SEND" --adapter hci1 --key "$W/keys/sender" --timeout 40 --json --to "$RPUB" "$W/files/m4.bin" > "$SLOG.out" 2> "$SLOG.err" &
   pid=$!
   PIDS+=("$pid")
   # wait until some file bytes were acknowledged, then cut the link
@@ -145,10 +148,11 @@ run_main() {
       PIDS+=("$!")
       # BlueZ 5.66 in the lab defers Device1.Disconnect while traffic flows (see report); if the
       # link is still up after 3 s, cut it one layer lower: HCI LE Disconnect from another process.
-      if wait_until 3 lines_at_least "$SLOG.out" '"event":"scanning"' 2; then   # blesend noticed, rescans
+      # bluetoothd may also refuse it at once (EIO while it is busy with the link): then go lower at once.
+      if wait_until 3 cut_noticed_or_refused "$SLOG.out" "$W/logs/busctl.out" && lines_at_least "$SLOG.out" '"event":"scanning"' 2; then
         cut=1; CUT_HOW="Device1.Disconnect"
       else
-        log "blesend still on the link 3 s after Device1.Disconnect; hcitool -i hci1 ledc '$handle'"
+        log "blesend still on the link after Device1.Disconnect ($(tr '\n' ' ' < "$W/logs/busctl.out")); hcitool -i hci1 ledc '$handle'"
         if [ -n "$handle" ] && hcitool -i hci1 ledc "$handle" >> "$W/logs/busctl.out" 2>&1; then
           cut=1; CUT_HOW="HCI LE Disconnect (Device1.Disconnect had no effect)"
         fi
@@ -161,17 +165,79 @@ run_main() {
   wait_pid "$pid" "$SEND_TIMEOUT"; SRC=$WRC
   SEND_SECS=$(elapsed "$t")
   log "blesend cut: exit $SRC after ${SEND_SECS}s"
+  # Device1.Disconnect can take effect only after the 3 s above (the HCI disconnect then fails: no link).
+  if [ "$cut" = 0 ] && lines_at_least "$SLOG.out" '"event":"scanning"' 2; then cut=1; CUT_HOW="Device1.Disconnect (late)"; fi
   check "never cut the link (progress $progress_bytes; $(cat "$W/logs/busctl.out" 2>/dev/null))" [ "$cut" = 1 ]
   check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
-  check "m1b.bin differs or missing" same "$W/files/m1b.bin" "$MAIN_OUT/m1b.bin"
+  check "m4.bin differs or missing" same "$W/files/m4.bin" "$MAIN_OUT/m4.bin"
   check "no resumed event" has_event "$SLOG.out" resumed
   check "want 2+ connected events" [ "$(grep -c '"event":"connected"' "$SLOG.out")" -ge 2 ]
+  check "connections over '$(transports "$SLOG.out")', want l2cap each time" all_l2cap "$SLOG.out"
   check "stdout has a line that is not JSON" valid_json "$SLOG.out"
   log "cut by $CUT_HOW; resumed at offset $(json_get "$SLOG.out" resumed offset); busctl: $(tr '\n' ' ' < "$W/logs/busctl.out")"
   echo "# METRIC cut_how='$CUT_HOW' resumed_offset=$(json_get "$SLOG.out" resumed offset) cut_total_s=$SEND_SECS"
   check "a hidden file is in the out dir" hidden_files "$MAIN_OUT"
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
   stop_recv
+
+  # 12. GATT on request, and for a receiver without L2CAP
+  begin "--transport gatt still works; a receiver with --no-l2cap is served by GATT; --transport l2cap to it exits 73"
+  ensure_main_recv
+  send_run gatt --json --transport gatt --to "$RPUB" "$W/files/g.bin"
+  check "blesend --transport gatt exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "--transport gatt connected over '$(transports "$SLOG.out")'" [ "$(transports "$SLOG.out")" = gatt ]
+  check "g.bin (gatt) differs or missing" same "$W/files/g.bin" "$MAIN_OUT/g.bin"
+  stop_recv
+  start_recv nol2cap "$W/out-nol2cap" --no-l2cap -v || fail "receiver --no-l2cap did not start"
+  send_run nol2cap-auto --json --to "$RPUB" "$W/files/k30.bin"
+  check "blesend (auto) to a GATT-only receiver exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "auto to a GATT-only receiver connected over '$(transports "$SLOG.out")', want gatt" [ "$(transports "$SLOG.out")" = gatt ]
+  check "k30.bin differs or missing" same "$W/files/k30.bin" "$W/out-nol2cap/k30.bin"
+  check "receiver did not say it serves GATT only" grep -q 'no-l2cap\|GATT only' "$RECV_LOG.err"
+  send_run nol2cap-forced --transport l2cap --to "$RPUB" "$W/files/k20.bin"
+  check "blesend --transport l2cap to a GATT-only receiver exit $SRC, want 73" [ "$SRC" = 73 ]
+  check "no 'offers no L2CAP channel' message" grep -q 'offers no L2CAP channel' "$SLOG.err"
+  check "k20.bin arrived although the sender failed" [ ! -e "$W/out-nol2cap/k20.bin" ]
+  end "$SLOG.err" "$RECV_LOG.err"
+  stop_recv
+
+  # 13. both tools as an ordinary user in the bluetooth group, over L2CAP
+  begin "non-root: blerecv and blesend as an unprivileged user in group bluetooth, over L2CAP"
+  local nr=$W/nonroot nrgid
+  nrgid=$(getent group bluetooth | cut -d: -f3)
+  mkdir -p "$nr/keys" "$nr/trust" "$nr/out"
+  cp "$W/keys/sender" "$W/keys/sender.pub" "$W/keys/receiver" "$W/keys/receiver.pub" "$nr/keys/"
+  cp "$W/trust/"* "$nr/trust/"
+  cp "$W/files/k100.bin" "$nr/"
+  chown -R 65534:"${nrgid:-65534}" "$nr"
+  chmod 711 "$W"
+  as_user() { setpriv --reuid=65534 --regid="${nrgid:-65534}" --clear-groups -- "$@"; }
+  RECV_LOG=$W/logs/recv-nonroot
+  as_user "$RECV" --adapter hci0 --trust "$nr/trust" --key "$nr/keys/receiver" --out "$nr/out" --once --json -v \
+    > "$RECV_LOG.out" 2> "$RECV_LOG.err" &
+  RECV_PID=$!
+  PIDS+=("$RECV_PID")
+  if [ -z "$nrgid" ]; then
+    fail "no bluetooth group on this system"
+  elif wait_for2 "$RECV_LOG.out" '"listening"' "$RECV_LOG.err" 'waiting for senders' 30 "$RECV_PID"; then
+    SLOG=$W/logs/send-nonroot
+    local t; t=$(now)
+    SRC=0
+    timeout -k 5 "$SEND_TIMEOUT" setpriv --reuid=65534 --regid="$nrgid" --clear-groups -- \
+      "$SEND" --adapter hci1 --key "$nr/keys/sender" --timeout 40 --json --to "$nr/keys/receiver.pub" "$nr/k100.bin" \
+      > "$SLOG.out" 2> "$SLOG.err" || SRC=$?
+    log "blesend as uid 65534: exit $SRC after $(elapsed "$t")s"
+    check "blesend (non-root) exit $SRC, want 0" [ "$SRC" = 0 ]
+    check "non-root connected over '$(transports "$SLOG.out")', want l2cap" all_l2cap "$SLOG.out"
+    check "k100.bin (non-root) differs or missing" same "$W/files/k100.bin" "$nr/out/k100.bin"
+    check "received file not owned by the user" [ "$(stat -c %u "$nr/out/k100.bin" 2>/dev/null)" = 65534 ]
+  else
+    fail "blerecv did not start as uid 65534: $(tail -n 3 "$RECV_LOG.err" | tr '\n' ' ')"
+  fi
+  wait_pid "$RECV_PID" 20
+  RECV_PID=""
+  chmod 700 "$W"
+  end "$SLOG.err" "$RECV_LOG.err"
 
   # 9. --once
   begin "--once: blerecv exits 0 after one sender"

@@ -83,6 +83,8 @@ wait_until() {
 }
 
 # lines_at_least FILE REGEX N: FILE has N or more lines matching REGEX.
+# cut_noticed_or_refused SENDLOG BUSCTLOUT: blesend rescans after a cut, or busctl reported a failure
+cut_noticed_or_refused() { lines_at_least "$1" '"event":"scanning"' 2 || grep -q 'rc [1-9]' "$2" 2>/dev/null; }
 lines_at_least() { [ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -ge "$3" ]; }
 # Wait (bounded) until a file contains a pattern. wait_for FILE REGEX SECONDS [PID]
 wait_for() { wait_until "$3" ${4:+--pid "$4"} grep -qE -- "$2" "$1"; }
@@ -143,6 +145,9 @@ PY
 }
 has_event() { grep -q "\"event\":\"$2\"" "$1" 2>/dev/null || grep -q "\"event\": \"$2\"" "$1" 2>/dev/null; }
 same() { cmp -s "$1" "$2"; }
+# transports FILE: the transport of every "connected" event in a --json log, space-separated
+transports() { grep '"event":"connected"' "$1" 2>/dev/null | sed -n 's/.*"transport":"\([a-z0-9]*\)".*/\1/p' | tr '\n' ' ' | sed 's/ $//'; }
+all_l2cap() { local t; t=$(transports "$1"); [ -n "$t" ] && [ -z "$(echo "$t" | tr ' ' '\n' | grep -v '^l2cap$')" ]; }
 small_mtu() { [ -n "$1" ] && [ "$1" -le 64 ]; }
 hidden_files() { find "$1" -mindepth 1 -name '.*' | grep -q . && return 1; return 0; }
 

@@ -46,6 +46,8 @@ struct ReceiveOperation {
             reporter.logger.info("L2CAP channels on PSM 0x\(String(psm, radix: 16)) (\(GattPeripheral.l2capReceiveMTU)-byte SDUs), GATT besides")
         } else if let why = peripheral.l2capUnavailable {
             reporter.logger.notice("no L2CAP channel (\(why)); serving GATT only")
+        } else {
+            reporter.logger.info("--no-l2cap: serving GATT only")
         }
         let cleanup = Interrupts.shared.add { await peripheral.close() }
         defer { Interrupts.shared.remove(cleanup) }
