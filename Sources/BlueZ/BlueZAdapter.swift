@@ -64,6 +64,14 @@ extension BlueZAdapter {
 }
 
 extension DBusConnection {
+    /// Asks bluetoothd to end the LE link to `device` without waiting: bluetoothd 5.66 answers
+    /// `Disconnect` only after its 2 s disconnect timer, which nothing of ours depends on once a
+    /// sender is done (the next connection to the same device waits for the old one to go:
+    /// `GattCentral.waitForEarlierDisconnect`).
+    func requestDisconnect(_ device: String) {
+        try? callWithoutReply(destination: BlueZ.service, path: device, interface: BlueZ.device, member: "Disconnect")
+    }
+
     /// A call to bluetoothd, with errors mapped to `BlueZError`.
     func bluez(
         _ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],

@@ -14,7 +14,8 @@ public enum GattCentral {
     /// absent RSSI is treated as unknown and accepted) and opens the transport `radio.transport` asks for.
     /// `excluding` lists device paths not to connect to again (receivers that failed the handshake).
     public static func connect(
-        _ radio: RadioOptions, scanTime: Duration? = nil, excluding: Set<String> = [], bus: DBusConnection? = nil
+        _ radio: RadioOptions, scanTime: Duration? = nil, excluding: Set<String> = [], bus: DBusConnection? = nil,
+        progress: @Sendable (ConnectStep) -> Void = { _ in }
     ) async throws(BlueZError) -> PeerConnection {
         let connection: DBusConnection
         if let bus { connection = bus } else { connection = try await BlueZAdapter.systemBus() }
@@ -23,7 +24,9 @@ public enum GattCentral {
             let adapterPath = try await BlueZAdapter.resolve(connection, name: radio.adapter)
             let device = try await discover(connection, adapterPath: adapterPath, timeout: scanTime ?? radio.scanTimeout,
                                             minimumRSSI: radio.minimumRSSI, excluding: excluding)
-            return try await open(connection, adapterPath: adapterPath, device: device, transport: radio.transport, ownsBus: ownsBus)
+            progress(.found(device: device))
+            return try await open(connection, adapterPath: adapterPath, device: device, transport: radio.transport, ownsBus: ownsBus,
+                                  progress: progress)
         } catch {
             if ownsBus { await connection.close() }
             throw error
@@ -127,11 +130,13 @@ public enum GattCentral {
     }
 
     private static func open(
-        _ bus: DBusConnection, adapterPath: String, device: String, transport: TransportChoice, ownsBus: Bool
+        _ bus: DBusConnection, adapterPath: String, device: String, transport: TransportChoice, ownsBus: Bool,
+        progress: @Sendable (ConnectStep) -> Void
     ) async throws(BlueZError) -> PeerConnection {
         var tasks: [Task<Void, Never>] = []
         let link = GattLink(device: device, mtu: 23, sendsNotifications: false)
         do {
+            await waitForEarlierDisconnect(bus, device: device)
             _ = try await bus.bluez(device, BlueZ.device, "Connect", timeout: .seconds(30))
             let deadline = ContinuousClock.now + .seconds(30)
             while true {
@@ -144,6 +149,7 @@ public enum GattCentral {
             // ServicesResolved can be true while the characteristics are still being exported: give
             // them a moment before concluding the peer has none.
             let charPath = try await transferCharacteristic(bus, device: device, patience: .seconds(5))
+            progress(.servicesResolved)
             let iface = BlueZ.gattCharacteristic
             var fallback: L2CAPError?
             if transport != .gatt {
@@ -156,7 +162,7 @@ public enum GattCentral {
                 }
                 if let channel {
                     return PeerConnection(transport: channel, device: device) {
-                        _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(10))
+                        await bus.requestDisconnect(device)
                         if ownsBus { await bus.close() }
                     }
                 }
@@ -214,7 +220,7 @@ public enum GattCentral {
             link.onClose {
                 for t in cleanup { t.cancel() }
                 if stopNotify { _ = try? await bus.bluez(charPath, iface, "StopNotify", timeout: .seconds(5)) }
-                _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(10))
+                await bus.requestDisconnect(device)
                 if ownsBus { await bus.close() }
             }
             return PeerConnection(transport: link, device: device, l2capFallback: fallback)
@@ -228,6 +234,22 @@ public enum GattCentral {
             throw failure
         }
     }
+
+    /// A link to `device` that is still up when we are about to connect is usually the previous
+    /// sender's, torn down by bluetoothd a moment later (it ends a link 2 s after `Disconnect`):
+    /// connecting onto it would lose the new connection halfway (and then meet bluetoothd 5.66's
+    /// stuck `AcquireWrite`). Wait for it to go, up to `earlierLinkPatience`; a link that stays (another
+    /// program's) is used as it is.
+    private static func waitForEarlierDisconnect(_ bus: DBusConnection, device: String) async {
+        let deadline = ContinuousClock.now + earlierLinkPatience
+        while ContinuousClock.now < deadline {
+            let connected = try? await bus.property(destination: BlueZ.service, path: device, interface: BlueZ.device, name: "Connected")
+            guard connected?.bool == true else { return }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    static let earlierLinkPatience: Duration = .seconds(3)
 
     /// Opens the L2CAP channel the receiver publishes in the transfer service's PSM characteristic,
     /// on the LE link already up; nil when it publishes none.

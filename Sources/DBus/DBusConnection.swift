@@ -361,6 +361,30 @@ public actor DBusConnection {
         }
     }
 
+    /// Calls a method without asking for a reply (`NO_REPLY_EXPECTED`): the call is on its way
+    /// (flushed to the bus) when this returns, and nothing waits for the method to finish.
+    public func callWithoutReply(
+        destination: String?, path: String, interface: String?, member: String, arguments: [DBusValue] = []
+    ) throws(DBusError) {
+        if let destination { try DBusNames.check(destination, .busName) }
+        try DBusNames.check(path, .objectPath)
+        if let interface { try DBusNames.check(interface, .interface) }
+        try DBusNames.check(member, .member)
+        if !canPassUnixFDs, arguments.contains(where: \.containsUnixFD) { throw DBusError.unixFDNotSupported }
+        let created = path.withCString { p in
+            member.withCString { m in
+                withOptionalCString(destination) { d in
+                    withOptionalCString(interface) { i in dbus_message_new_method_call(d, p, i, m) }
+                }
+            }
+        }
+        guard let msg = created else { throw DBusError.outOfMemory }
+        defer { dbus_message_unref(msg) }
+        dbus_message_set_no_reply(msg, 1)
+        try MessageWriter.append(arguments, to: msg)
+        _ = try send(msg)
+    }
+
     private func failPending(token: UInt64, with error: DBusError) {
         guard let entry = pending.first(where: { $0.value.token == token }) else { return }
         pending.removeValue(forKey: entry.key)

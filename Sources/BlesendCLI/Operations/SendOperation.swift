@@ -53,7 +53,16 @@ struct SendOperation {
                 // link, only for what is left of the reconnection budget.
                 var scanTime = refusal == nil ? timeout : min(timeout, .seconds(5))
                 if reconnecting { scanTime = max(.seconds(1), min(scanTime, timeout - (ContinuousClock.now - lostAt))) }
-                link = try await GattCentral.connect(radio, scanTime: scanTime, excluding: wrongReceivers)
+                link = try await GattCentral.connect(radio, scanTime: scanTime, excluding: wrongReceivers) { [reporter] step in
+                    switch step {
+                    case .found(let device):
+                        reporter.event(JSONLine("found", [("device", .string(device))]))
+                        reporter.logger.debug("found \(device); connecting")
+                    case .servicesResolved:
+                        reporter.event(JSONLine("resolved", []))
+                        reporter.logger.debug("services resolved; opening the transport")
+                    }
+                }
             } catch {
                 // Another local program holds the characteristic: waiting will not free it.
                 if case .characteristicBusy = error { throw CLIError(error, adapter: adapter) }
@@ -76,7 +85,6 @@ struct SendOperation {
                 throw CLIError(error, adapter: adapter, timeout: timeout)
             }
             let cleanup = Interrupts.shared.add { await link.close() }
-            reporter.event(JSONLine("found", [("device", .of(link.device))]))
             reporter.connected(device: link.device, transport: link.transportDescription,
                                note: link.l2capFallback.map { "its L2CAP channel did not open: \($0); using GATT" })
             let before = progress.acknowledged

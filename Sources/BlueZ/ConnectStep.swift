@@ -1,0 +1,7 @@
+/// How far a sender's connect has come, for progress reports and the wall-time breakdown.
+public enum ConnectStep: Sendable, Equatable {
+    /// A receiver's advertisement matched: connecting to this device.
+    case found(device: String)
+    /// The LE link is up and the receiver's services are known; the transport opens next.
+    case servicesResolved
+}
