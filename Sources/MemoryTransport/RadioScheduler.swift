@@ -20,6 +20,12 @@ import Pipeline
 ///   whole exchange (both packets and both T_IFS) still ends within the interval; then the next
 ///   event starts at the next anchor.
 /// - A datagram arrives when its last packet has been received: the end of that packet on air.
+///
+/// The queue in front of the air (`RadioModel.sendQueue`): a datagram holds a place in its
+/// direction's queue from `enqueue` until its last packet ends on air. `room(in:now:)` says how
+/// many more the stack accepts now; `nextRelease(in:)` when a full queue frees a place. The
+/// scheduler does not refuse an `enqueue` itself: the caller asks first (a duplicate from a fault
+/// profile may overfill it by one, as a retried write would).
 public struct RadioScheduler<Item> {
     public enum Direction: Int, Sendable, CaseIterable {
         case fromCentral = 0, fromPeripheral = 1
@@ -54,8 +60,10 @@ public struct RadioScheduler<Item> {
     private let caps: SIMD2<Int>
     private var queues: [Deque<Entry>] = [[], []]
     private var cursor = Cursor()
-    private var arrivals: Deque<(due: Int64, item: Item)> = []
+    private var arrivals: Deque<(due: Int64, direction: Int, item: Item)> = []
     private var lastEnqueue: Int64 = 0
+    /// The time of the last `advance(to:)`: places are counted as of then.
+    private var advancedTo: Int64 = 0
 
     public init(model: RadioModel) {
         self.model = model
@@ -79,6 +87,7 @@ public struct RadioScheduler<Item> {
     /// Fixes every exchange that starts before `now`.
     public mutating func advance(to now: Instant) {
         let limit = Int64(clamping: now.nanoseconds)
+        advancedTo = max(advancedTo, limit)
         while true {
             var next = cursor
             guard let exchange = nextExchange(&next), exchange.start < limit else { return }
@@ -86,9 +95,38 @@ public struct RadioScheduler<Item> {
             for d in 0..<2 where exchange.done[d] >= 0 {
                 let entry = queues[d].removeFirst()
                 cursor.index[d] -= 1
-                arrivals.append((due: exchange.done[d], item: entry.item))
+                arrivals.append((due: exchange.done[d], direction: d, item: entry.item))
             }
         }
+    }
+
+    /// Datagrams of `direction` holding a place in its queue as of the last `advance(to:)`:
+    /// queued, or on air with their last packet not yet ended.
+    public func occupancy(_ direction: Direction) -> Int {
+        let d = direction.rawValue
+        return queues[d].count + arrivals.reduce(0) { $0 + ($1.direction == d && $1.due > advancedTo ? 1 : 0) }
+    }
+
+    /// How many more datagrams `direction` accepts at `now` (after advancing to it); nil if the
+    /// model's queue is unbounded.
+    public mutating func room(in direction: Direction, now: Instant) -> Int? {
+        guard let limit = model.sendQueue?.datagrams else { return nil }
+        advance(to: now)
+        return max(0, limit - occupancy(direction))
+    }
+
+    /// When the next place in `direction`'s queue frees (its oldest datagram's last packet ends),
+    /// after the last `advance(to:)`, if nothing more is queued before then; nil if it holds nothing.
+    public func nextRelease(in direction: Direction) -> Instant? {
+        let d = direction.rawValue
+        if let first = arrivals.first(where: { $0.direction == d && $0.due > advancedTo }) {
+            return Instant(nanoseconds: UInt64(first.due))
+        }
+        var next = cursor
+        while let exchange = nextExchange(&next) {
+            if exchange.done[d] >= 0 { return Instant(nanoseconds: UInt64(exchange.done[d])) }
+        }
+        return nil
     }
 
     /// When the next datagram arrives if nothing more is queued before then, if anything is queued.
