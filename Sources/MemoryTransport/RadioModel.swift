@@ -114,6 +114,20 @@ public struct RadioModel: Sendable, Equatable, CustomStringConvertible {
         return out
     }
 
+    /// How many LL packets carry one datagram of `size` bytes (`packets(forDatagram:).count`, without the array).
+    public func packetCount(forDatagram size: Int) -> Int {
+        func count(l2capPDU length: Int) -> Int { max(1, (length + dataLength - 1) / dataLength) }
+        switch transport {
+        case .gatt:
+            return count(l2capPDU: Self.l2capHeaderBytes + Self.attHeaderBytes + size)
+        case .l2capCoC(let mps):
+            let sdu = Self.sduLengthBytes + size
+            let frames = max(1, (sdu + mps - 1) / mps)
+            let last = sdu - (frames - 1) * mps
+            return (frames - 1) * count(l2capPDU: Self.l2capHeaderBytes + mps) + count(l2capPDU: Self.l2capHeaderBytes + last)
+        }
+    }
+
     /// Air time of one datagram's packets alone (no empty packets, no inter-frame spaces).
     public func airTime(forDatagram size: Int) -> Int64 {
         packets(forDatagram: size).reduce(0) { $0 + packetAirTime(payload: $1) }
@@ -126,7 +140,7 @@ public struct RadioModel: Sendable, Equatable, CustomStringConvertible {
         case .gatt: kind = "GATT"
         case .l2capCoC(let mps): kind = "L2CAP CoC (MPS \(mps))"
         }
-        let queue = sendQueue.map { "queue \($0.datagrams)" } ?? "unbounded queue"
+        let queue = sendQueue.map { "queue \($0.buffers)" } ?? "unbounded queue"
         return "\(phy == .le1M ? "1M" : "2M") PHY, DLE \(dataLength), CI \(connectionInterval), \(cap), \(kind), \(queue)"
     }
 }

@@ -1,9 +1,11 @@
 /// The bounded queue a BLE stack holds in front of the air, per side and direction, for
-/// `RadioModel.sendQueue`: a datagram takes a place when the stack accepts it and gives it back
-/// when its last link-layer packet has ended on air. While the queue is full the stack accepts
-/// nothing more, so the sending endpoint keeps its datagrams (a blocking `send`, back-pressure)
-/// and stamps them only when they enter the queue: its RTT samples then hold at most a short
-/// queue's wait, not its whole window's.
+/// `RadioModel.sendQueue`: `buffers` LL packets (the controller's LE ACL buffers, of up to
+/// `dataLength` bytes each). Each packet of a datagram holds a buffer from the moment the stack
+/// accepts the datagram until that packet has ended on air. The stack accepts a datagram while
+/// at least one buffer is free (so one datagram larger than the queue still goes in, as a socket
+/// takes a write while it is below its limit); while none is, it accepts nothing, so the sending
+/// endpoint keeps its datagrams (a blocking `send`, back-pressure) and stamps them only when they
+/// enter the queue. Its RTT samples then hold at most a short queue's wait, not its whole window's.
 ///
 /// What a real stack bounds, and what this assumes:
 ///
@@ -17,27 +19,26 @@
 /// - **The socket above it.** Linux charges every queued SDU to the L2CAP (or acquired ATT)
 ///   socket's send buffer and blocks `send` when it is full. Its default size
 ///   (`net.core.wmem_default`, about 208 KiB) is far larger than the controller's buffers: a
-///   sender that wants a short queue has to ask for it (`SO_SNDBUF`, or by limiting what it has
-///   in flight). The model assumes it does, so the queue is the controller's few buffers.
-/// - **Unit**: whole datagrams (SDUs), as the socket counts them; a 244-byte GATT datagram is one
-///   251-byte LL packet, so `typical` is 8 ACL buffers' worth of those. Larger datagrams take
-///   several buffers each; counting them as one keeps the model simple and errs towards a longer
-///   queue, not a shorter one.
+///   sender that wants a short queue has to ask for it (a small `SO_SNDBUF`, whose floor still
+///   holds a few small SDUs, or by limiting what it has in flight). The model assumes it does, and
+///   leaves the socket out: the queue is the controller's buffers.
+/// - **Unit**: LL packets, as the controller counts them. A 244-byte GATT datagram is one packet,
+///   so `typical` holds 8 of those; a 510-byte one takes 3 packets, a 4096-byte L2CAP SDU 17.
 ///
-/// Host latency is not modelled: a place freed on air is refilled at once, so any queue of at
-/// least one keeps the air busy while the sender has data; the bound only limits how long a
-/// datagram waits before it goes out.
+/// Host latency is not modelled: a buffer freed on air is refilled at once, so any queue keeps
+/// the air busy while the sender has data; the bound only limits how long a datagram waits
+/// before it goes out.
 public struct SendQueue: Sendable, Equatable, CustomStringConvertible {
-    /// Datagrams the queue holds (at least 1).
-    public var datagrams: Int
+    /// LL packets the queue holds (at least 1).
+    public var buffers: Int
 
-    public init(datagrams: Int) {
-        precondition(datagrams >= 1, "a send queue holds at least one datagram")
-        self.datagrams = datagrams
+    public init(buffers: Int) {
+        precondition(buffers >= 1, "a send queue holds at least one packet")
+        self.buffers = buffers
     }
 
-    /// Eight datagrams: about the controller buffer counts above (Zephyr's HCI default of 7, rounded up).
-    public static let typical = SendQueue(datagrams: 8)
+    /// Eight LE ACL buffers: about what controllers report (Zephyr's HCI default of 7, rounded up).
+    public static let typical = SendQueue(buffers: 8)
 
-    public var description: String { "\(datagrams) datagrams" }
+    public var description: String { "\(buffers) LL packets" }
 }

@@ -75,18 +75,20 @@ public struct SimulatedLink {
     /// the air); nil: no limit (no radio, or an unbounded queue).
     public mutating func room(for side: Side, now: Instant) -> Int? {
         let direction = direction(from: side)
-        return scheduler?.room(in: direction, now: now)
+        // No ATT value or L2CAP SDU is larger than 65535 bytes.
+        let size = min(maxDatagramSize, 65_535)
+        return scheduler?.room(in: direction, now: now, datagramSize: size)
     }
 
     /// Whether a side's stack can refuse datagrams (a radio with a bounded `sendQueue`).
     public var appliesBackPressure: Bool { radio?.sendQueue != nil }
 
-    /// When something next happens on the link: a delivery, or a full send queue freeing a place
+    /// When something next happens on the link: a delivery, or a full send queue freeing a buffer
     /// (so the driver can hand it the next datagram). Without a bounded queue: `nextDeliveryTime`.
     public var nextEventTime: Instant? {
-        guard let scheduler, let limit = scheduler.model.sendQueue?.datagrams else { return nextDeliveryTime }
+        guard let scheduler, scheduler.model.sendQueue != nil else { return nextDeliveryTime }
         var next = nextDeliveryTime
-        for side in Side.allCases where scheduler.occupancy(direction(from: side)) >= limit {
+        for side in Side.allCases where scheduler.isFull(direction(from: side)) {
             if let release = scheduler.nextRelease(in: direction(from: side)) { next = min(next ?? release, release) }
         }
         return next

@@ -37,7 +37,7 @@ enum RadioBench {
         var below = 0
         var cells = 0
         var worst: (ratio: Double, label: String)?
-        let queueText = queue.map { "send queue \($0.datagrams) datagrams" } ?? "unbounded send queue"
+        let queueText = queue.map { "send queue \($0.buffers) LL packets" } ?? "unbounded send queue"
         for cap in caps {
             print("== radio: 1 MiB, LoopbackRun over RadioModel (DLE 251, no LL encryption, \(queueText), "
                   + "packets per event: \(cap.map { "\($0)" } ?? "unlimited")), KiB/s of payload; goal ratio ≥ \(fixed(goal, 2))")
