@@ -11,7 +11,7 @@ import Pipeline
 /// `jitter` and `reordering` do not (the link layer is first-in first-out). If the radio's
 /// `sendQueue` is bounded, `room(for:now:)` says how many datagrams a side's stack accepts now
 /// (back-pressure: the driver takes no more than that from the endpoint), and `nextEventTime`
-/// includes the moment a full queue frees a place.
+/// includes the moment a full queue frees a buffer.
 public struct SimulatedLink {
     public enum Side: Sendable, Hashable, CaseIterable {
         case a, b

@@ -9,12 +9,12 @@ import Pipeline
 ///    datagram passes the tap and the link, and whatever the link has due is delivered at once.
 ///    Then `b` does the same. The round moved if anyone sent anything.
 /// 2. **Tick**, after a round that moved nothing: the clock jumps to the earliest of the link's
-///    next event (a delivery, or a full radio send queue freeing a place) and both deadlines; due
+///    next event (a delivery, or a full radio send queue freeing a buffer) and both deadlines; due
 ///    datagrams are delivered; `a`'s then `b`'s timers run.
 ///
 /// Over a radio with a bounded send queue (`RadioModel.sendQueue`) a round takes from each
 /// endpoint only as many datagrams as the link's `room` for that side: the rest stay in the
-/// endpoint (back-pressure), to be taken in a later round once air time has freed a place.
+/// endpoint (back-pressure), to be taken in a later round once air time has freed a buffer.
 ///
 /// On a perfect link (`FaultProfile.perfect`: no faults, no latency) every datagram arrives in
 /// the round it was sent: the discipline the wire vectors record.
@@ -191,7 +191,7 @@ public struct VirtualNetwork {
 
     /// A deadline the clock still has to reach. Under back-pressure an endpoint whose timers
     /// already ran at or after its deadline is waiting to send (an ack it owes, a retransmission)
-    /// and the link has no room: the link's next event (a place freed) wakes it, not its deadline,
+    /// and the link has no room: the link's next event (a buffer freed) wakes it, not its deadline,
     /// or the clock would stand still. Without back-pressure every deadline counts, as always.
     private func waiting(_ deadline: Instant?) -> Instant? {
         guard let deadline else { return nil }
