@@ -27,7 +27,7 @@
 ///
 /// What is not modelled: retransmissions at the link layer (the radio is error-free: a lost
 /// packet on air would only cost air time), L2CAP credits (the receiver is assumed to grant
-/// enough), HCI and host latency (a freed place is refilled at once), channel-map gaps, other
+/// enough), HCI and host latency (a freed buffer is refilled at once), channel-map gaps, other
 /// links sharing the controller.
 public struct RadioModel: Sendable, Equatable, CustomStringConvertible {
     public enum PHY: Sendable, Equatable {
