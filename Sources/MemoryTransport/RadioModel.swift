@@ -21,10 +21,14 @@
 /// - Every L2CAP PDU starts a new LL packet (LLID "start"), and is cut into LL packets of at
 ///   most `dataLength` bytes.
 /// - **Connection events**: see `RadioScheduler`.
+/// - **The queue in front of the air**: `sendQueue`, bounded by default (see `SendQueue`): a
+///   side's stack accepts a datagram only while its queue has room, so a sender is held back
+///   instead of queueing its whole window.
 ///
 /// What is not modelled: retransmissions at the link layer (the radio is error-free: a lost
 /// packet on air would only cost air time), L2CAP credits (the receiver is assumed to grant
-/// enough), HCI and host latency, channel-map gaps, other links sharing the controller.
+/// enough), HCI and host latency (a freed buffer is refilled at once), channel-map gaps, other
+/// links sharing the controller.
 public struct RadioModel: Sendable, Equatable, CustomStringConvertible {
     public enum PHY: Sendable, Equatable {
         case le1M, le2M
@@ -60,9 +64,12 @@ public struct RadioModel: Sendable, Equatable, CustomStringConvertible {
     /// Data packets per connection event, peripheral → central; nil: as many as fit.
     public var maxPacketsPerEventFromPeripheral: Int?
     public var transport: Transport
+    /// The queue each side's stack holds in front of the air; nil: unbounded (the sender's whole
+    /// window waits for air, stamped long before it goes out).
+    public var sendQueue: SendQueue?
 
     public init(phy: PHY = .le1M, dataLength: Int = 251, connectionInterval: Duration = .milliseconds(30),
-                maxPacketsPerEvent: Int? = nil, transport: Transport = .gatt) {
+                maxPacketsPerEvent: Int? = nil, transport: Transport = .gatt, sendQueue: SendQueue? = .typical) {
         precondition((27...251).contains(dataLength), "LL data length is 27...251")
         self.phy = phy
         self.dataLength = dataLength
@@ -70,6 +77,7 @@ public struct RadioModel: Sendable, Equatable, CustomStringConvertible {
         self.maxPacketsPerEventFromCentral = maxPacketsPerEvent
         self.maxPacketsPerEventFromPeripheral = maxPacketsPerEvent
         self.transport = transport
+        self.sendQueue = sendQueue
     }
 
     /// An L2CAP LE credit-based channel whose K-frames each fill one LL packet (`mps` =
@@ -106,6 +114,20 @@ public struct RadioModel: Sendable, Equatable, CustomStringConvertible {
         return out
     }
 
+    /// How many LL packets carry one datagram of `size` bytes (`packets(forDatagram:).count`, without the array).
+    public func packetCount(forDatagram size: Int) -> Int {
+        func count(l2capPDU length: Int) -> Int { max(1, (length + dataLength - 1) / dataLength) }
+        switch transport {
+        case .gatt:
+            return count(l2capPDU: Self.l2capHeaderBytes + Self.attHeaderBytes + size)
+        case .l2capCoC(let mps):
+            let sdu = Self.sduLengthBytes + size
+            let frames = max(1, (sdu + mps - 1) / mps)
+            let last = sdu - (frames - 1) * mps
+            return (frames - 1) * count(l2capPDU: Self.l2capHeaderBytes + mps) + count(l2capPDU: Self.l2capHeaderBytes + last)
+        }
+    }
+
     /// Air time of one datagram's packets alone (no empty packets, no inter-frame spaces).
     public func airTime(forDatagram size: Int) -> Int64 {
         packets(forDatagram: size).reduce(0) { $0 + packetAirTime(payload: $1) }
@@ -118,6 +140,7 @@ public struct RadioModel: Sendable, Equatable, CustomStringConvertible {
         case .gatt: kind = "GATT"
         case .l2capCoC(let mps): kind = "L2CAP CoC (MPS \(mps))"
         }
-        return "\(phy == .le1M ? "1M" : "2M") PHY, DLE \(dataLength), CI \(connectionInterval), \(cap), \(kind)"
+        let queue = sendQueue.map { "queue \($0.buffers)" } ?? "unbounded queue"
+        return "\(phy == .le1M ? "1M" : "2M") PHY, DLE \(dataLength), CI \(connectionInterval), \(cap), \(kind), \(queue)"
     }
 }

@@ -20,6 +20,12 @@ import Pipeline
 ///   whole exchange (both packets and both T_IFS) still ends within the interval; then the next
 ///   event starts at the next anchor.
 /// - A datagram arrives when its last packet has been received: the end of that packet on air.
+///
+/// The queue in front of the air (`RadioModel.sendQueue`, see `SendQueue`), counted in LL
+/// packets (the controller's ACL buffers): each packet of a datagram holds a buffer from `enqueue`
+/// until it has ended on air. `room(in:now:datagramSize:)` says how many datagrams the stack
+/// accepts now; `nextRelease(in:)` when a buffer frees. The scheduler does not refuse an
+/// `enqueue` itself: the caller asks first (a duplicate from a fault profile may overfill it).
 public struct RadioScheduler<Item> {
     public enum Direction: Int, Sendable, CaseIterable {
         case fromCentral = 0, fromPeripheral = 1
@@ -47,6 +53,8 @@ public struct RadioScheduler<Item> {
         var start: Int64
         /// When the head datagram of a direction completed in this exchange, or -1.
         var done = SIMD2<Int64>(-1, -1)
+        /// When the data packet of a direction ended in this exchange, or -1 (none or empty).
+        var packetEnd = SIMD2<Int64>(-1, -1)
     }
 
     public let model: RadioModel
@@ -56,6 +64,12 @@ public struct RadioScheduler<Item> {
     private var cursor = Cursor()
     private var arrivals: Deque<(due: Int64, item: Item)> = []
     private var lastEnqueue: Int64 = 0
+    /// The time of the last `advance(to:)`: buffers are counted as of then.
+    private var advancedTo: Int64 = 0
+    /// Packets queued and not yet on air (in fixed exchanges), per direction.
+    private var unsent = SIMD2<Int>(0, 0)
+    /// Ends of packets on air (fixed) that had not ended by `advancedTo`, per direction, in order.
+    private var onAir: [Deque<Int64>] = [[], []]
 
     public init(model: RadioModel) {
         self.model = model
@@ -73,22 +87,70 @@ public struct RadioScheduler<Item> {
     public mutating func enqueue(_ item: Item, size: Int, direction: Direction, now: Instant) {
         let ready = max(Int64(clamping: now.nanoseconds), lastEnqueue)
         lastEnqueue = ready
-        queues[direction.rawValue].append(Entry(ready: ready, packets: model.packets(forDatagram: size), item: item))
+        let packets = model.packets(forDatagram: size)
+        unsent[direction.rawValue] += packets.count
+        queues[direction.rawValue].append(Entry(ready: ready, packets: packets, item: item))
     }
 
     /// Fixes every exchange that starts before `now`.
     public mutating func advance(to now: Instant) {
         let limit = Int64(clamping: now.nanoseconds)
+        advancedTo = max(advancedTo, limit)
+        defer {
+            for d in 0..<2 {
+                while let end = onAir[d].first, end <= advancedTo { onAir[d].removeFirst() }
+            }
+        }
         while true {
             var next = cursor
             guard let exchange = nextExchange(&next), exchange.start < limit else { return }
             cursor = next
+            for d in 0..<2 where exchange.packetEnd[d] >= 0 {
+                unsent[d] -= 1
+                onAir[d].append(exchange.packetEnd[d])
+            }
             for d in 0..<2 where exchange.done[d] >= 0 {
                 let entry = queues[d].removeFirst()
                 cursor.index[d] -= 1
                 arrivals.append((due: exchange.done[d], item: entry.item))
             }
         }
+    }
+
+    /// LL packets of `direction` holding a buffer as of the last `advance(to:)`: queued, or on
+    /// air and not yet ended.
+    public func occupancy(_ direction: Direction) -> Int {
+        unsent[direction.rawValue] + onAir[direction.rawValue].count
+    }
+
+    /// Whether `direction`'s queue is full (bounded, and no buffer free) as of the last `advance(to:)`.
+    public func isFull(_ direction: Direction) -> Bool {
+        model.sendQueue.map { occupancy(direction) >= $0.buffers } ?? false
+    }
+
+    /// How many datagrams of at most `datagramSize` bytes `direction` accepts at `now` (after
+    /// advancing to it): as long as a buffer is free the stack takes one more datagram, whatever
+    /// its packet count (a socket takes a write while it is below its limit). So with `free`
+    /// buffers and datagrams of `p` packets, ⌈free / p⌉. Nil if the model's queue is unbounded.
+    public mutating func room(in direction: Direction, now: Instant, datagramSize: Int) -> Int? {
+        guard let limit = model.sendQueue?.buffers else { return nil }
+        advance(to: now)
+        let free = limit - occupancy(direction)
+        guard free > 0 else { return 0 }
+        let each = max(1, model.packetCount(forDatagram: datagramSize))
+        return (free + each - 1) / each
+    }
+
+    /// When `direction`'s next buffer frees (its oldest packet on air ends), after the last
+    /// `advance(to:)`, if nothing more is queued before then; nil if it holds nothing.
+    public func nextRelease(in direction: Direction) -> Instant? {
+        let d = direction.rawValue
+        if let first = onAir[d].first { return Instant(nanoseconds: UInt64(first)) }
+        var next = cursor
+        while let exchange = nextExchange(&next) {
+            if exchange.packetEnd[d] >= 0 { return Instant(nanoseconds: UInt64(exchange.packetEnd[d])) }
+        }
+        return nil
     }
 
     /// When the next datagram arrives if nothing more is queued before then, if anything is queued.
@@ -117,6 +179,8 @@ public struct RadioScheduler<Item> {
     /// The connection drops: everything queued or on air is lost.
     public mutating func removeAll() {
         queues = [[], []]
+        unsent = .zero
+        onAir = [[], []]
         arrivals.removeAll()
         cursor = Cursor(anchor: cursor.anchor)
     }
@@ -174,8 +238,9 @@ public struct RadioScheduler<Item> {
             for d in 0..<2 where payload[d] >= 0 {
                 c.sent[d] += 1
                 c.packet[d] += 1
+                exchange.packetEnd[d] = d == 0 ? start + central : start + central + ifs + peripheral
                 if c.packet[d] == queues[d][c.index[d]].packets.count {
-                    exchange.done[d] = d == 0 ? start + central : start + central + ifs + peripheral
+                    exchange.done[d] = exchange.packetEnd[d]
                     c.index[d] += 1
                     c.packet[d] = 0
                 }

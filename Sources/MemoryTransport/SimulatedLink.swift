@@ -8,7 +8,10 @@ import Pipeline
 /// With one (`radio`), every datagram goes on air through a `RadioScheduler`: it arrives when its
 /// last link-layer packet has been received, plus `faults.latency` (host latency); loss,
 /// duplication and corruption still apply at `transmit` (a lost datagram never goes on air), while
-/// `jitter` and `reordering` do not (the link layer is first-in first-out).
+/// `jitter` and `reordering` do not (the link layer is first-in first-out). If the radio's
+/// `sendQueue` is bounded, `room(for:now:)` says how many datagrams a side's stack accepts now
+/// (back-pressure: the driver takes no more than that from the endpoint), and `nextEventTime`
+/// includes the moment a full queue frees a buffer.
 public struct SimulatedLink {
     public enum Side: Sendable, Hashable, CaseIterable {
         case a, b
@@ -68,6 +71,33 @@ public struct SimulatedLink {
     /// Datagrams on their way.
     public var inFlightCount: Int { inFlight.count + (scheduler?.count ?? 0) }
 
+    /// How many datagrams `side` may transmit at `now` (the room in its stack's queue in front of
+    /// the air); nil: no limit (no radio, or an unbounded queue).
+    public mutating func room(for side: Side, now: Instant) -> Int? {
+        let direction = direction(from: side)
+        // No ATT value or L2CAP SDU is larger than 65535 bytes.
+        let size = min(maxDatagramSize, 65_535)
+        return scheduler?.room(in: direction, now: now, datagramSize: size)
+    }
+
+    /// Whether a side's stack can refuse datagrams (a radio with a bounded `sendQueue`).
+    public var appliesBackPressure: Bool { radio?.sendQueue != nil }
+
+    /// When something next happens on the link: a delivery, or a full send queue freeing a buffer
+    /// (so the driver can hand it the next datagram). Without a bounded queue: `nextDeliveryTime`.
+    public var nextEventTime: Instant? {
+        guard let scheduler, scheduler.model.sendQueue != nil else { return nextDeliveryTime }
+        var next = nextDeliveryTime
+        for side in Side.allCases where scheduler.isFull(direction(from: side)) {
+            if let release = scheduler.nextRelease(in: direction(from: side)) { next = min(next ?? release, release) }
+        }
+        return next
+    }
+
+    private func direction(from side: Side) -> RadioScheduler<InFlight>.Direction {
+        side == central ? .fromCentral : .fromPeripheral
+    }
+
     public mutating func transmit(_ datagram: [UInt8], from side: Side, now: Instant) {
         counters[side, default: Counters()].datagramsTransmitted += 1
         counters[side, default: Counters()].bytesTransmitted += datagram.count
@@ -89,8 +119,9 @@ public struct SimulatedLink {
                 counters[side, default: Counters()].corrupted += 1
             }
             if scheduler != nil {
+                let direction = direction(from: side)
                 scheduler!.enqueue(InFlight(due: now, order: order, to: side.peer, datagram: bytes), size: bytes.count,
-                                   direction: side == central ? .fromCentral : .fromPeripheral, now: now)
+                                   direction: direction, now: now)
                 order += 1
                 continue
             }

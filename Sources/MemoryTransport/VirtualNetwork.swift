@@ -9,7 +9,12 @@ import Pipeline
 ///    datagram passes the tap and the link, and whatever the link has due is delivered at once.
 ///    Then `b` does the same. The round moved if anyone sent anything.
 /// 2. **Tick**, after a round that moved nothing: the clock jumps to the earliest of the link's
-///    next delivery and both deadlines; due datagrams are delivered; `a`'s then `b`'s timers run.
+///    next event (a delivery, or a full radio send queue freeing a buffer) and both deadlines; due
+///    datagrams are delivered; `a`'s then `b`'s timers run.
+///
+/// Over a radio with a bounded send queue (`RadioModel.sendQueue`) a round takes from each
+/// endpoint only as many datagrams as the link's `room` for that side: the rest stay in the
+/// endpoint (back-pressure), to be taken in a later round once air time has freed a buffer.
 ///
 /// On a perfect link (`FaultProfile.perfect`: no faults, no latency) every datagram arrives in
 /// the round it was sent: the discipline the wire vectors record.
@@ -45,6 +50,12 @@ public struct VirtualNetwork {
     private var sentOnLink = 0
     private var sent: [Side: Int] = [.a: 0, .b: 0]
     private var bytesSent: [Side: Int] = [.a: 0, .b: 0]
+    /// When both endpoints' timers last ran.
+    private var timersRan: Instant?
+
+    /// Most datagrams taken from one endpoint in one round when the link sets no limit (a runaway
+    /// endpoint beyond that: a window is at most 4096 frames).
+    static let drainLimit = 10_000
 
     public init(link: SimulatedLink, now: Instant = .zero) {
         self.link = link
@@ -79,7 +90,7 @@ public struct VirtualNetwork {
     public mutating func round<A: DatagramEndpoint, B: DatagramEndpoint>(_ a: inout A, _ b: inout B)
         throws(Failure<A.Failure, B.Failure>) -> RoundResult {
         var failure: Failure<A.Failure, B.Failure>?
-        let fromA = a.drain(now: now)
+        let fromA = a.drain(now: now, limit: link.room(for: .a, now: now) ?? Self.drainLimit)
         var cut = false
         for datagram in fromA.datagrams {
             sentOnLink += 1
@@ -92,7 +103,7 @@ public struct VirtualNetwork {
             throw .a(error)
         }
         cut = cut || cutAfter.map { sentOnLink >= $0 } ?? false
-        let fromB = b.drain(now: now)
+        let fromB = b.drain(now: now, limit: link.room(for: .b, now: now) ?? Self.drainLimit)
         for datagram in fromB.datagrams {
             do { try pass(datagram, from: .b, delivering: !cut && failure == nil, &a, &b) } catch { failure = error }
         }
@@ -113,7 +124,8 @@ public struct VirtualNetwork {
     public mutating func tick<A: DatagramEndpoint, B: DatagramEndpoint>(_ a: inout A, _ b: inout B)
         throws(Failure<A.Failure, B.Failure>) -> Bool {
         let deadlines = (a: a.nextDeadline, b: b.nextDeadline)
-        guard let next = [link.nextDeliveryTime, deadlines.a, deadlines.b].compactMap({ $0 }).min() else { return false }
+        guard let next = [link.nextEventTime, waiting(deadlines.a), waiting(deadlines.b)].compactMap({ $0 }).min()
+        else { return false }
         now = max(now, next)
         observer?(now, .tick(due: [deadlines.a, deadlines.b].enumerated().compactMap { index, deadline in
             deadline.map { $0 <= now } == true ? (index == 0 ? Side.a : Side.b) : nil
@@ -174,7 +186,17 @@ public struct VirtualNetwork {
 
     /// When the next tick would move the clock to, if anything is scheduled.
     public func nextTime<A: DatagramEndpoint, B: DatagramEndpoint>(_ a: A, _ b: B) -> Instant? {
-        [link.nextDeliveryTime, a.nextDeadline, b.nextDeadline].compactMap { $0 }.min()
+        [link.nextEventTime, waiting(a.nextDeadline), waiting(b.nextDeadline)].compactMap { $0 }.min()
+    }
+
+    /// A deadline the clock still has to reach. Under back-pressure an endpoint whose timers
+    /// already ran at or after its deadline is waiting to send (an ack it owes, a retransmission)
+    /// and the link has no room: the link's next event (a buffer freed) wakes it, not its deadline,
+    /// or the clock would stand still. Without back-pressure every deadline counts, as always.
+    private func waiting(_ deadline: Instant?) -> Instant? {
+        guard let deadline else { return nil }
+        if link.appliesBackPressure, let timersRan, deadline <= timersRan { return nil }
+        return deadline
     }
 
     // MARK: - Steps
@@ -201,6 +223,7 @@ public struct VirtualNetwork {
         throws(Failure<A.Failure, B.Failure>) {
         try deliverDue(&a, &b)
         failurePhase = .timers
+        timersRan = now
         do { try a.handleTimers(now: now) } catch { throw .a(error) }
         do { try b.handleTimers(now: now) } catch { throw .b(error) }
         failurePhase = nil
