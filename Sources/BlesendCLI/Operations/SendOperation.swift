@@ -17,13 +17,6 @@ struct SendOperation {
     private var adapter: String? { radio.adapter }
     private var timeout: Duration { radio.scanTimeout }
 
-    /// Reconnections in a row that moved no data before we give up.
-    static let maxFruitlessReconnects = 5
-
-    static let silentReceiver = CLIError(
-        .peerRefused, "the device advertising the blesend service did not answer the handshake within 10 s",
-        hint: "it may be busy with another sender, or not a blesend receiver; try again, or check that blerecv runs there")
-
     /// Per-file bookkeeping for progress and summaries.
     private final class Progress {
         var started: [Int: (at: ContinuousClock.Instant, offset: UInt64)] = [:]
@@ -37,23 +30,19 @@ struct SendOperation {
     func run() async throws(CLIError) {
         var session = SenderSession(identity: identity, receiverKey: receiverKey, files: sources)
         let progress = Progress()
-        var fruitless = 0
-        var reconnecting = false
-        // When the link was last lost: reconnecting may take up to `timeout` from then.
-        var lostAt = ContinuousClock.now
-        // Receivers that failed the handshake: another device may hold the pinned key.
-        var wrongReceivers: Set<String> = []
-        var refusal: CLIError?
+        var policy = ReconnectPolicy(scanTimeout: timeout, adapter: adapter)
+        var next = policy.start
         while true {
+            guard case .connect(let scanTime, let pause) = next else {
+                if case .fail(let error) = next { throw error }
+                return
+            }
+            if pause > .zero { try? await Task.sleep(for: pause) }
             reporter.event(JSONLine("scanning", [("adapter", .of(adapter)), ("min_rssi", radio.minimumRSSI.map { .int(Int64($0)) } ?? .null)]))
-            if !reconnecting { reporter.logger.info("scanning for a receiver (timeout \(CLIError.seconds(timeout)) s)") }
+            if !policy.reconnecting { reporter.logger.info("scanning for a receiver (timeout \(CLIError.seconds(timeout)) s)") }
             let link: PeerConnection
             do {
-                // After a refusal, look briefly for another receiver before reporting it; after a lost
-                // link, only for what is left of the reconnection budget.
-                var scanTime = refusal == nil ? timeout : min(timeout, .seconds(5))
-                if reconnecting { scanTime = max(.seconds(1), min(scanTime, timeout - (ContinuousClock.now - lostAt))) }
-                link = try await GattCentral.connect(radio, scanTime: scanTime, excluding: wrongReceivers) { [reporter] step in
+                link = try await GattCentral.connect(radio, scanTime: scanTime, excluding: policy.excluded) { [reporter] step in
                     switch step {
                     case .found(let device):
                         reporter.event(JSONLine("found", [("device", .string(device))]))
@@ -64,25 +53,9 @@ struct SendOperation {
                     }
                 }
             } catch {
-                // Another local program holds the characteristic: waiting will not free it.
-                if case .characteristicBusy = error { throw CLIError(error, adapter: adapter) }
-                // --transport l2cap and the receiver offers no channel, or it would not open: not
-                // something a retry changes.
-                if error == .l2capNotOffered { throw CLIError(error, adapter: adapter) }
-                if case .l2cap = error, !reconnecting { throw CLIError(error, adapter: adapter) }
-                if let refusal, error == .notFound { throw refusal }
-                // The adapter powered off and on, bluetoothd restarting, a peer still exporting its
-                // services: all pass. Keep trying within the budget, like a receiver out of range.
-                if reconnecting, error != .notFound, ContinuousClock.now - lostAt < timeout {
-                    reporter.logger.info("reconnecting failed (\(error)); trying again")
-                    try? await Task.sleep(for: .seconds(1))
-                    continue
-                }
-                if reconnecting, error == .notFound {
-                    throw CLIError(.linkLost, "the link was lost and the receiver could not be found again within \(CLIError.seconds(timeout)) s",
-                                   hint: "nothing partial was kept as a real file; send again to resume")
-                }
-                throw CLIError(error, adapter: adapter, timeout: timeout)
+                next = policy.connectFailed(error, now: ContinuousClock.now)
+                if case .connect = next { reporter.logger.info("reconnecting failed (\(error)); trying again") }
+                continue
             }
             let cleanup = Interrupts.shared.add { await link.close() }
             reporter.connected(device: link.device, transport: link.transportDescription,
@@ -94,36 +67,25 @@ struct SendOperation {
             } catch {
                 await link.close()
                 Interrupts.shared.remove(cleanup)
-                if error == .refusedByPeer || error == .peerNotAuthenticated || error == .handshakeTimeout,
-                   let device = link.device, progress.acknowledged == 0 {
-                    // Not the receiver we pinned, it does not trust us, or it took message 1 and never
-                    // answered (a silent impostor needs no key for that): try any other one nearby.
-                    reporter.logger.info("\(device) failed the handshake (\(error)); looking for another receiver")
-                    wrongReceivers.insert(device)
-                    refusal = error == .handshakeTimeout ? Self.silentReceiver : CLIError(error)
-                    continue
+                let excludedBefore = policy.excluded
+                next = policy.sessionFailed(error, device: link.device, progressed: progress.acknowledged > before,
+                                            anyProgress: progress.acknowledged > 0, now: ContinuousClock.now)
+                if policy.excluded != excludedBefore {
+                    reporter.logger.info("\(link.device ?? "the receiver") failed the handshake (\(error)); looking for another receiver")
+                } else if case .connect = next {
+                    reporter.logger.warning("connection ended: \(error); reconnecting")
                 }
-                guard error.isRecoverable else { throw CLIError(error) }
-                reporter.logger.warning("connection ended: \(error); reconnecting")
-                fruitless = progress.acknowledged > before ? 0 : fruitless + 1
-                if fruitless > Self.maxFruitlessReconnects { throw CLIError(.linkLost, "gave up after \(fruitless) reconnections without progress") }
-                reconnecting = true
-                lostAt = ContinuousClock.now
                 continue
             }
             logLinkStatistics(session)
             await link.close()
             Interrupts.shared.remove(cleanup)
             if ending == .finished { break }
-            fruitless = progress.acknowledged > before ? 0 : fruitless + 1
-            if fruitless > Self.maxFruitlessReconnects {
-                throw CLIError(.linkLost, "the link kept dropping (\(fruitless) reconnections without progress)",
-                               hint: "move closer to the receiver and send again")
+            next = policy.linkLost(progressed: progress.acknowledged > before, now: ContinuousClock.now)
+            if case .connect = next {
+                reporter.clearLine()
+                reporter.say("blesend: link lost, reconnecting…")
             }
-            reporter.clearLine()
-            reporter.say("blesend: link lost, reconnecting…")
-            reconnecting = true
-            lostAt = ContinuousClock.now
         }
         let elapsed = (ContinuousClock.now - progress.begin).seconds
         reporter.event(JSONLine("done", [

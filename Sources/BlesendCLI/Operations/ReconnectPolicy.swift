@@ -1,0 +1,106 @@
+import BlueZ
+import Session
+
+/// When a sender connects again, how long it looks, which receivers it skips, and when it gives up:
+/// the rules `SendOperation` follows, without I/O (it is handed each outcome and the time).
+///
+/// - After a refusal (the receiver does not trust us, is not the one pinned, or never answered the
+///   handshake) that device is skipped, and other receivers are looked for 5 s more before the
+///   refusal is reported.
+/// - After a lost link the receiver is looked for again for what is left of `scanTimeout`, counted
+///   from the loss; anything but "not found" (adapter off, bluetoothd restarting, a peer still
+///   exporting its services) is tried again every second within that budget.
+/// - More than `maxFruitlessReconnects` reconnections in a row that moved no data end the send.
+/// - Failures no retry can change end it at once: another local program holds the characteristic;
+///   `--transport l2cap` and the receiver offers no channel, or it does not open on first contact.
+struct ReconnectPolicy {
+    /// What to do next.
+    enum Decision {
+        /// Scan and connect (again), looking for at most `scanTime`, after waiting `after`.
+        case connect(scanTime: Duration, after: Duration)
+        case fail(CLIError)
+    }
+
+    static let maxFruitlessReconnects = 5
+    static let lookAfterRefusal: Duration = .seconds(5)
+    static let retryPause: Duration = .seconds(1)
+    static let minimumScan: Duration = .seconds(1)
+
+    static let silentReceiver = CLIError(
+        .peerRefused, "the device advertising the blesend service did not answer the handshake within 10 s",
+        hint: "it may be busy with another sender, or not a blesend receiver; try again, or check that blerecv runs there")
+
+    let scanTimeout: Duration
+    let adapter: String?
+    /// Devices that failed the handshake: another one nearby may hold the pinned key.
+    private(set) var excluded: Set<String> = []
+    private(set) var reconnecting = false
+    private var refusal: CLIError?
+    private var fruitless = 0
+    private var lostAt: ContinuousClock.Instant?
+
+    init(scanTimeout: Duration, adapter: String?) {
+        self.scanTimeout = scanTimeout
+        self.adapter = adapter
+    }
+
+    /// The first connect.
+    var start: Decision { .connect(scanTime: scanTimeout, after: .zero) }
+
+    /// How long the next scan may look.
+    func scanTime(now: ContinuousClock.Instant) -> Duration {
+        var time = refusal == nil ? scanTimeout : min(scanTimeout, Self.lookAfterRefusal)
+        if let lostAt { time = max(Self.minimumScan, min(time, scanTimeout - (now - lostAt))) }
+        return time
+    }
+
+    /// Connecting failed.
+    mutating func connectFailed(_ error: BlueZError, now: ContinuousClock.Instant) -> Decision {
+        switch error {
+        case .characteristicBusy, .l2capNotOffered:
+            return .fail(CLIError(error, adapter: adapter))
+        case .l2cap where !reconnecting:
+            return .fail(CLIError(error, adapter: adapter))
+        default:
+            break
+        }
+        if let refusal, error == .notFound { return .fail(refusal) }
+        if let lostAt {
+            if error == .notFound {
+                return .fail(CLIError(.linkLost, "the link was lost and the receiver could not be found again within \(CLIError.seconds(scanTimeout)) s",
+                                      hint: "nothing partial was kept as a real file; send again to resume"))
+            }
+            if now - lostAt < scanTimeout { return .connect(scanTime: scanTime(now: now), after: Self.retryPause) }
+        }
+        return .fail(CLIError(error, adapter: adapter, timeout: scanTimeout))
+    }
+
+    /// The session on a connection failed. `progressed`: this connection moved data;
+    /// `anyProgress`: some connection did.
+    mutating func sessionFailed(_ error: SessionError, device: String?, progressed: Bool, anyProgress: Bool,
+                                now: ContinuousClock.Instant) -> Decision {
+        if error == .refusedByPeer || error == .peerNotAuthenticated || error == .handshakeTimeout, let device, !anyProgress {
+            excluded.insert(device)
+            refusal = error == .handshakeTimeout ? Self.silentReceiver : CLIError(error)
+            return .connect(scanTime: scanTime(now: now), after: .zero)
+        }
+        guard error.isRecoverable else { return .fail(CLIError(error)) }
+        return lost(progressed: progressed, now: now,
+                    giveUp: CLIError(.linkLost, "gave up after \(fruitless + 1) reconnections without progress"))
+    }
+
+    /// The link went away without an error.
+    mutating func linkLost(progressed: Bool, now: ContinuousClock.Instant) -> Decision {
+        lost(progressed: progressed, now: now,
+             giveUp: CLIError(.linkLost, "the link kept dropping (\(fruitless + 1) reconnections without progress)",
+                              hint: "move closer to the receiver and send again"))
+    }
+
+    private mutating func lost(progressed: Bool, now: ContinuousClock.Instant, giveUp: CLIError) -> Decision {
+        fruitless = progressed ? 0 : fruitless + 1
+        if fruitless > Self.maxFruitlessReconnects { return .fail(giveUp) }
+        reconnecting = true
+        lostAt = now
+        return .connect(scanTime: scanTime(now: now), after: .zero)
+    }
+}

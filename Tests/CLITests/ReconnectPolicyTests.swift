@@ -1,0 +1,112 @@
+import BlueZ
+import L2CAP
+import Session
+import Testing
+@testable import BlesendCLI
+
+/// The sender's reconnection rules (`ReconnectPolicy`), outcome by outcome, on a clock we move by hand.
+@Suite("Reconnect policy")
+struct ReconnectPolicyTests {
+    let t0 = ContinuousClock.now
+    func at(_ seconds: Double) -> ContinuousClock.Instant { t0 + .milliseconds(Int(seconds * 1000)) }
+    func policy() -> ReconnectPolicy { ReconnectPolicy(scanTimeout: .seconds(30), adapter: "hci1") }
+
+    func scan(_ decision: ReconnectPolicy.Decision) -> (Duration, Duration)? {
+        if case .connect(let scanTime, let after) = decision { return (scanTime, after) }
+        return nil
+    }
+    func failure(_ decision: ReconnectPolicy.Decision) -> CLIError? {
+        if case .fail(let error) = decision { return error }
+        return nil
+    }
+
+    @Test func firstScanUsesTheWholeTimeout() {
+        #expect(scan(policy().start)?.0 == .seconds(30))
+    }
+
+    @Test func cutDuringTheHandshakeLooksForAnotherReceiverThenReportsTheRefusal() throws {
+        var p = policy()
+        // The receiver never answered message 2 before any data moved: skip it, look 5 s more.
+        let next = p.sessionFailed(.handshakeTimeout, device: "/dev_A", progressed: false, anyProgress: false, now: at(3))
+        #expect(scan(next)?.0 == .seconds(5))
+        #expect(p.excluded == ["/dev_A"])
+        // Nobody else there: the refusal is what the user learns (exit 66), not "not found".
+        let end = try #require(failure(p.connectFailed(.notFound, now: at(9))))
+        #expect(end.status == .peerRefused)
+        #expect(end.message.contains("did not answer the handshake"))
+    }
+
+    @Test func aRefusalReportsTheRefusal() throws {
+        var p = policy()
+        _ = p.sessionFailed(.refusedByPeer, device: "/dev_A", progressed: false, anyProgress: false, now: at(1))
+        #expect(try #require(failure(p.connectFailed(.notFound, now: at(7)))).status == .peerRefused)
+    }
+
+    @Test func cutMidFileReconnectsWithinWhatIsLeftOfTheTimeout() {
+        var p = policy()
+        let next = p.linkLost(progressed: true, now: at(10))
+        #expect(scan(next)?.0 == .seconds(30))
+        #expect(p.reconnecting)
+        // 25 s after the loss only 5 s of the budget are left; never less than 1 s.
+        #expect(p.scanTime(now: at(35)) == .seconds(5))
+        #expect(p.scanTime(now: at(60)) == .seconds(1))
+        // A handshake timeout after data moved is a lost link, not a refusal: the device stays.
+        let again = p.sessionFailed(.handshakeTimeout, device: "/dev_A", progressed: false, anyProgress: true, now: at(12))
+        #expect(scan(again) != nil)
+        #expect(p.excluded.isEmpty)
+    }
+
+    @Test func receiverGoneAfterALostLinkEndsWithLinkLost() throws {
+        var p = policy()
+        _ = p.linkLost(progressed: true, now: at(10))
+        let end = try #require(failure(p.connectFailed(.notFound, now: at(40))))
+        #expect(end.status == .linkLost)
+        #expect(end.message.contains("could not be found again"))
+    }
+
+    @Test func adapterOffWhileReconnectingIsRetriedEverySecondWithinTheBudget() throws {
+        var p = policy()
+        _ = p.linkLost(progressed: true, now: at(10))
+        let retry = p.connectFailed(.adapterPoweredOff("/org/bluez/hci1"), now: at(12))
+        #expect(scan(retry)?.1 == .seconds(1))
+        // Past the budget the adapter's state is what the user learns (exit 67).
+        let end = try #require(failure(p.connectFailed(.adapterPoweredOff("/org/bluez/hci1"), now: at(41))))
+        #expect(end.status == .bluetoothUnavailable)
+    }
+
+    @Test func adapterOffOnFirstContactFailsAtOnce() throws {
+        var p = policy()
+        #expect(try #require(failure(p.connectFailed(.adapterPoweredOff("/org/bluez/hci1"), now: at(0)))).status == .bluetoothUnavailable)
+    }
+
+    @Test func reconnectionsWithoutProgressGiveUp() throws {
+        var p = policy()
+        for i in 1...ReconnectPolicy.maxFruitlessReconnects {
+            #expect(scan(p.linkLost(progressed: false, now: at(Double(i)))) != nil)
+        }
+        let end = try #require(failure(p.linkLost(progressed: false, now: at(9))))
+        #expect(end.status == .linkLost)
+        // Progress resets the count.
+        var q = policy()
+        for i in 1...10 { #expect(scan(q.linkLost(progressed: i % 2 == 0, now: at(Double(i)))) != nil) }
+    }
+
+    @Test func unrecoverableSessionErrorsEndAtOnce() throws {
+        var p = policy()
+        let end = try #require(failure(p.sessionFailed(.transfer(.ackBeyondSent), device: "/dev_A", progressed: true, anyProgress: true, now: at(1))))
+        #expect(end.status == .protocolViolation)
+    }
+
+    /// Each transport: `--transport l2cap` to a receiver without a channel, or a channel that does not
+    /// open on first contact, ends at once (exit 73); after a lost link a channel that does not open
+    /// is tried again like any other failure; a busy characteristic (GATT) ends at once.
+    @Test func transportFailures() throws {
+        var p = policy()
+        #expect(try #require(failure(p.connectFailed(.l2capNotOffered, now: at(0)))).status == .transportUnavailable)
+        #expect(try #require(failure(p.connectFailed(.l2cap(.timedOut), now: at(0)))).status == .transportUnavailable)
+        #expect(try #require(failure(p.connectFailed(.characteristicBusy("Write acquired"), now: at(0)))).status == .bluetoothUnavailable)
+        _ = p.linkLost(progressed: true, now: at(5))
+        #expect(scan(p.connectFailed(.l2cap(.connectFailed(errno: 111)), now: at(6))) != nil)
+        #expect(try #require(failure(p.connectFailed(.l2capNotOffered, now: at(7)))).status == .transportUnavailable)
+    }
+}
