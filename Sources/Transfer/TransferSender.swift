@@ -69,8 +69,9 @@ public struct TransferSender {
 
     /// The link is gone; the next connection resumes from what the receiver acknowledges.
     public mutating func connectionLost() {
-        // Every file was confirmed and only the goodbye was missing: nothing is left to do.
-        if phase == .byeSent { finish() }
+        // Every file was confirmed and only the goodbye was missing (sent, or not yet): nothing is
+        // left to do. Reconnecting would open with `bye`, which no receiver takes as an opening.
+        if phase == .byeSent || (phase == .needOffer && index >= sources.count) { finish() }
     }
 
     /// The next message to send now, or `nil` if the window is full or we are waiting for the peer.

@@ -210,3 +210,36 @@ func resumeAfterACutResendsAtMostOneWindow(cutAfter: Int) throws {
     #expect(receiver.partialCount == 0)
     #expect(store.openTemporaries == 0)
 }
+
+/// The link goes after the last `confirm` arrived but before the sender produced its `bye`: nothing
+/// is left to send, so the sender is finished. (Reconnecting would open with `bye`, which a receiver
+/// refuses as a malformed opening; the lab's bluetoothd restart hit this once L2CAP made files fast.)
+@Test func linkLostAfterTheLastConfirmFinishesTheSender() throws {
+    var c = Conversation(files: [MemoryFileSource(name: "a", bytes: pattern(10))])
+    let opening = c.sender.openingMessage()
+    var replies = [try c.receiver.begin(sender: "alice", senderKey: [1, 2, 3], opening: opening, now: .zero)]
+    var sawConfirm = false
+    while !sawConfirm {
+        for reply in replies {
+            try c.sender.receive(reply)
+            if case .confirm = reply { sawConfirm = true }
+        }
+        replies.removeAll()
+        if sawConfirm { break }
+        let message = try #require(try c.sender.nextMessage())
+        replies = try c.receiver.receive(message, now: .zero)
+    }
+    #expect(!c.sender.isFinished)
+    c.sender.connectionLost()
+    #expect(c.sender.isFinished)
+    #expect(c.sender.takeEvents().contains { if case .finished = $0 { return true } else { return false } })
+}
+
+/// A link lost mid-file does not finish the sender: it resumes on the next connection.
+@Test func linkLostMidFileDoesNotFinishTheSender() throws {
+    var c = Conversation(files: [MemoryFileSource(name: "a", bytes: pattern(100_000))])
+    #expect(try c.runConnection(cutAfter: 3) == false)
+    #expect(!c.sender.isFinished)
+    #expect(try c.runConnection())
+    #expect(c.sender.isFinished)
+}

@@ -67,6 +67,9 @@ struct SendOperation {
             } catch {
                 await link.close()
                 Interrupts.shared.remove(cleanup)
+                // Every file was confirmed and only the goodbye was missing: nothing to reconnect for.
+                session.linkLost()
+                if session.isFinished { break }
                 let excludedBefore = policy.excluded
                 next = policy.sessionFailed(error, device: link.device, progressed: progress.acknowledged > before,
                                             anyProgress: progress.acknowledged > 0, now: ContinuousClock.now)
@@ -81,6 +84,8 @@ struct SendOperation {
             await link.close()
             Interrupts.shared.remove(cleanup)
             if ending == .finished { break }
+            session.linkLost()
+            if session.isFinished { break }
             next = policy.linkLost(progressed: progress.acknowledged > before, now: ContinuousClock.now)
             if case .connect = next {
                 reporter.clearLine()
