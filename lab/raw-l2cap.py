@@ -247,6 +247,8 @@ def connect_and_stream(args):
             sock.send(payload[:n])
         except BlockingIOError:
             eagain += 1
+            if eagain in (1, 1000, 100000):
+                log("central", "send(%d bytes): EAGAIN #%d after %d bytes" % (n, eagain, sent))
             if not poller.poll(100):
                 time.sleep(0.001)
             continue
