@@ -24,7 +24,8 @@ bluetoothd (the kernel's LE connect scans for the peer, so the peer must adverti
 
 Central (default hci1): binds its adapter's address and connect()s to the listener's address and
 PSM; the kernel creates the LE link itself (no Device1.Connect). Then it sends N bytes in SDUs
-of --sdu bytes (blocking socket; an EAGAIN is retried after poll). Timing runs from the first
+of --sdu bytes (blocking socket with a 10 s SO_SNDTIMEO, or --nonblock; an EAGAIN is retried
+after poll, and 10 s without progress is an error). Timing runs from the first
 send to the listener's t_done. `run` prints one JSON line: {"mode": "l2cap", "bytes", "seconds",
 "kib_per_s", "sdu", "received", "sdus", "sndmtu", "rcvmtu", "psm", "connect_seconds",
 "submit_seconds", "eagain"}.
@@ -56,6 +57,7 @@ BDADDR_LE_RANDOM = 2
 ADDR_TYPES = {"public": BDADDR_LE_PUBLIC, "random": BDADDR_LE_RANDOM}
 
 ADV_PATH = "/com/blesend/lab/rawl2cap/adv"
+STALL = 10  # seconds without a completed send() before the central gives up
 
 libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
@@ -234,14 +236,21 @@ def connect_and_stream(args):
     sndmtu = get_u16(fd, BT_SNDMTU)
     log("central", "connected in %.2f s, sndmtu %d" % (connect_s, sndmtu))
     sock = socket.socket(fileno=fd)
+    if args.nonblock:
+        sock.setblocking(False)
+    else:  # a blocking send() that cannot go on returns EAGAIN after STALL seconds instead of hanging
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", STALL, 0))
     if args.sdu > sndmtu:
         raise RuntimeError("--sdu %d is over the peer's MTU %d" % (args.sdu, sndmtu))
     payload = memoryview(bytes(i & 0xFF for i in range(args.sdu)))
     poller = select.poll()
     poller.register(sock, select.POLLOUT)
     sent = eagain = 0
-    t0 = time.monotonic()
+    t0 = last = time.monotonic()
     while sent < args.bytes:
+        if time.monotonic() - last > STALL:
+            raise RuntimeError("send(%d bytes) made no progress for %d s (EAGAIN x%d after %d bytes)"
+                               % (args.sdu, STALL, eagain, sent))
         n = min(args.sdu, args.bytes - sent)
         try:
             sock.send(payload[:n])
@@ -253,6 +262,7 @@ def connect_and_stream(args):
                 time.sleep(0.001)
             continue
         sent += n
+        last = time.monotonic()
     submit = time.monotonic() - t0
     return sock, {"t0": t0, "submit_seconds": round(submit, 3), "connect_seconds": round(connect_s, 3),
                   "sndmtu": sndmtu, "eagain": eagain}
@@ -337,6 +347,8 @@ def main():
                     help="listen: do not register an LE advertisement (someone else advertises)")
     ap.add_argument("--keep-devices", dest="forget", action="store_false",
                     help="run: leave the device objects in bluetoothd (default: remove them)")
+    ap.add_argument("--nonblock", action="store_true",
+                    help="central: non-blocking socket (EAGAIN -> poll) instead of a blocking one")
     ap.add_argument("--linger", type=float, default=1.0, help="connect: seconds before close")
     ap.add_argument("--timeout", type=float, default=120, help="seconds for each wait (default 120)")
     args = ap.parse_args()

@@ -120,7 +120,8 @@ res = {"mode": "blesend", "transport": transport, "transport_option": opt,
        "connect_to_first_byte_s": round(tp - tc, 2) if tp else None,
        "connected_to_file_done_s": round(tfd - tc, 2),
        "file_s": file_s, "kib_per_s_file": round(n / 1024 / file_s, 1) if file_s else None,
-       "kib_per_s_connected": round(n / 1024 / (tfd - tc), 1), "mtu": c.get("mtu")}
+       "kib_per_s_connected": round(n / 1024 / (tfd - tc), 1), "mtu": c.get("mtu"),
+       "payload": c.get("payload")}
 print(json.dumps(res))
 PY
     tail -n 1 "$results"
@@ -196,10 +197,10 @@ for t, label in (("gatt", "GATT "), ("l2cap", "L2CAP")):
         print("#   blesend %s             (no run%s)" % (label, "" if t == "gatt" else ": no --transport option, or it failed"))
     for r in bs[t]:
         print("#   blesend %s (%s)  %7.1f KiB/s file (%.2f s), %7.1f KiB/s connect->done, wall %.2f s, "
-              "scan+connect %.2f s, connect->handshake %.2f s, connect->first byte %.2f s, MTU %s%s"
+              "scan+connect %.2f s, connect->handshake %.2f s, connect->first byte %.2f s, ATT MTU %s, payload %s%s"
               % (label, r["transport_option"], r["kib_per_s_file"], r["file_s"], r["kib_per_s_connected"],
                  r["wall_s"], r["scan_connect_s"], r["connect_to_handshake_s"], r["connect_to_first_byte_s"] or -1,
-                 r["mtu"], ", used %s" % r["transport_used"] if r.get("transport_used") else ""))
+                 r["mtu"], r.get("payload"), ", used %s" % r["transport_used"] if r.get("transport_used") else ""))
     if bs[t]:
         best[t] = max(r["kib_per_s_file"] for r in bs[t])
 def ratio(name, a, b):
