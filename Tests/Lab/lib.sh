@@ -83,6 +83,8 @@ wait_until() {
 }
 
 # lines_at_least FILE REGEX N: FILE has N or more lines matching REGEX.
+# no_links hciN: the adapter holds no connection
+no_links() { [ -z "$(hcitool -i "$1" con 2>/dev/null | tail -n +2)" ]; }
 # cut_noticed_or_refused SENDLOG BUSCTLOUT: blesend rescans after a cut, or busctl reported a failure
 cut_noticed_or_refused() { lines_at_least "$1" '"event":"scanning"' 2 || grep -q 'rc [1-9]' "$2" 2>/dev/null; }
 lines_at_least() { [ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -ge "$3" ]; }
