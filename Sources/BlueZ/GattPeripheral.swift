@@ -40,8 +40,10 @@ public actor GattPeripheral {
     private let links: AcceptQueue<PeerConnection>
     private let listener: L2CAPListener?
     private var channelAccepts: Task<Void, Never>?
-    /// The newest channel from each device, to tell an old connection from a newer one.
-    private var newestChannel: [String: ObjectIdentifier] = [:]
+    /// The newest channel from each device, to tell an old connection from a newer one, and to end
+    /// it when bluetoothd says the device disconnected: the kernel closes the channel's socket then
+    /// too, but the receiver must not depend on that to notice.
+    private var newestChannel: [String: PeerConnection] = [:]
     /// The PSM senders open channels on; nil when this receiver serves GATT only.
     public nonisolated var l2capPSM: UInt16? { listener?.psm }
     /// Why no L2CAP channel is offered, when it was asked for and could not be set up.
@@ -138,6 +140,7 @@ public actor GattPeripheral {
             throw BlueZError.dbus(error)
         }
         await server.onLinkEnded { [weak self] in await self?.linkEnded() }
+        await server.onDeviceDisconnected { [weak self] device in await self?.channelDeviceGone(device) }
         // Watch for disconnects of the current peer, the adapter's power, and bluetoothd itself.
         try await server.watchDisconnects(bus: bus, adapterPath: adapterPath)
         try await recovery.start()
@@ -155,9 +158,16 @@ public actor GattPeripheral {
                 return
             }
             let device = BlueZ.devicePath(adapterPath: adapterPath, address: channel.peer)
-            newestChannel[device] = ObjectIdentifier(channel)
-            links.offer(PeerConnection(transport: channel, device: device) { [weak self] in await self?.linkEnded() })
+            let connection = PeerConnection(transport: channel, device: device) { [weak self] in await self?.linkEnded() }
+            newestChannel[device] = connection
+            links.offer(connection)
         }
+    }
+
+    /// bluetoothd says `device` disconnected: its channel, if any, is over.
+    private func channelDeviceGone(_ device: String) async {
+        guard let connection = newestChannel.removeValue(forKey: device) else { return }
+        await connection.close()
     }
 
     /// A link ended: advertise again for the next sender.
@@ -187,7 +197,7 @@ public actor GattPeripheral {
         guard let device = connection.device, !closed else { return }
         if let link = connection.gattLink {
             if await server.hasNewerLink(than: link) { return }
-        } else if newestChannel[device] != ObjectIdentifier(connection.transport) {
+        } else if newestChannel[device] !== connection {
             return
         }
         _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(5))

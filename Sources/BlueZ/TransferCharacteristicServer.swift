@@ -12,6 +12,7 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
     private var current: GattLink?
     private var closed = false
     private var linkEnded: (@Sendable () async -> Void)?
+    private var deviceGone: (@Sendable (String) async -> Void)?
     private var disconnects: Task<Void, Never>?
 
     init(notifier: GattNotifier, links: AcceptQueue<PeerConnection>) {
@@ -22,6 +23,12 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
     /// Runs `action` after each link has ended while the server is open.
     func onLinkEnded(_ action: @escaping @Sendable () async -> Void) {
         linkEnded = action
+    }
+
+    /// Runs `action` with the device path whenever a device under the adapter reports `Connected`
+    /// false (the peripheral ends that device's L2CAP channel with it).
+    func onDeviceDisconnected(_ action: @escaping @Sendable (String) async -> Void) {
+        deviceGone = action
     }
 
     /// Ends the current link when its device reports `Connected` false (any device under `adapterPath`).
@@ -129,6 +136,7 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
     }
 
     private func deviceDisconnected(_ path: String) async {
+        await deviceGone?(path)
         guard let current, current.device == nil || current.device == path else { return }
         await current.close()
     }
