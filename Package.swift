@@ -109,7 +109,10 @@ let package = Package(
             "SessionRunner", "Session", "Framing", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Pipeline",
         ]),
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
-        .testTarget(name: "CLITests", dependencies: ["BlesendCLI", "BlueZ", "L2CAP", "Session", "Keys", "TestSupport"]),
+        .testTarget(name: "CLITests", dependencies: [
+            "BlesendCLI", "BlueZ", "L2CAP", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Transfer", "Pipeline", "Keys", "TestSupport",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The attack table of docs/threat-model.md: one test per row, real pipeline, real folders.
         .testTarget(name: "AttackTableTests", dependencies: [
             "BlesendCLI", "Simulation", "Session", "SessionRunner", "Storage", "Keys", "MemoryTransport", "TestDoubles", "Transfer",

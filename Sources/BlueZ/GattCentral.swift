@@ -15,7 +15,7 @@ public enum GattCentral {
     /// `excluding` lists device paths not to connect to again (receivers that failed the handshake).
     public static func connect(
         _ radio: RadioOptions, scanTime: Duration? = nil, excluding: Set<String> = [], bus: DBusConnection? = nil,
-        progress: @Sendable (ConnectStep) -> Void = { _ in }
+        progress: @escaping @Sendable (ConnectStep) -> Void = { _ in }
     ) async throws(BlueZError) -> PeerConnection {
         let connection: DBusConnection
         if let bus { connection = bus } else { connection = try await BlueZAdapter.systemBus() }
@@ -131,7 +131,7 @@ public enum GattCentral {
 
     private static func open(
         _ bus: DBusConnection, adapterPath: String, device: String, transport: TransportChoice, ownsBus: Bool,
-        progress: @Sendable (ConnectStep) -> Void
+        progress: @escaping @Sendable (ConnectStep) -> Void
     ) async throws(BlueZError) -> PeerConnection {
         var tasks: [Task<Void, Never>] = []
         let link = GattLink(device: device, mtu: 23, sendsNotifications: false)

@@ -14,8 +14,8 @@ public final class PeerConnection: Sendable {
     private let cleanup: @Sendable () async -> Void
     private let closed = Mutex(false)
 
-    init(transport: any DatagramTransport, device: String?, l2capFallback: L2CAPError? = nil,
-         cleanup: @escaping @Sendable () async -> Void = {}) {
+    public init(transport: any DatagramTransport, device: String?, l2capFallback: L2CAPError? = nil,
+                cleanup: @escaping @Sendable () async -> Void = {}) {
         self.transport = transport
         self.device = device
         self.l2capFallback = l2capFallback

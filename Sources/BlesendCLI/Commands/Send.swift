@@ -83,10 +83,10 @@ struct Send: AsyncParsableCommand {
                     do { sources.append(try LocalFileSource(path: file)) } catch { throw CLIError(error) }
                 }
             }
+            let radio = RadioOptions(adapter: adapter, transport: transport, minimumRSSI: Int16(minRSSI), scanTimeout: .seconds(timeout))
             let operation = SendOperation(
                 identity: identity, receiverKey: receiverKey, receiverName: Self.peerName(to), sources: sources,
-                radio: RadioOptions(adapter: adapter, transport: transport, minimumRSSI: Int16(minRSSI), scanTimeout: .seconds(timeout)),
-                reporter: reporter)
+                radio: radio, connector: BlueZConnector(radio: radio), reporter: reporter)
             try await operation.run()
         }
     }

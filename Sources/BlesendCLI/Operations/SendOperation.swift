@@ -12,6 +12,8 @@ struct SendOperation {
     let receiverName: String
     let sources: [any FileSource]
     let radio: RadioOptions
+    /// Finds and connects to receivers (BlueZ; a test may pass its own).
+    var connector: any PeerConnector
     let reporter: Reporter
 
     private var adapter: String? { radio.adapter }
@@ -42,7 +44,7 @@ struct SendOperation {
             if !policy.reconnecting { reporter.logger.info("scanning for a receiver (timeout \(CLIError.seconds(timeout)) s)") }
             let link: PeerConnection
             do {
-                link = try await GattCentral.connect(radio, scanTime: scanTime, excluding: policy.excluded) { [reporter] step in
+                link = try await connector.connect(scanTime: scanTime, excluding: policy.excluded) { [reporter] step in
                     switch step {
                     case .found(let device):
                         reporter.event(JSONLine("found", [("device", .string(device))]))

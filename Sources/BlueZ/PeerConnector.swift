@@ -1,0 +1,30 @@
+/// How a sender reaches a receiver: each call finds one and opens a connection to it. The CLI's
+/// send operation sees only this, so a test can hand it connections of its own.
+public protocol PeerConnector: Sendable {
+    /// Finds a receiver (looking at most `scanTime`, skipping the devices in `excluding`), connects
+    /// and opens a transport. `progress` hears how far it got.
+    func connect(scanTime: Duration, excluding: Set<String>,
+                 progress: @escaping @Sendable (ConnectStep) -> Void) async throws(BlueZError) -> PeerConnection
+}
+
+/// How a receiver is reached: connections from senders, one `accept()` at a time.
+public protocol PeerListener: Sendable {
+    func accept() async throws(BlueZError) -> PeerConnection
+    /// Ends the BLE link of a connection's peer (one that failed the handshake must not keep it).
+    func disconnectPeer(of connection: PeerConnection) async
+    func close() async
+}
+
+/// The real connector: BlueZ on the system bus, with these radio options.
+public struct BlueZConnector: PeerConnector {
+    public let radio: RadioOptions
+
+    public init(radio: RadioOptions) { self.radio = radio }
+
+    public func connect(scanTime: Duration, excluding: Set<String>,
+                        progress: @escaping @Sendable (ConnectStep) -> Void) async throws(BlueZError) -> PeerConnection {
+        try await GattCentral.connect(radio, scanTime: scanTime, excluding: excluding, progress: progress)
+    }
+}
+
+extension GattPeripheral: PeerListener {}
