@@ -25,15 +25,22 @@ public final class L2CAPChannel: SocketBackedTransport {
     public let peerMaxDatagramSize: Int
     public let transportDescription: TransportDescription
 
-    /// Takes ownership of `fd`, a connected LE L2CAP socket.
-    init(fd: Int32, peer: BluetoothAddress, receiveMTU: Int) {
+    /// Takes ownership of `fd`, a connected LE L2CAP socket: the sizes are the kernel's (the peer's
+    /// receive MTU, ours), the PHY what `BT_PHY` says.
+    convenience init(fd: Int32, peer: BluetoothAddress, receiveMTU: Int) {
+        self.init(fd: fd, peer: peer,
+                  sendSize: L2CAPSocket.mtuOption(fd, Int32(BLESEND_BT_SNDMTU)) ?? 23,
+                  receiveSize: L2CAPSocket.mtuOption(fd, Int32(BLESEND_BT_RCVMTU)) ?? receiveMTU,
+                  phy: L2CAPSocket.phy(fd))
+    }
+
+    /// Takes ownership of `fd`, any connected `SOCK_SEQPACKET` socket, with the sizes given (tests).
+    init(fd: Int32, peer: BluetoothAddress, sendSize: Int, receiveSize: Int, phy: String?) {
         state = Mutex(State(fd: fd))
         self.peer = peer
-        let send = L2CAPSocket.mtuOption(fd, Int32(BLESEND_BT_SNDMTU)) ?? 23
-        let receive = L2CAPSocket.mtuOption(fd, Int32(BLESEND_BT_RCVMTU)) ?? receiveMTU
-        maxDatagramSize = send
-        peerMaxDatagramSize = receive
-        transportDescription = TransportDescription(kind: .l2cap, sendSize: send, receiveSize: receive, phy: L2CAPSocket.phy(fd))
+        maxDatagramSize = sendSize
+        peerMaxDatagramSize = receiveSize
+        transportDescription = TransportDescription(kind: .l2cap, sendSize: sendSize, receiveSize: receiveSize, phy: phy)
     }
 
     public var isClosed: Bool { state.withLock { $0.closed } }
