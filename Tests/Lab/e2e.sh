@@ -289,10 +289,11 @@ run_main() {
 # =====================================================================================
 run_mtu() {
   local strict=$1
-  begin "forced small MTU: 20 KiB arrives, connected event reports a small MTU"
+  begin "forced small MTU: 20 KiB arrives over GATT, connected event reports a small MTU"
   start_recv mtu "$W/out-mtu" --once --json || fail "receiver did not start"
   local rpid=$RECV_PID
-  send_run mtu --json --to "$RPUB" "$W/files/k20.bin"
+  # The ATT MTU matters to GATT only (an L2CAP channel has its own SDU size).
+  send_run mtu --json --transport gatt --to "$RPUB" "$W/files/k20.bin"
   check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
   check "k20.bin differs or missing" same "$W/files/k20.bin" "$W/out-mtu/k20.bin"
   local mtu rmtu fsecs
