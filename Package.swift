@@ -3,7 +3,7 @@
 // The folder tree follows the stack, bottom to top:
 //   CSodium/CDBus (C)  ->  Sodium, DBus (thin Swift wrappers)
 //   Pipeline (shared shapes: time, bytes, transport)  ->  Framing  ->  Handshake  ->  Record  ->  Transfer
-//   Session (one endpoint: all layers composed)  ->  MemoryTransport (tests) / BlueZ (radio)  ->  CLI
+//   Session (one endpoint: all layers composed)  ->  MemoryTransport (tests) / L2CAP + BlueZ (radio)  ->  CLI
 // Tooling beside it, never a dependency of the product: MemoryTransport, TestDoubles, Simulation,
 // WireVectors, FuzzTargets and their executables.
 import PackageDescription
