@@ -27,7 +27,8 @@ suite_cleanup() {
 }
 
 mkfile m12.bin $((12 * 1024 * 1024))   # three cuts over L2CAP: each Device1.Disconnect lets ~2 s (~1.4 MiB) through
-for f in a b c d e; do mkfile "m1$f.bin" $((1024 * 1024)); done
+mkfile m8.bin $((8 * 1024 * 1024))     # the sender's power cycle: long enough to be cut over L2CAP
+for f in a b c e; do mkfile "m1$f.bin" $((1024 * 1024)); done
 mkfile k20.bin $((20 * 1024))
 mkfile k24.bin $((24 * 1024))
 mkfile k300.bin $((300 * 1024))
@@ -362,7 +363,7 @@ power_cycle() {
 
 case_sender_power() {
   begin "fault: sender adapter powered off and on mid-transfer"
-  power_cycle spower hci1 m1d.bin
+  power_cycle spower hci1 m8.bin   # over L2CAP 1 MiB can finish before the power-off takes effect
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
 }
 
