@@ -29,14 +29,17 @@ enum LoopThread {
 /// suspended all the while (a `sending` closure may not capture the caller's session or callbacks),
 /// so the job crosses as the raw pointer that `pthread_create` takes anyway, not as a Sendable value.
 private final class CallerSuspended<T> {
-    private let body: () -> T
+    /// Dropped before the caller is resumed: `withoutActuallyEscaping` traps if the closure is
+    /// still referenced when the caller's block ends.
+    private var body: (() -> T)?
     var result: T?
     var resumed: CheckedContinuation<Void, Never>?
 
     init(_ body: @escaping () -> T) { self.body = body }
 
     func runAndResume() {
-        result = body()
+        if let body = body.take() { result = body() }
+        let resumed = resumed.take()
         resumed?.resume()
     }
 
