@@ -125,17 +125,19 @@ struct SocketLoop {
     private enum Reception { case open, ended }
 
     /// Feeds the endpoint every datagram waiting (a bounded number of batches, so that timers and
-    /// sending get their turn), optionally waiting a little for a short batch to fill up.
+    /// sending get their turn). With a `batchWait`, a short first batch is followed by a pause (which
+    /// only the wake signal cuts short) and a second read, so that a stream of datagrams arriving
+    /// one by one costs one wake-up per pause rather than one per datagram.
     private mutating func receiveWaiting<E: Endpoint>(_ endpoint: inout E, clock: some EndpointClock) throws(SessionError) -> Reception {
-        var received = 0
+        var paused = false
         for _ in 0..<configuration.maxBatchesPerWake {
             switch reader.read(sockets.inbound) {
             case .datagrams(let datagrams):
                 for datagram in datagrams { try endpoint.receive(datagram: datagram, now: clock.now) }
-                received += datagrams.count
                 if datagrams.count == reader.capacity { continue }
-                guard received < reader.capacity, let until = batchWaitEnd(endpoint, clock: clock),
-                      SocketPoll.waitReadable(sockets.inbound, until: until, clock: clock) else { return .open }
+                guard !paused, let until = batchWaitEnd(endpoint, clock: clock) else { return .open }
+                paused = true
+                SocketPoll.pause(wake: wake.fd, until: until, clock: clock)
             case .wouldBlock:
                 return .open
             case .ended(let before):
@@ -146,13 +148,18 @@ struct SocketLoop {
         return .open
     }
 
-    /// How long to wait for more after a short batch: never past the endpoint's next deadline
-    /// (an ack or a retransmission is not held back for batching). Nil: do not wait.
+    /// How long to wait for more after a short batch.
     private func batchWaitEnd<E: Endpoint>(_ endpoint: E, clock: some EndpointClock) -> Instant? {
-        guard configuration.batchWait > .zero else { return nil }
-        var end = clock.now.advanced(by: configuration.batchWait)
-        if let deadline = endpoint.nextDeadline { end = min(end, deadline) }
-        return end > clock.now ? end : nil
+        Self.pauseEnd(now: clock.now, pause: configuration.batchWait, deadline: endpoint.nextDeadline)
+    }
+
+    /// The end of a pause for more datagrams begun at `now`: never past the endpoint's next
+    /// deadline (an ack or a retransmission is not held back for batching). Nil: do not pause.
+    static func pauseEnd(now: Instant, pause: Duration, deadline: Instant?) -> Instant? {
+        guard pause > .zero else { return nil }
+        var end = now.advanced(by: pause)
+        if let deadline { end = min(end, deadline) }
+        return end > now ? end : nil
     }
 }
 
@@ -162,8 +169,10 @@ struct SocketLoopConfiguration: Sendable {
     var batch = 32
     /// Batches read per wake-up before sending and timers get a turn.
     var maxBatchesPerWake = 16
-    /// After a batch shorter than `batch`, wait up to this long for more (never past a deadline).
-    var batchWait: Duration = .zero
+    /// After a first batch shorter than `batch`, pause this long (never past the endpoint's next
+    /// deadline) and read again. In the TCG lab (one saturated vCPU), 5 ms took blesend from 0.61
+    /// to 0.74 of raw AcquireWrite goodput (10 ms: 0.70), median of 3 runs per boot.
+    var batchWait: Duration = .milliseconds(5)
     /// How often the loop checks that the transport has not closed the sockets behind its back
     /// (for transports that do not raise the wake signal on `close()`).
     var holdCheckInterval: Duration = .milliseconds(100)

@@ -38,12 +38,12 @@ enum SocketPoll {
         return result
     }
 
-    /// Waits until `fd` is readable or `until` passes; whether it became readable.
-    static func waitReadable(_ fd: Int32, until: Instant, clock: some EndpointClock) -> Bool {
+    /// Sleeps until `until`, or until the wake descriptor becomes readable.
+    static func pause(wake: Int32, until: Instant, clock: some EndpointClock) {
         let now = clock.now
-        guard until > now else { return false }
-        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        return poll(&entry, 1, milliseconds(until.duration(since: now))) > 0
+        guard until > now else { return }
+        var entry = pollfd(fd: wake, events: Int16(POLLIN), revents: 0)
+        _ = poll(&entry, 1, milliseconds(until.duration(since: now)))
     }
 
     /// `poll`'s timeout: whole milliseconds, rounded up so that a deadline is never woken for early.
