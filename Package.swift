@@ -27,6 +27,8 @@ let package = Package(
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // The Linux Bluetooth socket ABI Glibc lacks (sockaddr_l2, SOL_BLUETOOTH options); headers only.
         .systemLibrary(name: "CBluetooth"),
+        // recvmmsg/sendmmsg (batched datagram I/O) and eventfd, which Glibc's module lacks; headers only.
+        .systemLibrary(name: "CSocketCalls"),
 
         // Thin Swift wrappers over C.
         .target(name: "Sodium", dependencies: ["CSodium"]),
@@ -56,7 +58,7 @@ let package = Package(
             "Session", "MemoryTransport", "Pipeline", "Transfer", "Keys", .product(name: "DequeModule", package: "swift-collections"),
         ]),
         // Datagram sockets shared by the radio transports: waiting on descriptors, handing them to a driver.
-        .target(name: "SocketIO", dependencies: ["Pipeline"]),
+        .target(name: "SocketIO", dependencies: ["Pipeline", "CSocketCalls"]),
         // L2CAP LE credit-based channels: kernel sockets, no bluetoothd in the data path.
         .target(name: "L2CAP", dependencies: ["CBluetooth", "Pipeline", "SocketIO"]),
         // GATT through bluetoothd (D-Bus), and finding and reaching the peer for either transport.
@@ -106,7 +108,7 @@ let package = Package(
             "Session", "Simulation", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline",
         ]),
         .testTarget(name: "SessionRunnerTests", dependencies: [
-            "SessionRunner", "Session", "Framing", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Pipeline",
+            "SessionRunner", "Session", "Framing", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Pipeline", "SocketIO",
         ]),
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
         .testTarget(name: "CLITests", dependencies: [

@@ -10,7 +10,10 @@ import Synchronization
 /// socket (non-blocking; on EAGAIN it waits for POLLOUT, never drops) or to a D-Bus sink.
 /// On the central, `send` suspends until some outbound path is attached; on the peripheral, a
 /// datagram sent before the peer subscribed to notifications is dropped.
-public final class GattLink: DatagramTransport {
+///
+/// A driver may take both acquired sockets (`takeSockets`) and read and write them itself; the
+/// link then reads neither (its read source starts only when someone first calls `receive`).
+public final class GattLink: SocketBackedTransport {
     public typealias Sink = @Sendable ([UInt8]) async throws -> Void
 
     private struct State {
@@ -24,6 +27,13 @@ public final class GattLink: DatagramTransport {
         var outboundWaiters: [CheckedContinuation<Void, Never>] = []
         var onClose: [@Sendable () async -> Void] = []
         var inboundSeen = false
+        /// Someone called `receive`: the inbound socket is read by the link's read source.
+        var readingRequested = false
+        /// A datagram came by D-Bus (`WriteValue`, a `Value` notification) or a D-Bus sink was set.
+        var usedDBus = false
+        /// The sockets belong to a driver (`takeSockets`); raised when the link closes.
+        var handedOver = false
+        var closeWake: WakeSignal?
     }
     private let state: Mutex<State>
     private let waiter = FDWaiter()
@@ -42,9 +52,15 @@ public final class GattLink: DatagramTransport {
     /// Whether our datagrams go out as notifications (the peripheral) rather than Write Commands.
     let sendsNotifications: Bool
 
-    init(device: String?, mtu: Int, sendsNotifications: Bool) {
+    /// How long `takeSockets` waits on the peripheral for the second socket (the central's
+    /// `AcquireNotify` follows its `AcquireWrite` at once; a central that never subscribes gets the
+    /// async path, where our datagrams are dropped until it does).
+    let handOverPatience: Duration
+
+    init(device: String?, mtu: Int, sendsNotifications: Bool, handOverPatience: Duration = .seconds(3)) {
         self.device = device
         self.sendsNotifications = sendsNotifications
+        self.handOverPatience = handOverPatience
         self.state = Mutex(State(mtu: mtu))
     }
 
@@ -88,26 +104,43 @@ public final class GattLink: DatagramTransport {
 
     // MARK: Inbound
 
-    /// Takes ownership of `fd` and reads datagrams from it until the other end closes it (then the
-    /// link closes). An empty datagram is handed up like any other.
+    /// Takes ownership of `fd` as the inbound path. Once someone reads (`receive`), the link reads
+    /// it until the other end closes it (then the link closes); until then, or when the sockets
+    /// were handed over (`takeSockets`), it is left alone. (A replaced socket handed over is closed:
+    /// the driver sees that and ends.)
+    func attachInbound(fd: Int32) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        let read = state.withLock { s -> Bool? in
+            guard !s.closed else { return nil }
+            if s.inFD >= 0 { Glibc.close(s.inFD) }
+            s.inFD = fd
+            s.inboundSeen = true
+            return s.readingRequested && !s.handedOver
+        }
+        guard let read else {
+            Glibc.close(fd)
+            return
+        }
+        if read { startReadSource(fd) }
+    }
+
+    /// Starts reading the inbound socket, at the first `receive`.
+    private func startReading() {
+        let fd = state.withLock { s -> Int32 in
+            guard !s.readingRequested else { return -1 }
+            s.readingRequested = true
+            return s.closed || s.handedOver ? -1 : s.inFD
+        }
+        if fd >= 0 { startReadSource(fd) }
+    }
+
+    /// Reads `fd` until the other end closes it. An empty datagram is handed up like any other.
     ///
     /// One persistent read source per socket: each readiness event drains everything waiting and
     /// hands it over at once. (A one-shot source per wait costs several system calls and a thread
     /// hop per datagram, which dominated the receiver's CPU time in the emulated lab.)
-    func attachInbound(fd: Int32) {
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    private func startReadSource(_ fd: Int32) {
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: inboundQueue)
-        let accepted = state.withLock { s -> Bool in
-            guard !s.closed else { return false }
-            if s.inFD >= 0 { Glibc.close(s.inFD) }
-            s.inFD = fd
-            s.inboundSeen = true
-            return true
-        }
-        guard accepted else {
-            Glibc.close(fd)
-            return
-        }
         var scratch = [UInt8](repeating: 0, count: 1024)
         source.setEventHandler { [weak self] in
             guard let self else { return }
@@ -139,14 +172,24 @@ public final class GattLink: DatagramTransport {
                 Task { await self.close() }
             }
         }
-        inbound.withLock { $0 = InboundSource(source: source) }
+        let replaced = inbound.withLock { inbound -> (any DispatchSourceRead)? in
+            defer { inbound = InboundSource(source: source) }
+            if inbound.paused { inbound.source?.resume() }
+            return inbound.source
+        }
+        replaced?.cancel()
         source.resume()
     }
 
-    /// Queues one inbound datagram (from D-Bus).
+    /// Queues one inbound datagram (from D-Bus). Once the sockets belong to a driver, nobody reads
+    /// the queue: the datagram is dropped (the peer's ARQ resends it the way it came before).
     func deliver(_ datagram: [UInt8]) {
-        state.withLock { $0.inboundSeen = true }
-        deliver([datagram])
+        let handedOver = state.withLock { s -> Bool in
+            s.inboundSeen = true
+            s.usedDBus = true
+            return s.handedOver
+        }
+        if !handedOver { deliver([datagram]) }
     }
 
     /// Queues inbound datagrams, waking a waiting receiver once. Far behind, the socket is left
@@ -183,6 +226,7 @@ public final class GattLink: DatagramTransport {
     }
 
     public func receiveAvailable() async throws -> [[UInt8]] {
+        startReading()
         let first = try await receive()
         let rest = state.withLock { s -> Deque<[UInt8]> in
             defer { s.buffer.removeAll(keepingCapacity: true) }
@@ -193,6 +237,7 @@ public final class GattLink: DatagramTransport {
     }
 
     public func receive() async throws -> [UInt8] {
+        startReading()
         let datagram = try await nextDatagram()
         consumed()
         return datagram
@@ -236,6 +281,7 @@ public final class GattLink: DatagramTransport {
         let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
             s.sink = sink
             guard sink != nil else { return [] }
+            s.usedDBus = true
             defer { s.outboundWaiters.removeAll() }
             return s.outboundWaiters
         }
@@ -246,9 +292,10 @@ public final class GattLink: DatagramTransport {
         let limit = maxDatagramSize
         guard datagram.count <= limit else { throw TransportError.datagramTooLarge(size: datagram.count, limit: limit) }
         while true {
-            enum Path { case fd(Int32), sink(Sink), wait, closed }
+            enum Path { case fd(Int32), sink(Sink), wait, closed, handedOver }
             let path = state.withLock { s -> Path in
                 if s.closed { return .closed }
+                if s.handedOver { return .handedOver }
                 if s.outFD >= 0 { return .fd(s.outFD) }
                 if let sink = s.sink { return .sink(sink) }
                 return .wait
@@ -256,6 +303,8 @@ public final class GattLink: DatagramTransport {
             switch path {
             case .closed:
                 throw TransportError.closed
+            case .handedOver:
+                return  // the driver writes the socket now; a datagram from elsewhere would cut in
             case .wait:
                 // The peripheral's datagrams are notifications: with nobody subscribed they go
                 // nowhere, as over the air. Waiting instead would stall the session and its timers,
@@ -291,6 +340,47 @@ public final class GattLink: DatagramTransport {
         }
     }
 
+    // MARK: Handing the sockets over
+
+    public func takeSockets() async -> DatagramSockets? {
+        await handOver(wake: nil)
+    }
+
+    /// Hands over both acquired sockets once both are attached, if no D-Bus path is in use and
+    /// nobody reads the link yet; `close()` then raises `signal`. On the central both are attached
+    /// before the link is returned; on the peripheral the link exists from the peer's first call,
+    /// so this waits up to `handOverPatience` for the other socket. Nil (drive the link through
+    /// `send`/`receive`): the link closed, a D-Bus path is in use, the sockets were already
+    /// handed over or are being read, or the second socket never came.
+    public func takeSockets(wakingOnClose signal: WakeSignal) async -> DatagramSockets? {
+        await handOver(wake: signal)
+    }
+
+    private func handOver(wake: WakeSignal?) async -> DatagramSockets? {
+        let start = ContinuousClock.now
+        let patience = sendsNotifications ? handOverPatience : .zero
+        while true {
+            enum Decision { case give(DatagramSockets), refuse, wait }
+            let decision = state.withLock { s -> Decision in
+                if s.closed || s.usedDBus || s.readingRequested || s.handedOver { return .refuse }
+                guard s.inFD >= 0, s.outFD >= 0 else { return .wait }
+                s.handedOver = true
+                s.closeWake = wake
+                return .give(DatagramSockets(inbound: s.inFD, outbound: s.outFD))
+            }
+            switch decision {
+            case .give(let sockets): return sockets
+            case .refuse: return nil
+            case .wait:
+                guard ContinuousClock.now - start < patience else { return nil }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+        }
+    }
+
+    /// Whether the sockets belong to a driver.
+    var socketsHandedOver: Bool { state.withLock { $0.handedOver } }
+
     // MARK: Closing
 
     public func close() async {
@@ -307,6 +397,7 @@ public final class GattLink: DatagramTransport {
             return copy
         }
         guard let taken else { return }
+        taken.closeWake?.raise(.closed)
         waiter.cancelAll()
         inbound.withLock { inbound in
             if inbound.paused { inbound.source?.resume() }

@@ -73,6 +73,7 @@ public struct SenderSession {
                                  ephemeral: SecureBytes? = nil) throws(SessionError) {
         if isConnected { linkLost() }
         guard var transfer = parked.take() else { return }
+        transfer.dataPerRecord = RecordSizing.dataPerRecord(datagramSize: maxDatagramSize)
         let opening = transfer.openingMessage()
         let channel: InitiatorChannel
         do {
@@ -102,6 +103,7 @@ public struct SenderSession {
         stack.withMovedValue { stack in
             stack.bottom.link.maxDatagramSize = size
             stack.bottom.link.peerMaxDatagramSize = peer
+            stack.top.top.transfer.dataPerRecord = RecordSizing.dataPerRecord(datagramSize: size)
         }
     }
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Pipeline
 import Session
+import SocketIO
 
 /// Runs a sans-IO endpoint over a real `DatagramTransport` for the length of one connection:
 /// sends what the endpoint produces, feeds it what arrives, and runs its timers on time.
@@ -23,17 +24,19 @@ public enum EndpointRunner {
     }
 
     /// The sender's side of one connection.
+    ///
+    /// A transport that hands over its sockets (`SocketBackedTransport`) is driven by a
+    /// `SocketLoop` on a thread of its own (`onEvent` is then called on that thread while this
+    /// task waits); any other through `send`/`receiveAvailable`.
     public static func runSender(_ session: inout SenderSession, over transport: any DatagramTransport,
                                  clock: some EndpointClock = MonotonicClock(),
                                  onEvent: (SenderSession.Event) -> Void) async throws(SessionError) -> Ending {
+        let driver = await Driver.choose(for: transport)
         try session.connect(maxDatagramSize: transport.maxDatagramSize, peerMaxDatagramSize: transport.peerMaxDatagramSize,
                             now: clock.now, wallClock: wallClock())
-        let inbox = Inbox()
-        let reader = startReading(transport, into: inbox)
-        defer { reader.cancel() }
         var endpoint = SenderEndpoint(session: session)
         defer { session = endpoint.session }
-        return try await run(&endpoint, transport: transport, inbox: inbox, clock: clock) { events in
+        return try await driver.run(&endpoint, transport: transport, clock: clock) { events in
             events.forEach(onEvent)
         }
     }
@@ -41,19 +44,18 @@ public enum EndpointRunner {
     /// The receiver's side of one connection (the session already knows nothing of it yet).
     ///
     /// `clock` must be the same for every connection of a session: the session keeps partial
-    /// transfers across connections, and their ages and expiry are read on it.
+    /// transfers across connections, and their ages and expiry are read on it. Transports are
+    /// driven as in `runSender`.
     public static func runReceiver(_ session: inout ReceiverSession, over transport: any DatagramTransport,
                                    clock: some EndpointClock,
                                    onEvent: (ReceiverSession.Event) -> Void) async throws(SessionError) -> Ending {
+        let driver = await Driver.choose(for: transport)
         try session.accept(maxDatagramSize: transport.maxDatagramSize, peerMaxDatagramSize: transport.peerMaxDatagramSize,
                            now: clock.now, wallClock: wallClock())
-        let inbox = Inbox()
-        let reader = startReading(transport, into: inbox)
-        defer { reader.cancel() }
         var endpoint = ReceiverEndpoint(session: session)
         defer { session = endpoint.session }
         do {
-            let ending = try await run(&endpoint, transport: transport, inbox: inbox, clock: clock) { events in
+            let ending = try await driver.run(&endpoint, transport: transport, clock: clock) { events in
                 events.forEach(onEvent)
             }
             endpoint.session.linkLost(now: clock.now)
@@ -65,7 +67,41 @@ public enum EndpointRunner {
         }
     }
 
-    private static func startReading(_ transport: any DatagramTransport, into inbox: Inbox) -> Task<Void, Never> {
+    /// How one connection is driven.
+    private enum Driver {
+        /// The transport's sockets, by a `SocketLoop` on its own thread.
+        case sockets(SocketLoop)
+        /// `send` and `receiveAvailable`, by the async loop.
+        case transport
+        /// The transport handed its sockets over but the loop could not take them (descriptor
+        /// limit): nothing reads the link any more, so the connection is over.
+        case lost
+
+        static func choose(for transport: any DatagramTransport) async -> Driver {
+            guard let socketBacked = transport as? any SocketBackedTransport, let wake = WakeSignal() else { return .transport }
+            guard let given = await socketBacked.takeSockets(wakingOnClose: wake) else { return .transport }
+            guard let sockets = LoopSockets(given) else { return .lost }
+            return .sockets(SocketLoop(sockets: sockets, wake: wake, transport: transport))
+        }
+
+        func run<E: Endpoint>(_ endpoint: inout E, transport: any DatagramTransport, clock: some EndpointClock,
+                              report: ([E.Event]) -> Void) async throws(SessionError) -> Ending {
+            switch self {
+            case .sockets(var loop):
+                return try await loop.runOnThread(&endpoint, clock: clock, report: report)
+            case .transport:
+                let inbox = Inbox()
+                let reader = startReading(transport, into: inbox)
+                defer { reader.cancel() }
+                return try await EndpointRunner.run(&endpoint, transport: transport, inbox: inbox, clock: clock, report: report)
+            case .lost:
+                report(endpoint.takeEvents())
+                return .linkLost
+            }
+        }
+    }
+
+    fileprivate static func startReading(_ transport: any DatagramTransport, into inbox: Inbox) -> Task<Void, Never> {
         Task {
             while !Task.isCancelled {
                 do {
@@ -78,7 +114,7 @@ public enum EndpointRunner {
         }
     }
 
-    private static func run<E: Endpoint>(_ endpoint: inout E, transport: any DatagramTransport, inbox: Inbox,
+    fileprivate static func run<E: Endpoint>(_ endpoint: inout E, transport: any DatagramTransport, inbox: Inbox,
                                          clock: some EndpointClock, report: ([E.Event]) -> Void) async throws(SessionError) -> Ending {
         var lingerStart: Instant?
         var datagramSize = transport.maxDatagramSize

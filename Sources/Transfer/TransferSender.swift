@@ -35,6 +35,14 @@ public struct TransferSender {
     private var current: Outgoing?
     private var phase = Phase.needOffer
     private var pendingEvents: [Event] = []
+    private var dataLimit = TransferConstants.maxDataPerRecord
+
+    /// File bytes per `data` message (1...`maxDataPerRecord`): the session sizes records so that
+    /// each fills whole frames of the link (`RecordSizing`).
+    public var dataPerRecord: Int {
+        get { dataLimit }
+        set { dataLimit = min(max(newValue, 1), TransferConstants.maxDataPerRecord) }
+    }
 
     /// - Parameters:
     ///   - files: what to send, in order.
@@ -171,7 +179,7 @@ public struct TransferSender {
     private mutating func nextData() throws(TransferError) -> TransferMessage? {
         guard var file = current else { return nil }
         guard file.nextOffset - file.acknowledged < TransferConstants.transferWindow else { return nil }
-        var count = TransferConstants.maxDataPerRecord
+        var count = dataLimit
         if let size = file.source.size {
             count = Int(min(UInt64(count), size &- min(size, file.nextOffset)))
         }

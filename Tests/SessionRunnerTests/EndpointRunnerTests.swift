@@ -23,7 +23,7 @@ struct Peers {
 
     /// Real-time tests share two cores with the CPU-bound ones when `swift test --parallel` runs
     /// them all: generous timeouts, so that a starved task is not mistaken for a silent peer.
-    let configuration = SessionConfiguration(link: LinkConfiguration(linkDeadAfter: .seconds(120)),
+    var configuration = SessionConfiguration(link: LinkConfiguration(linkDeadAfter: .seconds(120)),
                                              handshakeTimeout: .seconds(120), idleTimeout: .seconds(120))
 
     func sender(_ files: [any FileSource]) -> SenderSession {

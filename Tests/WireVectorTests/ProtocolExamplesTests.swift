@@ -85,7 +85,7 @@ import WireVectors
         let frame2 = dataFrame(sequence: 0, message: message2)
         let recordFrame = dataFrame(sequence: 1, message: record)
         let ack = ackFrame(cumulative: 3, bitmap: [])
-        let selectiveAck = ackFrame(cumulative: 5, bitmap: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01])
+        let selectiveAck = ackFrame(cumulative: 5, bitmap: [0xFF, 0xFF, 0xFF, 0xFF, 0x7F])
 
         // The same bytes are in the vectors.
         #expect(lines[0].bytes == frame1 && lines[0].route == .senderToReceiver, "message 1 frame")

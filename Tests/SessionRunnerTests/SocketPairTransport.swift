@@ -1,0 +1,72 @@
+import Glibc
+import Pipeline
+import SocketIO
+import Synchronization
+import Testing
+
+/// A `SocketBackedTransport` over AF_UNIX SOCK_SEQPACKET socket pairs (what bluetoothd hands us
+/// for GATT, and the shape of an L2CAP channel): it only hands its sockets over; `send` and
+/// `receive` are not for these tests. `close()` raises the driver's wake signal if `wakes`.
+final class SocketPairTransport: SocketBackedTransport {
+    private struct State {
+        var sockets: DatagramSockets?
+        var wake: WakeSignal?
+    }
+    private let state: Mutex<State>
+    private let wakes: Bool
+    let maxDatagramSize: Int
+
+    init(_ sockets: DatagramSockets, maxDatagramSize: Int, wakes: Bool = true) {
+        state = Mutex(State(sockets: sockets))
+        self.maxDatagramSize = maxDatagramSize
+        self.wakes = wakes
+    }
+
+    func takeSockets() async -> DatagramSockets? { state.withLock { $0.sockets } }
+
+    func takeSockets(wakingOnClose signal: WakeSignal) async -> DatagramSockets? {
+        state.withLock { s in
+            if wakes { s.wake = signal }
+            return s.sockets
+        }
+    }
+
+    func send(_ datagram: [UInt8]) async throws { throw TransportError.closed }
+    func receive() async throws -> [UInt8] { throw TransportError.closed }
+
+    func close() async {
+        let taken = state.withLock { s -> State in
+            defer { s = State() }
+            return s
+        }
+        taken.wake?.raise(.closed)
+        if let sockets = taken.sockets {
+            Glibc.close(sockets.inbound)
+            if sockets.outbound != sockets.inbound { Glibc.close(sockets.outbound) }
+        }
+    }
+
+    /// Two ends of one link. `separateDirections`: one socket pair per direction (GATT's acquired
+    /// write and notify sockets); otherwise one pair carries both (an L2CAP channel).
+    static func pair(maxDatagramSize: Int = 510, separateDirections: Bool = true,
+                     sendBuffer: Int32? = nil, wakes: Bool = true) throws -> (SocketPairTransport, SocketPairTransport) {
+        let one = try socketPair(sendBuffer: sendBuffer)
+        guard separateDirections else {
+            return (SocketPairTransport(DatagramSockets(inbound: one.0, outbound: one.0), maxDatagramSize: maxDatagramSize, wakes: wakes),
+                    SocketPairTransport(DatagramSockets(inbound: one.1, outbound: one.1), maxDatagramSize: maxDatagramSize, wakes: wakes))
+        }
+        let other = try socketPair(sendBuffer: sendBuffer)
+        // a's writes go out on one.0 and arrive at b on one.1; b's on other.1, arriving at a on other.0.
+        return (SocketPairTransport(DatagramSockets(inbound: other.0, outbound: one.0), maxDatagramSize: maxDatagramSize, wakes: wakes),
+                SocketPairTransport(DatagramSockets(inbound: one.1, outbound: other.1), maxDatagramSize: maxDatagramSize, wakes: wakes))
+    }
+}
+
+func socketPair(sendBuffer: Int32? = nil) throws -> (Int32, Int32) {
+    var fds: [Int32] = [-1, -1]
+    try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
+    if var size = sendBuffer {
+        for fd in fds { _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
+    }
+    return (fds[0], fds[1])
+}
