@@ -15,6 +15,8 @@ public final class L2CAPChannel: SocketBackedTransport {
         var fd: Int32
         var closed = false
         var handedOver = false
+        /// Raised by `close()` so that a driver polling the handed-over socket stops at once.
+        var wake: WakeSignal?
     }
     private let state: Mutex<State>
     private let waiter = FDWaiter()
@@ -46,11 +48,22 @@ public final class L2CAPChannel: SocketBackedTransport {
     public var isClosed: Bool { state.withLock { $0.closed } }
 
     public func takeSockets() async -> DatagramSockets? {
-        state.withLock { s -> DatagramSockets? in
+        hand(over: nil)
+    }
+
+    public func takeSockets(wakingOnClose signal: WakeSignal) async -> DatagramSockets? {
+        hand(over: signal)
+    }
+
+    private func hand(over signal: WakeSignal?) -> DatagramSockets? {
+        let sockets = state.withLock { s -> DatagramSockets? in
             guard !s.closed else { return nil }
             s.handedOver = true
+            s.wake = signal
             return DatagramSockets(inbound: s.fd, outbound: s.fd)
         }
+        if sockets == nil { signal?.raise(.closed) }
+        return sockets
     }
 
     private func descriptor() throws -> Int32 {
@@ -94,12 +107,13 @@ public final class L2CAPChannel: SocketBackedTransport {
     }
 
     public func close() async {
-        let fd = state.withLock { s -> Int32 in
-            guard !s.closed else { return -1 }
+        let (fd, wake) = state.withLock { s -> (Int32, WakeSignal?) in
+            guard !s.closed else { return (-1, nil) }
             s.closed = true
-            return s.fd
+            return (s.fd, s.wake)
         }
         guard fd >= 0 else { return }
+        wake?.raise(.closed)
         waiter.cancelAll()
         Glibc.close(fd)
     }

@@ -77,6 +77,20 @@ struct L2CAPChannelTests {
         #expect(await link.takeSockets() == nil)
     }
 
+    @Test func closingRaisesTheDriversWakeSignal() async throws {
+        let (link, other) = try channel()
+        defer { close(other) }
+        let signal = try #require(WakeSignal())
+        #expect(await link.takeSockets(wakingOnClose: signal) != nil)
+        #expect(signal.raised == nil)
+        await link.close()
+        #expect(signal.raised == .closed)
+        // A link closed before the hand-over gives nothing and raises the signal at once.
+        let late = try #require(WakeSignal())
+        #expect(await link.takeSockets(wakingOnClose: late) == nil)
+        #expect(late.raised == .closed)
+    }
+
     @Test func handsOverOneSocketForBothDirections() async throws {
         let (link, other) = try channel()
         defer { close(other) }
