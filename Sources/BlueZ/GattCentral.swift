@@ -161,7 +161,23 @@ public enum GattCentral {
                     fallback = error
                 }
                 if let channel {
+                    // The kernel closes the channel's socket when the link drops; bluetoothd's word
+                    // that the device disconnected ends it too, as for a GATT link.
+                    let changes: AsyncStream<DBusPropertiesChanged>
+                    do {
+                        changes = try await bus.propertiesChanged(sender: BlueZ.service, path: device, interface: BlueZ.device)
+                    } catch {
+                        await channel.close()
+                        throw BlueZError.from(error)
+                    }
+                    let watch = Task {
+                        for await change in changes where change.changed["Connected"]?.bool == false {
+                            await channel.close()
+                            return
+                        }
+                    }
                     return PeerConnection(transport: channel, device: device) {
+                        watch.cancel()
                         await bus.requestDisconnect(device)
                         if ownsBus { await bus.close() }
                     }
