@@ -13,7 +13,7 @@ struct SendOperation {
     let sources: [any FileSource]
     let radio: RadioOptions
     /// Finds and connects to receivers (BlueZ; a test may pass its own).
-    var connector: any PeerConnector
+    let connector: any PeerConnector
     let reporter: Reporter
 
     private var adapter: String? { radio.adapter }
@@ -35,9 +35,10 @@ struct SendOperation {
         var policy = ReconnectPolicy(scanTimeout: timeout, adapter: adapter)
         var next = policy.start
         while true {
-            guard case .connect(let scanTime, let pause) = next else {
-                if case .fail(let error) = next { throw error }
-                return
+            let scanTime: Duration, pause: Duration
+            switch next {
+            case .fail(let error): throw error
+            case .connect(let time, let after): (scanTime, pause) = (time, after)
             }
             if pause > .zero { try? await Task.sleep(for: pause) }
             reporter.event(JSONLine("scanning", [("adapter", .of(adapter)), ("min_rssi", radio.minimumRSSI.map { .int(Int64($0)) } ?? .null)]))
