@@ -75,7 +75,10 @@ for tool in blesend blerecv; do
   # As dh_strip does; the Swift metadata sections the runtime needs are not debug sections.
   strip --strip-unneeded --remove-section=.comment --remove-section=.note "$root/usr/bin/$tool"
   "$root/usr/bin/$tool" --version >/dev/null
-  gz "docs/man/$tool.1" "usr/share/man/man1/$tool.1.gz"
+  # swift-argument-parser's generate-manual keeps the blank lines of a discussion, which groff
+  # (and lintian) warn about; .Pp is the same paragraph break in mdoc.
+  sed 's/^$/.Pp/' "docs/man/$tool.1" >"$stage/$tool.1"
+  gz "$stage/$tool.1" "usr/share/man/man1/$tool.1.gz"
   "$root/usr/bin/$tool" --generate-completion-script bash >"$stage/$tool.bash"
   "$root/usr/bin/$tool" --generate-completion-script zsh >"$stage/_$tool"
   "$root/usr/bin/$tool" --generate-completion-script fish >"$stage/$tool.fish"
