@@ -53,7 +53,9 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/n
 scratch=.build-static
 for product in blesend blerecv; do
   log "building $product $version (release, static Swift stdlib, $scratch)"
-  swift build -c release --static-swift-stdlib --scratch-path "$scratch" --product "$product" >&2
+  # -z now: full RELRO, as Debian's hardening flags (lintian: hardening-no-bindnow).
+  swift build -c release --static-swift-stdlib -Xlinker -z -Xlinker now --scratch-path "$scratch" \
+    --product "$product" >&2
 done
 bin=$scratch/release
 for tool in blesend blerecv; do
@@ -79,7 +81,8 @@ for tool in blesend blerecv; do
   # (and lintian) warn about; .Pp is the same paragraph break in mdoc.
   sed 's/^$/.Pp/' "docs/man/$tool.1" >"$stage/$tool.1"
   gz "$stage/$tool.1" "usr/share/man/man1/$tool.1.gz"
-  "$root/usr/bin/$tool" --generate-completion-script bash >"$stage/$tool.bash"
+  # bash-completion sources the file: no #! line (lintian: bash-completion-with-hashbang).
+  "$root/usr/bin/$tool" --generate-completion-script bash | sed '1{/^#!/d}' >"$stage/$tool.bash"
   "$root/usr/bin/$tool" --generate-completion-script zsh >"$stage/_$tool"
   "$root/usr/bin/$tool" --generate-completion-script fish >"$stage/$tool.fish"
   inst 0644 "$stage/$tool.bash" "usr/share/bash-completion/completions/$tool"
