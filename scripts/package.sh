@@ -19,7 +19,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --output) output=$(cd "$2" && pwd); shift 2 ;;
     --no-lintian) lintian=0; shift ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "package: unknown option $1 (see --help)" >&2; exit 64 ;;
   esac
 done

@@ -38,7 +38,7 @@ while [ $# -gt 0 ]; do
     --recv-adapter) recv_adapter=$2; shift 2 ;;
     --send-adapter) send_adapter=$2; shift 2 ;;
     --bytes) bytes=$2; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "test-package: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
