@@ -181,6 +181,7 @@ log "sending $bytes bytes as $sender"
 as_sender timeout 180 blesend --to "$W/receiver.pub" ${send_adapter:+--adapter "$send_adapter"} "$W/$name" \
   >"$W/send.out" 2>"$W/send.err"
 rc=$?
+log "sender: $(tail -n 1 "$W/send.err")"
 if [ $rc = 0 ]; then ok "$sender sends $name"; else
   bad "$sender sends $name (exit $rc)"; sed 's/^/#   send | /' "$W/send.err" | tail -n 20
 fi
