@@ -11,6 +11,7 @@ public struct BlesendCommand: AsyncParsableCommand {
           blesend pubkey                              # show your key, to give to a receiver
           blesend --to <receiver key or .pub> FILE    # send
         """,
+        version: BlesendVersion.line(tool: "blesend"),
         subcommands: [Send.self, Keygen.self, Pubkey.self],
         defaultSubcommand: Send.self)
 
@@ -28,6 +29,7 @@ public struct BlerecvCommand: AsyncParsableCommand {
           blerecv trust <sender key or .pub> --name alice --dir keys
           blerecv --trust keys --out ~/Downloads
         """,
+        version: BlesendVersion.line(tool: "blerecv"),
         subcommands: [Receive.self, Trust.self],
         defaultSubcommand: Receive.self)
 
