@@ -68,7 +68,15 @@ else
   say "packages already installed: ${PKGS[*]}"
 fi
 
-[ "$IMAGE" = trixie ] && { "$LAB/mktrixie.sh" "$WORK/trixie"; exit; }
+if [ "$IMAGE" = trixie ]; then
+  # debootstrap checks trixie's Release file with the trixie keys (debian-archive-keyring 2023.3+deb12u1 on)
+  if [ ! -f /usr/share/keyrings/debian-archive-trixie-stable.gpg ]; then
+    apt_update
+    say "upgrading debian-archive-keyring (no trixie keys yet)"
+    apt-get install -y -qq --no-install-recommends debian-archive-keyring
+  fi
+  exec "$LAB/mktrixie.sh" "$WORK/trixie"
+fi
 
 # --- 2. kernel ---------------------------------------------------------------------------
 # Resolve the meta package to the versioned image package (e.g. linux-image-6.1.0-56-amd64).
