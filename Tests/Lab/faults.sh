@@ -371,7 +371,7 @@ case_sender_power() {
 
 case_receiver_power() {
   begin "fault: receiver adapter powered off and on mid-transfer"
-  power_cycle rpower hci0 m1e.bin
+  power_cycle rpower hci0 m8.bin   # 1 MiB was all through before the power-off on 5.82/6.12 (trixie)
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
 }
 
