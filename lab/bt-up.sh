@@ -9,6 +9,7 @@
 #   BT_MAINCONF    main.conf contents, printf %b escapes allowed; e.g. '[GATT]\nChannels=1'
 #                  turns EATT off (ATT then uses the fixed channel, CID 4)
 #   BT_DEBUG=1     bluetoothd -d
+#   BT_NOPLUGIN    bluetoothd -P LIST: plugins not to load (comma-separated globs), e.g. micp,bass,csip
 #   BT_MON=1       record HCI traffic with btmon -w /run/blesend-lab/btmon.snoop
 #   BT_UP_TIMEOUT  seconds (default 40)
 # Exit 0 when every adapter is powered; 1 (after printing diagnostics) otherwise.
@@ -72,7 +73,7 @@ fi
 btd=/usr/libexec/bluetooth/bluetoothd
 [ -x "$btd" ] || btd=/usr/sbin/bluetoothd
 # shellcheck disable=SC2046
-"$btd" -n -E -f "$conf" $([ -n "${BT_DEBUG:-}" ] && echo -d) > "$LOGDIR/bluetoothd.log" 2>&1 &
+"$btd" -n -E -f "$conf" $([ -n "${BT_DEBUG:-}" ] && echo -d) ${BT_NOPLUGIN:+-P "$BT_NOPLUGIN"} > "$LOGDIR/bluetoothd.log" 2>&1 &
 echo $! > "$LOGDIR/bluetoothd.pid"
 
 # 5. Wait. Repair path for a controller whose init still timed out: after 8 s run

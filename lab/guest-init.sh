@@ -1,6 +1,6 @@
 #!/bin/sh
 # blesend lab: PID 1 inside the VM (started by the initramfs after switch_root into a tmpfs
-# overlay of the host's root). Prepares a minimal system, runs $OUT/cmd.sh, stores its exit
+# overlay of the guest's root: the host's / for image "host", the trixie root for "trixie"). Prepares a minimal system, runs $OUT/cmd.sh, stores its exit
 # status in $OUT/rc and powers the VM off. Nothing here writes to the host except $OUT.
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=dumb LANG=C.UTF-8
@@ -27,9 +27,12 @@ mkdir -p /run/lock /run/blesend-lab/out
 hostname blesend-lab 2>/dev/null
 ip link set lo up 2>/dev/null
 
-# The host has no modules for the guest kernel: bind the unpacked kernel package's tree.
+# Image host: the host has no modules for the guest kernel, so bind the unpacked kernel package's
+# tree. Image trixie: the kernel was unpacked into the root itself (no blesend.kroot).
 if [ -n "$KROOT" ] && [ -d "$KROOT/lib/modules" ]; then
   mkdir -p /lib/modules && mount --bind "$KROOT/lib/modules" /lib/modules
+elif [ -z "$KROOT" ] && [ -d "/lib/modules/$(uname -r)" ]; then
+  :
 else
   console "warning: no kernel module tree (blesend.kroot=$KROOT)"
 fi

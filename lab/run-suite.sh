@@ -3,6 +3,7 @@
 #
 # Usage: run-suite.sh [vmrun options] -- command [args...]
 #   e.g. lab/run-suite.sh -- .build/debug/blesendPackageTests.xctest
+#        BLESEND_BIN=$PWD/.build-static/release lab/run-suite.sh --image trixie -- Tests/Lab/e2e.sh main
 #        lab/run-suite.sh --timeout 900 -- bash -c 'make e2e'
 #
 # Boots the VM (vmrun.sh), runs bt-up.sh (dbus + btvirt hci0/hci1 + bluetoothd), exports

@@ -1,22 +1,46 @@
 #!/bin/bash
 # blesend lab: one-time, idempotent preparation of the BlueZ test VM on Debian 12 (run as root).
 #
+# Usage: setup.sh [--image host|trixie]    (default: $BLESEND_LAB_IMAGE, else host)
+#
+# Image "host" (the default): the guest runs on this machine's own root file system.
 #   1. installs the Debian packages the lab needs (qemu, bluez + btvirt, busybox-static, ...)
 #   2. fetches Debian's stock kernel package with `apt-get download` and unpacks it into the
 #      work folder (it is NOT installed: the host kernel and /boot are left alone)
 #   3. runs depmod on the unpacked module tree and builds the small initramfs
+# Image "trixie": a Debian 13 root file system of its own, $BLESEND_LAB_WORK/trixie/root.
+#   1. as above, plus debootstrap
+#   2. debootstrap --variant=minbase trixie with BlueZ, btvirt, dbus, python3-dbus/gi and the
+#      libraries of the statically linked blesend binaries (no Swift toolchain)
+#   3. trixie's own kernel (linux-image-amd64) downloaded inside that root with `apt-get download`
+#      and unpacked INTO it with `dpkg-deb -x` (modules under /usr/lib/modules, depmod in a chroot)
+#   4. its initramfs, $BLESEND_LAB_WORK/trixie/initramfs.cpio.gz
 #
 # Everything it downloads or builds lives in $BLESEND_LAB_WORK
 # (default: ${XDG_CACHE_HOME:-$HOME/.cache}/blesend-lab), never in the source tree.
 # Env: BLESEND_LAB_KPKG  kernel meta package (default linux-image-amd64; do not use the
 #                        -cloud- flavour: it has no CONFIG_BT and no 9p)
-#      BLESEND_LAB_FORCE=1  re-download the kernel and rebuild the initramfs
+#      BLESEND_LAB_FORCE=1  re-download the kernel and rebuild the initramfs (trixie: the whole root)
+#      BLESEND_LAB_MIRROR   Debian mirror for debootstrap (default http://deb.debian.org/debian)
 set -euo pipefail
+
+IMAGE=${BLESEND_LAB_IMAGE:-host}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --image) IMAGE=${2:?--image needs a name}; shift;;
+    --image=*) IMAGE=${1#--image=};;
+    -h|--help) sed -n '2,25p' "$0"; exit 0;;
+    *) echo "usage: setup.sh [--image host|trixie]" >&2; exit 2;;
+  esac
+  shift
+done
+case "$IMAGE" in host|trixie) ;; *) echo "setup: error: unknown image '$IMAGE' (host or trixie)" >&2; exit 2;; esac
 
 LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WORK=${BLESEND_LAB_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/blesend-lab}
 KPKG=${BLESEND_LAB_KPKG:-linux-image-amd64}
 PKGS=(qemu-system-x86 bluez bluez-test-tools busybox-static kmod cpio dbus python3-dbus python3-gi)
+[ "$IMAGE" = trixie ] && PKGS+=(debootstrap xz-utils zstd)
 
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -42,6 +66,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   say "packages already installed: ${PKGS[*]}"
+fi
+
+if [ "$IMAGE" = trixie ]; then
+  # debootstrap checks trixie's Release file with the trixie keys (debian-archive-keyring 2023.3+deb12u1 on)
+  if [ ! -f /usr/share/keyrings/debian-archive-trixie-stable.gpg ]; then
+    apt_update
+    say "upgrading debian-archive-keyring (no trixie keys yet)"
+    apt-get install -y -qq --no-install-recommends debian-archive-keyring
+  fi
+  exec "$LAB/mktrixie.sh" "$WORK/trixie"
 fi
 
 # --- 2. kernel ---------------------------------------------------------------------------

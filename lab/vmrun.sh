@@ -1,11 +1,16 @@
 #!/bin/bash
 # blesend lab: run one command inside a throw-away QEMU VM with real kernel Bluetooth.
 #
-# Usage: vmrun.sh [--mem MiB] [--cpus N] [--timeout S] [--keep] [--tcg|--kvm] -- command [args...]
+# Usage: vmrun.sh [--image host|trixie] [--mem MiB] [--cpus N] [--timeout S] [--keep] [--tcg|--kvm]
+#                  -- command [args...]
 #
-# The VM boots Debian's stock kernel (unpacked by setup.sh) and uses this machine's root
-# filesystem read-only over 9p with a RAM overlay on top, so every host path (the checkout,
-# .build/, the Swift toolchain) exists in the guest at the same place. The command runs as
+# Image "host" (default; or $BLESEND_LAB_IMAGE): the VM boots Debian's stock kernel (unpacked by
+# setup.sh) and uses this machine's root filesystem read-only over 9p with a RAM overlay on top,
+# so every host path (the checkout, .build/, the Swift toolchain) exists in the guest at the same
+# place. Image "trixie" (setup.sh --image trixie): trixie's kernel and the Debian 13 root from
+# $BLESEND_LAB_WORK/trixie/root in the same way, plus the checkout ($BLESEND_LAB_SRC, default the
+# one holding this script) at its host path, read-only with a RAM overlay; nothing else of the
+# host is visible (no Swift toolchain: use binaries built with --static-swift-stdlib). The command runs as
 # root in the current directory, with PATH, BT_*, BTVIRT_*, BLESEND_* and the variables named
 # in $BLESEND_LAB_PASSENV carried over. Its writes go to guest RAM, except for
 # $BLESEND_LAB_OUT (guest) = a run folder under $BLESEND_LAB_WORK/runs (host), which is removed
@@ -17,14 +22,15 @@ set -uo pipefail
 
 LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WORK=${BLESEND_LAB_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/blesend-lab}
-KROOT=$WORK/kernel
-INITRD=$WORK/initramfs.cpio.gz
+IMAGE=${BLESEND_LAB_IMAGE:-host}
 MEM=1024 CPUS=1 TIMEOUT=600 KEEP=0 ACCEL=auto
 
-usage() { echo "usage: vmrun.sh [--mem MiB] [--cpus N] [--timeout S] [--keep] [--tcg|--kvm] -- cmd [args...]" >&2; exit 2; }
+usage() { echo "usage: vmrun.sh [--image host|trixie] [--mem MiB] [--cpus N] [--timeout S] [--keep] [--tcg|--kvm] -- cmd [args...]" >&2; exit 2; }
 die() { printf 'vmrun: error: %s\n' "$*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
+    --image) IMAGE=${2:?}; shift;;
+    --image=*) IMAGE=${1#--image=};;
     --mem) MEM=${2:?}; shift;;
     --cpus) CPUS=${2:?}; shift;;
     --timeout) TIMEOUT=${2:?}; shift;;
@@ -39,13 +45,30 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || usage
 
-KV=$(cat "$WORK/kernel-version" 2>/dev/null || true)
+# IDIR: the image's work folder; GUESTROOT: exported as the guest's root; KROOT (host image only):
+# the unpacked kernel package whose modules guest-init binds on /lib/modules; SRC (trixie only):
+# the checkout, mounted in the guest at the same path.
+case "$IMAGE" in
+  host) IDIR=$WORK GUESTROOT=/ KROOT=$WORK/kernel SRC=
+        KARGS="blesend.kroot=$KROOT";;
+  trixie) IDIR=$WORK/trixie GUESTROOT=$WORK/trixie/root KROOT=$WORK/trixie/root
+        SRC=${BLESEND_LAB_SRC:-$(dirname "$LAB")}
+        KARGS="blesend.src=$SRC";;
+  *) die "unknown image '$IMAGE' (host or trixie)";;
+esac
+INITRD=$IDIR/initramfs.cpio.gz
+export BLESEND_LAB_IMAGE=$IMAGE   # (carried into the guest with the other BLESEND_* variables)
+KV=$(cat "$IDIR/kernel-version" 2>/dev/null || true)
 KERNEL=$KROOT/boot/vmlinuz-$KV
 if [ -z "$KV" ] || [ ! -f "$KERNEL" ] || [ ! -f "$INITRD" ]; then
-  die "no kernel/initramfs in $WORK: run lab/setup.sh first (as root)"
+  die "no $IMAGE kernel/initramfs in $IDIR: run lab/setup.sh$([ "$IMAGE" = host ] || echo " --image $IMAGE") first (as root)"
 fi
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 missing: run lab/setup.sh"
-case "$LAB$KROOT" in *[[:space:]]*) die "paths with spaces cannot go on the kernel command line";; esac
+case "$LAB$KROOT$SRC" in *[[:space:]]*) die "paths with spaces cannot go on the kernel command line";; esac
+if [ -n "$SRC" ]; then
+  case "$LAB/" in "$SRC"/*) ;; *) die "the lab scripts ($LAB) are outside the shared checkout $SRC";; esac
+  case "$PWD/" in "$SRC"/*) ;; *) echo "vmrun: warning: $PWD is not inside $SRC, which is all the $IMAGE guest sees of this machine; the command runs in /" >&2;; esac
+fi
 
 # KVM only with real hardware virtualisation. A /dev/kvm backed by anything else (seen:
 # kvm_pvm on a nested cloud VM) cannot boot a stock kernel, so fall back to TCG.
@@ -70,14 +93,19 @@ RUN=$(mktemp -d "$WORK/runs/run.XXXXXX")
 } > "$RUN/cmd.sh"
 pwd > "$RUN/cwd"
 
+SRC_ARGS=()
+[ -n "$SRC" ] && SRC_ARGS=(-fsdev "local,id=src,path=$SRC,security_model=none,readonly=on,multidevs=remap"
+                           -device virtio-9p-pci,fsdev=src,mount_tag=src)
+
 start=$(date +%s%N)
 timeout --foreground -k 5 "$TIMEOUT" qemu-system-x86_64 "${ACCEL_ARGS[@]}" -m "$MEM" -smp "$CPUS" \
   -M q35 -nodefaults -no-user-config -display none -no-reboot \
   -chardev stdio,id=console,signal=off -serial chardev:console \
   -kernel "$KERNEL" -initrd "$INITRD" \
-  -append "console=ttyS0 quiet loglevel=3 panic=-1 blesend.init=$LAB/guest-init.sh blesend.kroot=$KROOT" \
-  -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+  -append "console=ttyS0 quiet loglevel=3 panic=-1 blesend.init=$LAB/guest-init.sh blesend.image=$IMAGE $KARGS" \
+  -fsdev local,id=hostroot,path="$GUESTROOT",security_model=none,readonly=on,multidevs=remap \
   -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+  "${SRC_ARGS[@]}" \
   -fsdev local,id=out,path="$RUN",security_model=none,multidevs=remap \
   -device virtio-9p-pci,fsdev=out,mount_tag=out \
   -device virtio-rng-pci < /dev/null | tr -d '\r'
@@ -91,6 +119,6 @@ elif [ -s "$RUN/rc" ]; then
 else
   echo "vmrun: the VM stopped without a result (qemu exit $qemu_rc)" >&2; rc=125
 fi
-printf 'vmrun: accel=%s wall=%d.%01ds rc=%s run=%s\n' "$ACCEL" $((ms / 1000)) $((ms % 1000 / 100)) "$rc" "$RUN" >&2
+printf 'vmrun: image=%s accel=%s wall=%d.%01ds rc=%s run=%s\n' "$IMAGE" "$ACCEL" $((ms / 1000)) $((ms % 1000 / 100)) "$rc" "$RUN" >&2
 if [ "$KEEP" = 0 ] && [ "$rc" = 0 ]; then rm -rf "$RUN"; fi
 exit "$rc"

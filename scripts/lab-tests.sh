@@ -1,36 +1,76 @@
 #!/bin/bash
-# Host side: build, prepare the lab, run the end-to-end and fault suites in the VM (three boots).
+# Host side: build, prepare the lab, run the end-to-end and fault suites in the VM, on each image.
 #
-# Usage: scripts/lab-tests.sh [--no-build] [--goodput] [vmrun options]
-#   boot 1: default main.conf          -> Tests/Lab/e2e.sh main  (every case but the MTU one)
-#   boot 2: [GATT] ExchangeMTU=48      -> Tests/Lab/e2e.sh mtu   (forced small MTU)
-#   boot 3: default main.conf          -> Tests/Lab/faults.sh    (faults, attacks, soak; ~6-8 min)
-#   --goodput: a further boot runs scripts/lab-goodput.sh (blesend vs raw-stream, same boot)
+# Usage: scripts/lab-tests.sh [--no-build] [--goodput] [--images "host trixie"] [--faults-on "host"]
+#                             [vmrun options]
+#   per image (default both; $BLESEND_LAB_IMAGES):
+#     boot: default main.conf          -> Tests/Lab/e2e.sh main  (every case but the MTU one)
+#     boot: [GATT] ExchangeMTU=48      -> Tests/Lab/e2e.sh mtu   (forced small MTU)
+#   on the images in --faults-on (default host; $BLESEND_LAB_FAULTS_ON; lab/README.md says why):
+#     boot: default main.conf          -> Tests/Lab/faults.sh    (faults, attacks, soak; ~6-8 min)
+#   --goodput: a further boot on the first image runs scripts/lab-goodput.sh
+# Image host runs .build/debug (swift build); image trixie has no Swift toolchain and runs the
+# statically linked release binaries in .build-static/release (swift build -c release
+# --static-swift-stdlib --scratch-path .build-static), whose remaining shared libraries are checked
+# against the trixie root first.
 # Exit status: 0 if every boot passed, else the first failing boot's status.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 2
 build=1
 goodput=0
+images=${BLESEND_LAB_IMAGES:-host trixie}
+faults_on=${BLESEND_LAB_FAULTS_ON:-host}
 vm_opts=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) build=0;;
     --goodput) goodput=1;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0;;
+    --images) images=${2:?}; shift;;
+    --faults-on) faults_on=${2:?}; shift;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0;;
     *) vm_opts+=("$1");;
   esac
   shift
 done
+WORK=${BLESEND_LAB_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/blesend-lab}
+STATIC=$ROOT/.build-static/release
+has() { case " $1 " in *" $2 "*) return 0;; esac; return 1; }
 
 if [ "$build" = 1 ]; then
-  echo "== swift build"
-  swift build || { echo "lab-tests: swift build failed" >&2; exit 1; }
+  if has "$images" host; then
+    echo "== swift build"
+    swift build || { echo "lab-tests: swift build failed" >&2; exit 1; }
+  fi
+  if has "$images" trixie; then
+    echo "== swift build -c release --static-swift-stdlib (for the trixie image)"
+    for p in blesend blerecv; do
+      swift build -c release --static-swift-stdlib --scratch-path "$ROOT/.build-static" --product "$p" \
+        || { echo "lab-tests: static build of $p failed" >&2; exit 1; }
+    done
+  fi
 fi
-echo "== lab/setup.sh"
-lab/setup.sh || { echo "lab-tests: lab/setup.sh failed" >&2; exit 1; }
 
 rc=0
+for image in $images; do
+  echo "== lab/setup.sh --image $image"
+  lab/setup.sh --image "$image" || { echo "lab-tests: lab/setup.sh --image $image failed" >&2; exit 1; }
+done
+if has "$images" trixie; then
+  # The static binaries still link a few shared libraries; each must resolve inside the trixie root.
+  # Ask trixie's own loader, with trixie's library folder only (the host's ldd would list the host's
+  # dependency tree: bookworm's libsystemd pulls in libgcrypt, trixie's does not).
+  TROOT=$WORK/trixie/root
+  for b in "$STATIC/blesend" "$STATIC/blerecv"; do
+    [ -x "$b" ] || { echo "lab-tests: $b missing (build without --no-build first)" >&2; exit 1; }
+    libs=$("$TROOT/usr/lib64/ld-linux-x86-64.so.2" --inhibit-cache --library-path "$TROOT/usr/lib/x86_64-linux-gnu" --list "$b") \
+      || { echo "lab-tests: trixie's loader cannot load $b:" >&2; echo "$libs" >&2; exit 1; }
+    outside=$(echo "$libs" | awk -v r="$TROOT/" '$2 == "=>" && index($3, r) != 1 {print $1 " => " $3}')
+    [ -z "$outside" ] || { echo "lab-tests: $b needs libraries the trixie image lacks: $outside" >&2; exit 1; }
+  done
+  echo "== static binaries link only: $(echo "$libs" | awk '$2 == "=>" {printf "%s ", $1}')(all in the trixie root)"
+fi
+
 step() {   # step NAME command...
   local name=$1; shift
   echo "== $name"
@@ -40,15 +80,26 @@ step() {   # step NAME command...
   [ "$rc" = 0 ] && [ "$r" != 0 ] && rc=$r
   return 0
 }
-step "e2e main (default main.conf)" \
-  lab/run-suite.sh --timeout 900 "${vm_opts[@]}" -- Tests/Lab/e2e.sh main
-step "e2e mtu (ExchangeMTU=48)" \
-  env BT_MAINCONF='[GATT]\nExchangeMTU=48' lab/run-suite.sh --timeout 600 "${vm_opts[@]}" -- Tests/Lab/e2e.sh mtu
-step "faults (default main.conf)" \
-  lab/run-suite.sh --timeout 900 "${vm_opts[@]}" -- Tests/Lab/faults.sh
+for image in $images; do
+  bin=()
+  [ "$image" = trixie ] && bin=(BLESEND_BIN="$STATIC")
+  step "[$image] e2e main (default main.conf)" \
+    env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 900 "${vm_opts[@]}" -- Tests/Lab/e2e.sh main
+  step "[$image] e2e mtu (ExchangeMTU=48)" \
+    env "${bin[@]}" BT_MAINCONF='[GATT]\nExchangeMTU=48' lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/e2e.sh mtu
+  if has "$faults_on" "$image"; then
+    step "[$image] faults (default main.conf)" \
+      env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 900 "${vm_opts[@]}" -- Tests/Lab/faults.sh
+  else
+    echo "== [$image] faults: not run on this image (--faults-on '$faults_on'; lab/README.md, \"CI\")"
+  fi
+done
 if [ "$goodput" = 1 ]; then
-  step "goodput (blesend vs raw-stream)" \
-    lab/run-suite.sh --timeout 900 "${vm_opts[@]}" -- scripts/lab-goodput.sh
+  image=${images%% *}
+  bin=()
+  [ "$image" = trixie ] && bin=(BLESEND_BIN="$STATIC")
+  step "[$image] goodput (blesend vs raw-stream)" \
+    env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 900 "${vm_opts[@]}" -- scripts/lab-goodput.sh
 fi
 [ "$rc" = 0 ] && echo "lab-tests: all passed" || echo "lab-tests: FAILED (exit $rc)" >&2
 exit "$rc"

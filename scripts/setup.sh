@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what blesend needs to build and test on Debian 12, as root: the C libraries
-# (libsodium, libdbus), a D-Bus daemon for the tests, and the VM lab (QEMU, BlueZ, a kernel).
+# (libsodium, libdbus), a D-Bus daemon for the tests, and the VM lab (QEMU, BlueZ, a kernel; both
+# images: the host's own root and a Debian 13 root built with debootstrap).
 # Idempotent. The Swift 6 toolchain itself must already be on PATH (Debian does not package it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,5 +19,6 @@ if ! command -v swift >/dev/null 2>&1; then
   exit 1
 fi
 
-lab/setup.sh
+lab/setup.sh                  # the lab's default image: this machine's root, Debian 12's kernel
+lab/setup.sh --image trixie   # the second image: a Debian 13 root (debootstrap) and kernel
 echo "setup: ok ($(swift --version 2>&1 | head -1))"

@@ -189,7 +189,8 @@ stop_recv() {
   wait_pid "$RECV_PID" 10
   RECV_PID=""
 }
-# send_file NAME [blesend args...]: runs blesend on hci1 in the foreground (bounded); sets SRC, SLOG.
+# send_run NAME [blesend args...]: runs blesend on hci1 in the foreground (bounded); sets SRC, SLOG.
+# $BLESEND_LAB_SEND_ARGS adds options to every such run (e.g. -vv to see which call failed).
 SLOG=""
 SRC=0
 SEND_SECS=0
@@ -198,7 +199,8 @@ send_run() {
   SLOG=$W/logs/send-$name
   local t; t=$(now)
   SRC=0
-  timeout -k 5 "$SEND_TIMEOUT" "$SEND" --adapter hci1 --key "$W/keys/sender" --timeout 40 "$@" > "$SLOG.out" 2> "$SLOG.err" || SRC=$?
+  # shellcheck disable=SC2086  # BLESEND_LAB_SEND_ARGS (e.g. -vv) is a word list on purpose
+  timeout -k 5 "$SEND_TIMEOUT" "$SEND" --adapter hci1 --key "$W/keys/sender" --timeout 40 ${BLESEND_LAB_SEND_ARGS:-} "$@" > "$SLOG.out" 2> "$SLOG.err" || SRC=$?
   SEND_SECS=$(elapsed "$t")
   log "blesend $name: exit $SRC after ${SEND_SECS}s"
 }
