@@ -163,18 +163,12 @@ public enum GattCentral {
                 if let channel {
                     // The kernel closes the channel's socket when the link drops; bluetoothd's word
                     // that the device disconnected ends it too, as for a GATT link.
-                    let changes: AsyncStream<DBusPropertiesChanged>
+                    let watch: Task<Void, Never>
                     do {
-                        changes = try await bus.propertiesChanged(sender: BlueZ.service, path: device, interface: BlueZ.device)
+                        watch = try await closeOnDisconnect(channel, bus: bus, device: device)
                     } catch {
                         await channel.close()
-                        throw BlueZError.from(error)
-                    }
-                    let watch = Task {
-                        for await change in changes where change.changed["Connected"]?.bool == false {
-                            await channel.close()
-                            return
-                        }
+                        throw error
                     }
                     return PeerConnection(transport: channel, device: device) {
                         watch.cancel()
@@ -186,13 +180,7 @@ public enum GattCentral {
             }
 
             // Disconnect watch, before anything can go wrong on the link.
-            let deviceChanges = try await mapped { () async throws(DBusError) in try await bus.propertiesChanged(sender: BlueZ.service, path: device, interface: BlueZ.device) }
-            tasks.append(Task {
-                for await change in deviceChanges where change.changed["Connected"]?.bool == false {
-                    await link.close()
-                    return
-                }
-            })
+            tasks.append(try await closeOnDisconnect(link, bus: bus, device: device))
 
             // Writes: the acquired socket only, taken first (the receiver hears of nothing until the
             // first write). bluetoothd 5.66 refuses AcquireWrite only when another client holds the
@@ -248,6 +236,22 @@ public enum GattCentral {
             if case .characteristicBusy = failure { throw failure }
             _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(10))
             throw failure
+        }
+    }
+
+    /// Closes `transport` once bluetoothd reports `device` disconnected (the task ends then; cancel
+    /// it when the transport is closed otherwise).
+    private static func closeOnDisconnect(
+        _ transport: any DatagramTransport, bus: DBusConnection, device: String
+    ) async throws(BlueZError) -> Task<Void, Never> {
+        let changes = try await mapped { () async throws(DBusError) in
+            try await bus.propertiesChanged(sender: BlueZ.service, path: device, interface: BlueZ.device)
+        }
+        return Task {
+            for await change in changes where change.changed["Connected"]?.bool == false {
+                await transport.close()
+                return
+            }
         }
     }
 

@@ -342,21 +342,13 @@ public final class GattLink: SocketBackedTransport {
 
     // MARK: Handing the sockets over
 
-    public func takeSockets() async -> DatagramSockets? {
-        await handOver(wake: nil)
-    }
-
     /// Hands over both acquired sockets once both are attached, if no D-Bus path is in use and
-    /// nobody reads the link yet; `close()` then raises `signal`. On the central both are attached
+    /// nobody reads the link yet; `close()` then raises `wake`. On the central both are attached
     /// before the link is returned; on the peripheral the link exists from the peer's first call,
     /// so this waits up to `handOverPatience` for the other socket. Nil (drive the link through
     /// `send`/`receive`): the link closed, a D-Bus path is in use, the sockets were already
     /// handed over or are being read, or the second socket never came.
-    public func takeSockets(wakingOnClose signal: WakeSignal) async -> DatagramSockets? {
-        await handOver(wake: signal)
-    }
-
-    private func handOver(wake: WakeSignal?) async -> DatagramSockets? {
+    public func takeSockets(wakingOnClose wake: WakeSignal?) async -> DatagramSockets? {
         let start = ContinuousClock.now
         let patience = sendsNotifications ? handOverPatience : .zero
         while true {

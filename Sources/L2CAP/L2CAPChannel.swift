@@ -47,15 +47,7 @@ public final class L2CAPChannel: SocketBackedTransport {
 
     public var isClosed: Bool { state.withLock { $0.closed } }
 
-    public func takeSockets() async -> DatagramSockets? {
-        hand(over: nil)
-    }
-
-    public func takeSockets(wakingOnClose signal: WakeSignal) async -> DatagramSockets? {
-        hand(over: signal)
-    }
-
-    private func hand(over signal: WakeSignal?) -> DatagramSockets? {
+    public func takeSockets(wakingOnClose signal: WakeSignal?) async -> DatagramSockets? {
         let sockets = state.withLock { s -> DatagramSockets? in
             guard !s.closed else { return nil }
             s.handedOver = true

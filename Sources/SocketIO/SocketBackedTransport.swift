@@ -18,21 +18,10 @@ public struct DatagramSockets: Sendable, Equatable {
 /// `send`/`receive`.
 public protocol SocketBackedTransport: DatagramTransport {
     /// Waits until both directions have a socket, then hands them over: from then on the transport
-    /// neither reads nor writes them, and the caller must not close them (`close()` does). Returns
-    /// nil when some direction goes another way (D-Bus calls) or the link closed first: drive it
-    /// through `send`/`receive` then.
-    func takeSockets() async -> DatagramSockets?
-
-    /// `takeSockets()`, plus a promise: from then on `close()` raises `signal` (`.closed`) before
-    /// it closes the sockets (at once if the link closed already), so that a driver blocked in
-    /// `poll()` on them stops at once. The default only hands the sockets over; a driver then
-    /// notices a close by checking, a few times a second, whether its descriptors still name the
-    /// sockets it was given.
-    func takeSockets(wakingOnClose signal: WakeSignal) async -> DatagramSockets?
-}
-
-extension SocketBackedTransport {
-    public func takeSockets(wakingOnClose signal: WakeSignal) async -> DatagramSockets? {
-        await takeSockets()
-    }
+    /// neither reads nor writes them, and the caller must not close them (`close()` does). With a
+    /// `signal`, `close()` raises it (`.closed`) before it closes the sockets (at once if the link
+    /// closed already), so that a driver blocked in `poll()` on them stops at once. Returns nil when
+    /// some direction goes another way (D-Bus calls) or the link closed first: drive it through
+    /// `send`/`receive` then.
+    func takeSockets(wakingOnClose signal: WakeSignal?) async -> DatagramSockets?
 }

@@ -36,7 +36,7 @@ struct GattLinkHandOverTests {
         let sockets = try #require(await link.takeSockets(wakingOnClose: wake))
         #expect(sockets == DatagramSockets(inbound: notify.ours, outbound: write.ours))
         #expect(waiting(notify.ours), "the link must not have read the socket")
-        #expect(await link.takeSockets() == nil, "only once")
+        #expect(await link.takeSockets(wakingOnClose: nil) == nil, "only once")
         #expect(wake.raised == nil)
         await link.close()
         #expect(wake.raised == .closed)
@@ -51,7 +51,7 @@ struct GattLinkHandOverTests {
         link.attachInbound(fd: write.ours)
         link.deliver([9])
         link.attachOutbound(fd: notify.ours, mtu: 517)
-        #expect(await link.takeSockets() == nil)
+        #expect(await link.takeSockets(wakingOnClose: nil) == nil)
         #expect(try await link.receive() == [9])
         send(write.bluetoothd, [4])
         #expect(try await link.receive() == [4], "read by the link, which kept the sockets")
@@ -64,7 +64,7 @@ struct GattLinkHandOverTests {
         link.attachInbound(fd: write.ours)
         link.setSink { _ in }
         let start = ContinuousClock.now
-        #expect(await link.takeSockets() == nil)
+        #expect(await link.takeSockets(wakingOnClose: nil) == nil)
         #expect(ContinuousClock.now - start < .seconds(1), "no waiting for a socket that will not come")
         await link.close()
     }
@@ -76,7 +76,7 @@ struct GattLinkHandOverTests {
         link.attachInbound(fd: notify.ours)
         send(notify.bluetoothd, [5])
         #expect(try await link.receive() == [5])
-        #expect(await link.takeSockets() == nil)
+        #expect(await link.takeSockets(wakingOnClose: nil) == nil)
         await link.close()
     }
 
@@ -89,7 +89,7 @@ struct GattLinkHandOverTests {
             try await Task.sleep(for: .milliseconds(100))
             link.attachOutbound(fd: notify.ours, mtu: 247)
         }
-        let sockets = try #require(await link.takeSockets())
+        let sockets = try #require(await link.takeSockets(wakingOnClose: nil))
         #expect(sockets == DatagramSockets(inbound: write.ours, outbound: notify.ours))
         #expect(link.mtu == 247)
         await link.close()
@@ -102,7 +102,7 @@ struct GattLinkHandOverTests {
         let link = GattLink(device: nil, mtu: 517, sendsNotifications: true, handOverPatience: .milliseconds(100))
         link.attachInbound(fd: write.ours)
         send(write.bluetoothd, [6])
-        #expect(await link.takeSockets() == nil)
+        #expect(await link.takeSockets(wakingOnClose: nil) == nil)
         try await link.send([1])
         #expect(try await link.receive() == [6])
         await link.close()
@@ -114,6 +114,6 @@ struct GattLinkHandOverTests {
             try await Task.sleep(for: .milliseconds(50))
             await link.close()
         }
-        #expect(await link.takeSockets() == nil)
+        #expect(await link.takeSockets(wakingOnClose: nil) == nil)
     }
 }

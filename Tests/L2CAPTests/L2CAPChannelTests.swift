@@ -74,7 +74,7 @@ struct L2CAPChannelTests {
         try await Task.sleep(for: .milliseconds(50))
         await link.close()
         await #expect(throws: TransportError.closed) { try await waiting.value }
-        #expect(await link.takeSockets() == nil)
+        #expect(await link.takeSockets(wakingOnClose: nil) == nil)
     }
 
     @Test func closingRaisesTheDriversWakeSignal() async throws {
@@ -94,7 +94,7 @@ struct L2CAPChannelTests {
     @Test func handsOverOneSocketForBothDirections() async throws {
         let (link, other) = try channel()
         defer { close(other) }
-        let sockets = try #require(await link.takeSockets())
+        let sockets = try #require(await link.takeSockets(wakingOnClose: nil))
         #expect(sockets.inbound == sockets.outbound)
         #expect(sockets.inbound >= 0)
         await link.close()

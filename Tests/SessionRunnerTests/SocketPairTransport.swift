@@ -22,9 +22,7 @@ final class SocketPairTransport: SocketBackedTransport {
         self.wakes = wakes
     }
 
-    func takeSockets() async -> DatagramSockets? { state.withLock { $0.sockets } }
-
-    func takeSockets(wakingOnClose signal: WakeSignal) async -> DatagramSockets? {
+    func takeSockets(wakingOnClose signal: WakeSignal?) async -> DatagramSockets? {
         state.withLock { s in
             if wakes { s.wake = signal }
             return s.sockets
