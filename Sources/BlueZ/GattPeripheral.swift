@@ -5,7 +5,7 @@ import L2CAP
 /// an L2CAP channel listener whose PSM the service publishes (where the kernel has LE L2CAP
 /// sockets). Each sender's connection, a `GattLink` or an `L2CAPChannel`, is a `PeerConnection`
 /// returned by `accept()`; one at a time, several senders one after another (the advertisement is
-/// re-registered after each disconnect).
+/// registered again once each sender's LE link is down).
 ///
 /// It survives bluetoothd restarting (`NameOwnerChanged` of `org.bluez`: the application and the
 /// advertisement are registered again once the adapter is back, or `accept()` fails with
@@ -139,8 +139,8 @@ public actor GattPeripheral {
         } catch {
             throw BlueZError.dbus(error)
         }
-        await server.onLinkEnded { [weak self] in await self?.linkEnded() }
-        await server.onDeviceDisconnected { [weak self] device in await self?.channelDeviceGone(device) }
+        await server.onDevicelessLinkEnded { [weak self] in await self?.advertiseAgain() }
+        await server.onDeviceDisconnected { [weak self] device in await self?.deviceDisconnected(device) }
         // Watch for disconnects of the current peer, the adapter's power, and bluetoothd itself.
         try await server.watchDisconnects(bus: bus, adapterPath: adapterPath)
         try await recovery.start()
@@ -158,20 +158,28 @@ public actor GattPeripheral {
                 return
             }
             let device = BlueZ.devicePath(adapterPath: adapterPath, address: channel.peer)
-            let connection = PeerConnection(transport: channel, device: device) { [weak self] in await self?.linkEnded() }
+            let connection = PeerConnection(transport: channel, device: device)
             newestChannel[device] = connection
             links.offer(connection)
         }
     }
 
-    /// bluetoothd says `device` disconnected: its channel, if any, is over.
-    private func channelDeviceGone(_ device: String) async {
-        guard let connection = newestChannel.removeValue(forKey: device) else { return }
-        await connection.close()
+    /// bluetoothd says `device` disconnected: its channel, if any, is over, and the advertisement is
+    /// registered again for the next sender.
+    ///
+    /// Only now, never when a link's sockets close while its LE link is still up: the kernel
+    /// remembers which advertising instance a peripheral connection came from and, when that
+    /// connection drops, enables that instance again. An advertisement registered afresh in the
+    /// meantime is a new instance, so the kernel would enable one that no longer exists, and that
+    /// comes out as non-connectable advertising from a random address: no sender could connect
+    /// again (seen in the lab on 5.66 and 5.82, where an L2CAP channel or a sender's GATT sockets
+    /// close a second or two before the link).
+    private func deviceDisconnected(_ device: String) async {
+        if let connection = newestChannel.removeValue(forKey: device) { await connection.close() }
+        await advertiseAgain()
     }
 
-    /// A link ended: advertise again for the next sender.
-    private func linkEnded() async {
+    private func advertiseAgain() async {
         guard !closed else { return }
         await registration.advertiseAgain()
     }

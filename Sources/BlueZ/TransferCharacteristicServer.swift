@@ -11,7 +11,7 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
     private let links: AcceptQueue<PeerConnection>
     private var current: GattLink?
     private var closed = false
-    private var linkEnded: (@Sendable () async -> Void)?
+    private var devicelessLinkEnded: (@Sendable () async -> Void)?
     private var deviceGone: (@Sendable (String) async -> Void)?
     private var disconnects: Task<Void, Never>?
 
@@ -20,9 +20,10 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
         self.links = links
     }
 
-    /// Runs `action` after each link has ended while the server is open.
-    func onLinkEnded(_ action: @escaping @Sendable () async -> Void) {
-        linkEnded = action
+    /// Runs `action` after a link whose device bluetoothd did not name has ended while the server is
+    /// open (for a named device, `onDeviceDisconnected` says when its LE link is down).
+    func onDevicelessLinkEnded(_ action: @escaping @Sendable () async -> Void) {
+        devicelessLinkEnded = action
     }
 
     /// Runs `action` with the device path whenever a device under the adapter reports `Connected`
@@ -144,8 +145,8 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
     private func linkClosed(_ link: GattLink) async {
         if current === link { current = nil }
         notifier.setNotifying(false)
-        guard !closed else { return }
-        await linkEnded?()
+        guard !closed, link.device == nil else { return }
+        await devicelessLinkEnded?()
     }
 
     /// Ends the current link and refuses every later call.

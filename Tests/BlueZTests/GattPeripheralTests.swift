@@ -161,6 +161,24 @@ struct GattPeripheralTests {
         }
     }
 
+    @Test func aLinkEndedWhileItsDeviceStaysConnectedAdvertisesOnlyOnceTheDeviceDisconnects() async throws {
+        try await withPeripheral { peripheral, bluetoothd, _ in
+            _ = try await bluetoothd.callTransfer("WriteValue", [.bytes([7]), .properties(["device": .objectPath(device)])])
+            let link = try #require(try await peripheral.accept().gattLink)
+
+            // The sockets close a moment before the LE link goes (as an L2CAP channel's do):
+            // registering the advertisement now would leave the kernel re-enabling a stale instance
+            // (GattPeripheral.deviceDisconnected).
+            await link.close()
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(bluetoothd.calls.withLock { $0 } == ["RegisterApplication", "RegisterAdvertisement"])
+
+            try await bluetoothd.disconnected(device)
+            try await eventually { bluetoothd.calls.withLock { $0 }.count == 4 }
+            #expect(bluetoothd.calls.withLock { $0 }.suffix(2) == ["UnregisterAdvertisement", "RegisterAdvertisement"])
+        }
+    }
+
     @Test func anAdapterPoweredOffEndsTheLinkAndPoweredOnAdvertisesAgain() async throws {
         try await withPeripheral { peripheral, bluetoothd, events in
             _ = try await bluetoothd.callTransfer("WriteValue", [.bytes([7]), .properties(["device": .objectPath(device)])])
@@ -194,8 +212,7 @@ struct GattPeripheralTests {
             try await bluetoothd.claimName()
             try await eventually { events.all.count == 2 }
             #expect(events.all == [.bluetoothdGone, .registeredAgain])
-            // The application once; the advertisement too, though the link's end also advertises
-            // again, and that attempt may reach bluetoothd before or after it is back.
+            // The application once, and the advertisement.
             let calls = bluetoothd.calls.withLock { $0 }
             #expect(calls.filter { $0 == "RegisterApplication" }.count == 1)
             #expect(calls.contains("RegisterAdvertisement"))

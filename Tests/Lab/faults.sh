@@ -547,10 +547,13 @@ case_soak() {
 }
 
 # BLESEND_FAULTS_MONITOR=1: record every GATT characteristic method call and Device1 call on the
-# system bus (who acquired what, when) in logs/dbus-monitor.log, for diagnosing a failed case.
+# system bus (who acquired what, when), advertisement calls and Device1 property changes in
+# logs/dbus-monitor.log, for diagnosing a failed case.
 if [ "${BLESEND_FAULTS_MONITOR:-}" = 1 ]; then
   dbus-monitor --system "type='method_call',interface='org.bluez.GattCharacteristic1'" \
-    "type='method_call',interface='org.bluez.Device1'" "type='error'" > "$W/logs/dbus-monitor.log" 2>&1 &
+    "type='method_call',interface='org.bluez.Device1'" "type='method_call',interface='org.bluez.LEAdvertisingManager1'" \
+    "type='signal',interface='org.freedesktop.DBus.Properties',arg0='org.bluez.Device1'" \
+    "type='error'" > "$W/logs/dbus-monitor.log" 2>&1 &
   PIDS+=("$!")
 fi
 
