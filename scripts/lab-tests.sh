@@ -1,13 +1,15 @@
 #!/bin/bash
 # Host side: build, prepare the lab, run the end-to-end and fault suites in the VM, on each image.
 #
-# Usage: scripts/lab-tests.sh [--no-build] [--goodput] [--images "host trixie"] [--faults-on "host"]
-#                             [vmrun options]
+# Usage: scripts/lab-tests.sh [--no-build] [--goodput] [--images "host trixie"] [--faults-on "host trixie"]
+#                             [--package-on trixie] [vmrun options]
 #   per image (default both; $BLESEND_LAB_IMAGES):
 #     boot: default main.conf          -> Tests/Lab/e2e.sh main  (every case but the MTU one)
 #     boot: [GATT] ExchangeMTU=48      -> Tests/Lab/e2e.sh mtu   (forced small MTU)
 #   on the images in --faults-on (default host; $BLESEND_LAB_FAULTS_ON; lab/README.md says why):
 #     boot: default main.conf          -> Tests/Lab/faults.sh    (faults, attacks, soak; ~6-8 min)
+#   on the image in --package-on (default trixie; $BLESEND_LAB_PACKAGE_ON; "" skips it):
+#     scripts/package.sh builds the .deb; a boot installs and tests it (scripts/test-package.sh)
 #   --goodput: a further boot on the first image runs scripts/lab-goodput.sh
 # Image host runs .build/debug (swift build); image trixie has no Swift toolchain and runs the
 # statically linked release binaries in .build-static/release (swift build -c release
@@ -20,7 +22,8 @@ cd "$ROOT" || exit 2
 build=1
 goodput=0
 images=${BLESEND_LAB_IMAGES:-host trixie}
-faults_on=${BLESEND_LAB_FAULTS_ON:-host}
+faults_on=${BLESEND_LAB_FAULTS_ON:-host trixie}
+package_on=${BLESEND_LAB_PACKAGE_ON-trixie}
 vm_opts=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -28,7 +31,8 @@ while [ $# -gt 0 ]; do
     --goodput) goodput=1;;
     --images) images=${2:?}; shift;;
     --faults-on) faults_on=${2:?}; shift;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0;;
+    --package-on) package_on=$2; shift;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0;;
     *) vm_opts+=("$1");;
   esac
   shift
@@ -45,7 +49,8 @@ if [ "$build" = 1 ]; then
   if has "$images" trixie; then
     echo "== swift build -c release --static-swift-stdlib (for the trixie image)"
     for p in blesend blerecv; do
-      swift build -c release --static-swift-stdlib --scratch-path "$ROOT/.build-static" --product "$p" \
+      # The flags scripts/package.sh builds with, so that the package reuses this build.
+      swift build -c release --static-swift-stdlib -Xlinker -z -Xlinker now --scratch-path "$ROOT/.build-static" --product "$p" \
         || { echo "lab-tests: static build of $p failed" >&2; exit 1; }
     done
   fi
@@ -94,6 +99,20 @@ for image in $images; do
     echo "== [$image] faults: not run on this image (--faults-on '$faults_on'; lab/README.md, \"CI\")"
   fi
 done
+if [ -n "$package_on" ]; then
+  if has "$images" "$package_on"; then
+    echo "== scripts/package.sh"
+    if deb=$(scripts/package.sh | tail -n 1) && [ -f "$deb" ]; then
+      step "[$package_on] package: install and send as an ordinary user" \
+        lab/run-suite.sh --image "$package_on" --timeout 600 "${vm_opts[@]}" -- scripts/test-package.sh --deb "$deb"
+    else
+      echo "lab-tests: scripts/package.sh failed" >&2
+      [ "$rc" = 0 ] && rc=1
+    fi
+  else
+    echo "== package: not tested (--package-on '$package_on' is not among the images '$images')"
+  fi
+fi
 if [ "$goodput" = 1 ]; then
   image=${images%% *}
   bin=()

@@ -137,7 +137,13 @@ public enum GattCentral {
         let link = GattLink(device: device, mtu: 23, sendsNotifications: false)
         do {
             await waitForEarlierDisconnect(bus, device: device)
-            _ = try await bus.bluez(device, BlueZ.device, "Connect", timeout: .seconds(30))
+            do {
+                _ = try await bus.bluez(device, BlueZ.device, "Connect", timeout: .seconds(30))
+            } catch {
+                // bluetoothd waits for a connectable advertisement from the device: none came.
+                if case .dbus(.timeout) = error { throw BlueZError.timeout("connect") }
+                throw error
+            }
             let deadline = ContinuousClock.now + .seconds(30)
             while true {
                 let resolved = try? await bus.property(destination: BlueZ.service, path: device, interface: BlueZ.device, name: "ServicesResolved")
