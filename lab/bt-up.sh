@@ -2,6 +2,7 @@
 # blesend lab, inside the VM: bring up real BlueZ on two virtual LE controllers.
 #   kernel modules (preloaded) -> system dbus-daemon -> btvirt (hci0 + hci1 on /dev/vhci)
 #   -> bluetoothd -> wait until bluetoothd reports both adapters Powered.
+#   With systemd as PID 1 (vmrun.sh --systemd) its units have started all of that: only the wait.
 # Logs and pid files: /run/blesend-lab/{dbus,btvirt,bluetoothd,btmon}.*
 # Env:
 #   BTVIRT_ARGS    btvirt options (default "-L -l2": two LE-only controllers)
@@ -41,6 +42,21 @@ start_btvirt() {
   echo $! > "$LOGDIR/btvirt.pid"
   while [ "$(kernel_ctrls)" -lt "$want" ] && [ "$SECONDS" -lt "$limit" ]; do sleep 0.1; done
 }
+
+# systemd as PID 1 (vmrun.sh --systemd): D-Bus, btvirt and bluetoothd are its units; only wait.
+if [ -d /run/systemd/system ]; then
+  for _ in $(seq $((limit * 5))); do
+    up=0
+    for ((i = 0; i < want; i++)); do [ "$(powered "hci$i")" = "b true" ] && up=$((up + 1)); done
+    [ "$up" -ge "$want" ] && break
+    sleep 0.2
+  done
+  say "systemd started BlueZ ($(systemctl is-active bluetooth.service)); $up/$want adapters powered after ${SECONDS}s"
+  [ "$up" -ge "$want" ] && exit 0
+  diagnostics
+  journalctl -b --no-pager -n 40 -u bluetooth.service -u blesend-lab-btvirt.service
+  exit 1
+fi
 
 # 1. Modules. Load up front everything the kernel would otherwise request on demand later:
 #    btvirt opens AF_ALG crypto sockets (af_alg, algif_hash/skcipher, ecb, cmac), SMP's ECDH

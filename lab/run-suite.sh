@@ -40,7 +40,11 @@ save_logs() {
   dmesg > "$out/dmesg.txt" 2>/dev/null || true
 }
 show_logs() {
-  echo "==== bluetoothd.log (last 80 lines)"; tail -n 80 "$LOGDIR/bluetoothd.log" 2>/dev/null || true
+  if [ -d /run/systemd/system ]; then
+    echo "==== bluetooth.service journal (last 80 lines)"; journalctl -b --no-pager -o cat -n 80 -u bluetooth.service || true
+  else
+    echo "==== bluetoothd.log (last 80 lines)"; tail -n 80 "$LOGDIR/bluetoothd.log" 2>/dev/null || true
+  fi
   echo "==== btvirt.log (last 20 lines)"; tail -n 20 "$LOGDIR/btvirt.log" 2>/dev/null || true
   echo "==== dmesg (bluetooth, last 20 lines)"; dmesg | grep -iE 'bluetooth|hci[0-9]|vhci|BUG|Oops' | tail -n 20 || true
 }

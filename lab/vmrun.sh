@@ -1,8 +1,8 @@
 #!/bin/bash
 # blesend lab: run one command inside a throw-away QEMU VM with real kernel Bluetooth.
 #
-# Usage: vmrun.sh [--image host|trixie] [--mem MiB] [--cpus N] [--timeout S] [--keep] [--tcg|--kvm]
-#                  -- command [args...]
+# Usage: vmrun.sh [--image host|trixie] [--systemd] [--mem MiB] [--cpus N] [--timeout S] [--keep]
+#                  [--tcg|--kvm] -- command [args...]
 #
 # Image "host" (default; or $BLESEND_LAB_IMAGE): the VM boots Debian's stock kernel (unpacked by
 # setup.sh) and uses this machine's root filesystem read-only over 9p with a RAM overlay on top,
@@ -15,6 +15,9 @@
 # in $BLESEND_LAB_PASSENV carried over. Its writes go to guest RAM, except for
 # $BLESEND_LAB_OUT (guest) = a run folder under $BLESEND_LAB_WORK/runs (host), which is removed
 # after a successful run unless --keep is given.
+# --systemd (image trixie only): systemd is PID 1 (guest-systemd.sh) and starts D-Bus, btvirt and
+# bluetooth.service itself, as on an installed system; without it guest-init.sh is PID 1 and the
+# command (run-suite.sh, through bt-up.sh) starts them.
 #
 # Exit status: the command's own; 124 on timeout; 125 if the VM stopped without a result;
 # 2 on usage errors.
@@ -23,9 +26,9 @@ set -uo pipefail
 LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WORK=${BLESEND_LAB_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/blesend-lab}
 IMAGE=${BLESEND_LAB_IMAGE:-host}
-MEM=1024 CPUS=1 TIMEOUT=600 KEEP=0 ACCEL=auto
+MEM=1024 CPUS=1 TIMEOUT=600 KEEP=0 ACCEL=auto INIT=guest-init.sh
 
-usage() { echo "usage: vmrun.sh [--image host|trixie] [--mem MiB] [--cpus N] [--timeout S] [--keep] [--tcg|--kvm] -- cmd [args...]" >&2; exit 2; }
+usage() { echo "usage: vmrun.sh [--image host|trixie] [--systemd] [--mem MiB] [--cpus N] [--timeout S] [--keep] [--tcg|--kvm] -- cmd [args...]" >&2; exit 2; }
 die() { printf 'vmrun: error: %s\n' "$*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -35,6 +38,7 @@ while [ $# -gt 0 ]; do
     --cpus) CPUS=${2:?}; shift;;
     --timeout) TIMEOUT=${2:?}; shift;;
     --keep) KEEP=1;;
+    --systemd) INIT=guest-systemd.sh;;
     --tcg) ACCEL=tcg;;
     --kvm) ACCEL=kvm;;
     --) shift; break;;
@@ -56,6 +60,7 @@ case "$IMAGE" in
         KARGS="blesend.src=$SRC";;
   *) die "unknown image '$IMAGE' (host or trixie)";;
 esac
+[ "$INIT" = guest-init.sh ] || [ "$IMAGE" = trixie ] || die "--systemd needs --image trixie (the host image shares this machine's /etc)"
 INITRD=$IDIR/initramfs.cpio.gz
 export BLESEND_LAB_IMAGE=$IMAGE   # (carried into the guest with the other BLESEND_* variables)
 KV=$(cat "$IDIR/kernel-version" 2>/dev/null || true)
@@ -102,7 +107,7 @@ timeout --foreground -k 5 "$TIMEOUT" qemu-system-x86_64 "${ACCEL_ARGS[@]}" -m "$
   -M q35 -nodefaults -no-user-config -display none -no-reboot \
   -chardev stdio,id=console,signal=off -serial chardev:console \
   -kernel "$KERNEL" -initrd "$INITRD" \
-  -append "console=ttyS0 quiet loglevel=3 panic=-1 blesend.init=$LAB/guest-init.sh blesend.image=$IMAGE $KARGS" \
+  -append "console=ttyS0 quiet loglevel=3 panic=-1 blesend.init=$LAB/$INIT blesend.image=$IMAGE $KARGS" \
   -fsdev local,id=hostroot,path="$GUESTROOT",security_model=none,readonly=on,multidevs=remap \
   -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
   "${SRC_ARGS[@]}" \

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Host side: build, prepare the lab, run the end-to-end and fault suites in the VM, on each image.
 #
-# Usage: scripts/lab-tests.sh [--no-build] [--goodput] [--images "host trixie"] [--faults-on "host trixie"]
+# Usage: scripts/lab-tests.sh [--no-build] [--goodput] [--images "host trixie"] [--faults-on "host"]
 #                             [--package-on trixie] [vmrun options]
 #   per image (default both; $BLESEND_LAB_IMAGES):
 #     boot: default main.conf          -> Tests/Lab/e2e.sh main  (every case but the MTU one)
@@ -9,7 +9,8 @@
 #   on the images in --faults-on (default host; $BLESEND_LAB_FAULTS_ON; lab/README.md says why):
 #     boot: default main.conf          -> Tests/Lab/faults.sh    (faults, attacks, soak; ~6-8 min)
 #   on the image in --package-on (default trixie; $BLESEND_LAB_PACKAGE_ON; "" skips it):
-#     scripts/package.sh builds the .deb; a boot installs and tests it (scripts/test-package.sh)
+#     scripts/package.sh builds the .deb; a boot installs and tests it (scripts/test-package.sh;
+#     on trixie with systemd as PID 1, vmrun.sh --systemd, so blerecv.service runs as installed)
 #   --goodput: a further boot on the first image runs scripts/lab-goodput.sh
 # Image host runs .build/debug (swift build); image trixie has no Swift toolchain and runs the
 # statically linked release binaries in .build-static/release (swift build -c release
@@ -22,7 +23,7 @@ cd "$ROOT" || exit 2
 build=1
 goodput=0
 images=${BLESEND_LAB_IMAGES:-host trixie}
-faults_on=${BLESEND_LAB_FAULTS_ON:-host trixie}
+faults_on=${BLESEND_LAB_FAULTS_ON:-host}
 package_on=${BLESEND_LAB_PACKAGE_ON-trixie}
 vm_opts=()
 while [ $# -gt 0 ]; do
@@ -102,9 +103,12 @@ done
 if [ -n "$package_on" ]; then
   if has "$images" "$package_on"; then
     echo "== scripts/package.sh"
+    # On trixie systemd is PID 1 for this boot, so the unit runs with its whole sandbox.
+    sd=()
+    [ "$package_on" = trixie ] && sd=(--systemd)
     if deb=$(scripts/package.sh | tail -n 1) && [ -f "$deb" ]; then
-      step "[$package_on] package: install and send as an ordinary user" \
-        lab/run-suite.sh --image "$package_on" --timeout 600 "${vm_opts[@]}" -- scripts/test-package.sh --deb "$deb"
+      step "[$package_on] package: install, start blerecv.service, send as an ordinary user" \
+        lab/run-suite.sh --image "$package_on" "${sd[@]}" --timeout 600 "${vm_opts[@]}" -- scripts/test-package.sh --deb "$deb"
     else
       echo "lab-tests: scripts/package.sh failed" >&2
       [ "$rc" = 0 ] && rc=1

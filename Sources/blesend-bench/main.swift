@@ -11,11 +11,12 @@ import Transfer
 /// Figures go to stdout (each goal with PASS/FAIL), progress to stderr. Exit status 1 if a goal fails.
 
 let usage = """
-usage: blesend-bench [efficiency | cpu [MiB] | memory [MiB] | radio | all]
+usage: blesend-bench [efficiency | cpu [MiB] | memory [MiB] | runner [MiB] [MTU] | sockets [MiB] [bytes] | radio | all]
   efficiency  wire efficiency of a 1 MiB transfer at MTU 23/185/247/517, clean and 5 % loss
   cpu         whole-stack CPU time / bare XChaCha20-Poly1305 seal+open (64 MiB, MTU 247 and 517)
   memory      peak RSS while 1 GiB flows through the pipeline in memory (child processes)
   runner      CPU per datagram of the async driver over an in-memory transport pair
+  sockets     CPU per datagram over socket pairs shaped like GATT's, blesend vs a raw stream [MiB] [datagram]
   radio       goodput / raw limit over the BLE radio model (1M/2M, CI 7.5-50 ms, MTU 247/517, GATT and L2CAP)
   (no argument = efficiency, cpu, memory and radio)
 """
@@ -45,6 +46,11 @@ case "runner":
     let mib = arguments.count >= 2 ? Int(arguments[1]) ?? 4 : 4
     let mtu = arguments.count >= 3 ? Int(arguments[2]) ?? 517 : 517
     await RunnerBench.run(mib: mib, mtu: mtu)
+case "sockets":
+    // Our share of the lab's GATT cost, natively: `sockets [MiB] [datagram bytes]`.
+    let mib = arguments.count >= 2 ? Int(arguments[1]) ?? 16 : 16
+    let size = arguments.count >= 3 ? Int(arguments[2]) ?? 510 : 510
+    await SocketBench.run(mib: mib, datagramSize: size)
 case "efficiency":
     exit(EfficiencyBench.run() ? 0 : 1)
 case "radio":

@@ -1,38 +1,40 @@
+#if canImport(Glibc)
 import Glibc
+#endif
 import Pipeline
 import SocketIO
 import Synchronization
-import Testing
 
-/// A `SocketBackedTransport` over AF_UNIX SOCK_SEQPACKET socket pairs (what bluetoothd hands us
-/// for GATT, and the shape of an L2CAP channel): it only hands its sockets over; `send` and
-/// `receive` are not for these tests. `close()` raises the driver's wake signal if `wakes`.
-final class SocketPairTransport: SocketBackedTransport {
+/// A `SocketBackedTransport` over AF_UNIX SOCK_SEQPACKET socket pairs, the shape of what bluetoothd
+/// hands over for GATT (one socket per direction) and of an L2CAP channel (one for both). It only
+/// hands its sockets over: a driver must take them (`send`/`receive` throw). `close()` raises the
+/// driver's wake signal if `wakes`.
+public final class SocketPairTransport: SocketBackedTransport {
     private struct State {
         var sockets: DatagramSockets?
         var wake: WakeSignal?
     }
     private let state: Mutex<State>
     private let wakes: Bool
-    let maxDatagramSize: Int
+    public let maxDatagramSize: Int
 
-    init(_ sockets: DatagramSockets, maxDatagramSize: Int, wakes: Bool = true) {
+    public init(_ sockets: DatagramSockets, maxDatagramSize: Int, wakes: Bool = true) {
         state = Mutex(State(sockets: sockets))
         self.maxDatagramSize = maxDatagramSize
         self.wakes = wakes
     }
 
-    func takeSockets(wakingOnClose signal: WakeSignal?) async -> DatagramSockets? {
+    public func takeSockets(wakingOnClose signal: WakeSignal?) async -> DatagramSockets? {
         state.withLock { s in
             if wakes { s.wake = signal }
             return s.sockets
         }
     }
 
-    func send(_ datagram: [UInt8]) async throws { throw TransportError.closed }
-    func receive() async throws -> [UInt8] { throw TransportError.closed }
+    public func send(_ datagram: [UInt8]) async throws { throw TransportError.closed }
+    public func receive() async throws -> [UInt8] { throw TransportError.closed }
 
-    func close() async {
+    public func close() async {
         let taken = state.withLock { s -> State in
             defer { s = State() }
             return s
@@ -46,8 +48,8 @@ final class SocketPairTransport: SocketBackedTransport {
 
     /// Two ends of one link. `separateDirections`: one socket pair per direction (GATT's acquired
     /// write and notify sockets); otherwise one pair carries both (an L2CAP channel).
-    static func pair(maxDatagramSize: Int = 510, separateDirections: Bool = true,
-                     sendBuffer: Int32? = nil, wakes: Bool = true) throws -> (SocketPairTransport, SocketPairTransport) {
+    public static func pair(maxDatagramSize: Int = 510, separateDirections: Bool = true,
+                            sendBuffer: Int32? = nil, wakes: Bool = true) throws(SocketPairError) -> (SocketPairTransport, SocketPairTransport) {
         let one = try socketPair(sendBuffer: sendBuffer)
         guard separateDirections else {
             return (SocketPairTransport(DatagramSockets(inbound: one.0, outbound: one.0), maxDatagramSize: maxDatagramSize, wakes: wakes),
@@ -60,9 +62,17 @@ final class SocketPairTransport: SocketBackedTransport {
     }
 }
 
-func socketPair(sendBuffer: Int32? = nil) throws -> (Int32, Int32) {
+/// `socketpair` failed (its errno).
+public struct SocketPairError: Error, Equatable {
+    public let errno: Int32
+}
+
+/// An AF_UNIX SOCK_SEQPACKET pair (close-on-exec), with `SO_SNDBUF` set on both ends if given.
+public func socketPair(sendBuffer: Int32? = nil) throws(SocketPairError) -> (Int32, Int32) {
     var fds: [Int32] = [-1, -1]
-    try #require(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0)
+    guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+        throw SocketPairError(errno: errno)
+    }
     if var size = sendBuffer {
         for fd in fds { _ = setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
     }
