@@ -50,18 +50,6 @@ enum SocketBench {
         flushOutput()
     }
 
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        return sorted[sorted.count / 2]
-    }
-
-    static func cpuSeconds() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
-            + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-    }
-
     /// One transfer of `bytes`; nil if it failed or arrived different.
     static func blesend(_ bytes: [UInt8], datagramSize: Int) async -> (cpu: Double, wall: Double, datagrams: Int)? {
         guard let (a, b) = try? SocketPairTransport.pair(maxDatagramSize: datagramSize) else { return nil }
@@ -71,13 +59,13 @@ enum SocketBench {
                                    files: [MemoryFileSource(name: "s.bin", bytes: bytes)])
         let receiver = RunnerBench.Box(ReceiverSession(identity: receiverID, trust: TrustStore(peers: [.init(name: "s", key: senderID.publicKey)]),
                                                        store: store.value))
-        let cpu0 = cpuSeconds(), wall0 = ContinuousClock.now
+        let cpu0 = RunnerBench.cpuSeconds(), wall0 = ContinuousClock.now
         let receiving = Task { try await EndpointRunner.runReceiver(&receiver.value, over: b, clock: MonotonicClock()) { _ in } }
         let ending = try? await EndpointRunner.runSender(&sender, over: a) { _ in }
         await a.close()
         _ = try? await receiving.value
         await b.close()
-        let cpu = cpuSeconds() - cpu0, wall = (ContinuousClock.now - wall0).seconds
+        let cpu = RunnerBench.cpuSeconds() - cpu0, wall = (ContinuousClock.now - wall0).seconds
         guard ending != nil, store.value.committed["s.bin"] == bytes else { return nil }
         return (cpu, wall, sender.linkStatistics?.datagramsSent ?? 0)
     }
@@ -85,7 +73,7 @@ enum SocketBench {
     /// `datagrams` datagrams of `size` bytes from a blocking writer to a blocking reader.
     static func rawStream(datagrams: Int, size: Int) async -> (cpu: Double, wall: Double) {
         guard let (w, r) = try? socketPair() else { return (0, 0) }
-        let cpu0 = cpuSeconds(), wall0 = ContinuousClock.now
+        let cpu0 = RunnerBench.cpuSeconds(), wall0 = ContinuousClock.now
         let reader = Task.detached {
             var buffer = [UInt8](repeating: 0, count: size + 1)
             var got = 0
@@ -106,7 +94,7 @@ enum SocketBench {
         }
         await writer.value
         _ = await reader.value
-        let cpu = cpuSeconds() - cpu0, wall = (ContinuousClock.now - wall0).seconds
+        let cpu = RunnerBench.cpuSeconds() - cpu0, wall = (ContinuousClock.now - wall0).seconds
         close(w)
         close(r)
         return (cpu, wall)

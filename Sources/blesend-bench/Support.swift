@@ -63,6 +63,11 @@ func note(_ text: String) {
 /// Flushes stdout (all C streams) before a child process writes to the same descriptor.
 func flushOutput() { fflush(nil) }
 
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted[sorted.count / 2]
+}
+
 func median(_ values: [Duration]) -> Duration {
     let sorted = values.sorted()
     if sorted.count % 2 == 1 { return sorted[sorted.count / 2] }
