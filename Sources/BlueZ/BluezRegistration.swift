@@ -3,6 +3,12 @@ import DBus
 /// What bluetoothd holds for us on one adapter: the GATT application (GattManager1) and the
 /// advertisement (LEAdvertisingManager1), both exported at fixed paths, and the calls that
 /// register, renew and withdraw them.
+///
+/// The calls run one at a time. The actor alone does not ensure that: a power change or a link's
+/// end can ask for the advertisement again while `RegisterAdvertisement` is still waiting for its
+/// reply, and bluetoothd answers the second registration from the same connection with
+/// `AlreadyExists` (seen in the lab: a receiver that started right after bluetoothd restarted
+/// failed to start with it).
 actor BluezRegistration {
     private let bus: DBusConnection
     private let adapterPath: String
@@ -12,6 +18,8 @@ actor BluezRegistration {
     private(set) var applicationRegistered = false
     private var advertising = false
     private var closed = false
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
 
     init(bus: DBusConnection, adapterPath: String, applicationPath: String, advertisementPath: String) {
         self.bus = bus
@@ -22,6 +30,10 @@ actor BluezRegistration {
 
     /// Registers whatever bluetoothd does not have yet: the application, then the advertisement.
     func registerMissing() async throws(BlueZError) {
+        try await oneAtATime { () async throws(BlueZError) in try await self.registerMissingNow() }
+    }
+
+    private func registerMissingNow() async throws(BlueZError) {
         if !applicationRegistered {
             _ = try await bus.bluez(adapterPath, BlueZ.gattManager, "RegisterApplication", [.objectPath(applicationPath), .properties([:])])
             applicationRegistered = true
@@ -32,8 +44,10 @@ actor BluezRegistration {
     /// Registers the advertisement afresh, whatever bluetoothd kept of it (a link ended, the
     /// adapter was powered on again).
     func advertiseAgain() async {
-        await unadvertise()
-        try? await advertise()
+        try? await oneAtATime { () async throws(BlueZError) in
+            await self.unadvertise()
+            try await self.advertise()
+        }
     }
 
     /// bluetoothd left the bus, and everything it held for us went with it.
@@ -47,20 +61,37 @@ actor BluezRegistration {
     /// values) after a sender vanished while the socket was being acquired; seen in the lab after a
     /// receiver restart under a live link. A new registration starts from a clean slate.
     func registerApplicationAgain() async throws(BlueZError) {
-        guard !closed, applicationRegistered else { return }
-        _ = try? await bus.bluez(adapterPath, BlueZ.gattManager, "UnregisterApplication", [.objectPath(applicationPath)], timeout: .seconds(5))
-        applicationRegistered = false
-        try await registerMissing()
+        try await oneAtATime { () async throws(BlueZError) in
+            guard !self.closed, self.applicationRegistered else { return }
+            _ = try? await self.bus.bluez(
+                self.adapterPath, BlueZ.gattManager, "UnregisterApplication", [.objectPath(self.applicationPath)], timeout: .seconds(5))
+            self.applicationRegistered = false
+            try await self.registerMissingNow()
+        }
     }
 
     /// Withdraws the advertisement and the application; nothing is registered again.
     func close() async {
         closed = true
-        await unadvertise()
-        if applicationRegistered {
-            applicationRegistered = false
-            _ = try? await bus.bluez(adapterPath, BlueZ.gattManager, "UnregisterApplication", [.objectPath(applicationPath)], timeout: .seconds(5))
+        await oneAtATime { () async in
+            await self.unadvertise()
+            if self.applicationRegistered {
+                self.applicationRegistered = false
+                _ = try? await self.bus.bluez(
+                    self.adapterPath, BlueZ.gattManager, "UnregisterApplication", [.objectPath(self.applicationPath)], timeout: .seconds(5))
+            }
         }
+    }
+
+    /// Runs `body` once no other registration call is under way.
+    private func oneAtATime<E: Error>(_ body: () async throws(E) -> Void) async throws(E) {
+        while busy { await withCheckedContinuation { waiting.append($0) } }
+        busy = true
+        defer {
+            busy = false
+            if !waiting.isEmpty { waiting.removeFirst().resume() }
+        }
+        try await body()
     }
 
     private func advertise() async throws(BlueZError) {

@@ -18,6 +18,10 @@ final class FakeBluetoothd: Sendable {
     let application = Mutex<DBusManagedObjects?>(nil)
     /// The connection that registered the application.
     let peripheral = Mutex<String?>(nil)
+    /// The connections with an advertisement registered.
+    let advertisers = Mutex<Set<String>>([])
+    /// Runs inside `RegisterAdvertisement`, before it answers.
+    let whileRegisteringAdvertisement = Mutex<(@Sendable () async throws -> Void)?>(nil)
 
     init(address: String) async throws {
         connection = try await DBusConnection.connect(.address(address))
@@ -31,10 +35,22 @@ final class FakeBluetoothd: Sendable {
             peripheral.withLock { $0 = sender }
             return []
         }
-        for (iface, member) in [
-            (BlueZ.gattManager, "UnregisterApplication"), (BlueZ.advertisingManager, "RegisterAdvertisement"),
-            (BlueZ.advertisingManager, "UnregisterAdvertisement"),
-        ] {
+        // As bluetoothd: a second advertisement from the same connection and path is refused.
+        try tree.setMethod(path: Self.adapter, interface: BlueZ.advertisingManager, member: "RegisterAdvertisement") { [self] call in
+            record("RegisterAdvertisement")
+            if let during = whileRegisteringAdvertisement.withLock({ $0 }) { try await during() }
+            let sender = call.sender ?? ""
+            guard advertisers.withLock({ $0.insert(sender).inserted }) else {
+                throw DBusErrorReply(name: "org.bluez.Error.AlreadyExists", message: "Already Exists")
+            }
+            return []
+        }
+        try tree.setMethod(path: Self.adapter, interface: BlueZ.advertisingManager, member: "UnregisterAdvertisement") { [self] call in
+            record("UnregisterAdvertisement")
+            _ = advertisers.withLock { $0.remove(call.sender ?? "") }
+            return []
+        }
+        for (iface, member) in [(BlueZ.gattManager, "UnregisterApplication")] {
             try tree.setMethod(path: Self.adapter, interface: iface, member: member) { [self] _ in
                 record(member)
                 return []
@@ -53,7 +69,9 @@ final class FakeBluetoothd: Sendable {
         #expect(reply.first == .uint32(1))  // primary owner
     }
 
+    /// Leaves the bus as bluetoothd does when it stops, forgetting what was registered.
     func releaseName() async throws {
+        advertisers.withLock { $0 = [] }
         _ = try await connection.call(
             destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
             member: "ReleaseName", arguments: [.string(BlueZ.service)])
@@ -196,6 +214,31 @@ struct GattPeripheralTests {
             #expect(events.all == [.adapterPowered(false), .adapterPowered(true)])
             #expect(bluetoothd.calls.withLock { $0 }.suffix(2) == ["UnregisterAdvertisement", "RegisterAdvertisement"])
         }
+    }
+
+    /// A power change while the advertisement is being registered (a receiver started just after
+    /// bluetoothd came back) waits for that registration instead of racing it into `AlreadyExists`.
+    @Test func aPowerChangeDuringStartWaitsForTheRegistrationUnderWay() async throws {
+        let bus = try TestBus()
+        defer { bus.stop() }
+        let bluetoothd = try await FakeBluetoothd(address: bus.address)
+        bluetoothd.whileRegisteringAdvertisement.withLock {
+            $0 = { [bluetoothd] in
+                bluetoothd.whileRegisteringAdvertisement.withLock { $0 = nil }
+                try await bluetoothd.setPowered(true)
+                try await Task.sleep(for: .milliseconds(300))
+            }
+        }
+        let connection = try await DBusConnection.connect(.address(bus.address))
+        let peripheral = try await GattPeripheral.start(adapter: "hci0", bus: connection)
+        try await eventually { bluetoothd.calls.withLock { $0 }.count >= 4 }
+        #expect(bluetoothd.calls.withLock { $0 } == [
+            "RegisterApplication", "RegisterAdvertisement", "UnregisterAdvertisement", "RegisterAdvertisement",
+        ])
+        #expect(bluetoothd.advertisers.withLock { $0.count } == 1)
+        await peripheral.close()
+        await connection.close()
+        await bluetoothd.connection.close()
     }
 
     @Test func bluetoothdLeavingAndComingBackRegistersEverythingAgain() async throws {
