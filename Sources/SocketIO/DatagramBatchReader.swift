@@ -15,40 +15,22 @@ public final class DatagramBatchReader {
         case ended(before: [[UInt8]])
     }
 
-    public let capacity: Int
-    public let slotSize: Int
-    private let storage: UnsafeMutableRawBufferPointer
-    private let vectors: UnsafeMutableBufferPointer<iovec>
-    private let headers: UnsafeMutableBufferPointer<blesend_mmsghdr>
+    public var capacity: Int { slots.capacity }
+    public var slotSize: Int { slots.slotSize }
+    private let slots: MessageSlots
 
     public init(capacity: Int = 32, slotSize: Int) {
-        self.capacity = max(1, capacity)
-        self.slotSize = max(1, slotSize)
-        storage = .allocate(byteCount: self.capacity * self.slotSize, alignment: 16)
-        vectors = .allocate(capacity: self.capacity)
-        headers = .allocate(capacity: self.capacity)
-    }
-
-    deinit {
-        storage.deallocate()
-        vectors.deallocate()
-        headers.deallocate()
+        slots = MessageSlots(capacity: capacity, slotSize: slotSize)
     }
 
     /// One `recvmmsg(MSG_DONTWAIT)` on `fd`. `recv` reads 0 bytes both for an empty datagram and
     /// at the end of the socket; a 0-byte entry counts as the end only if the peer is gone
     /// (`socketPeerClosed`), and then nothing after it is a datagram.
     public func read(_ fd: Int32) -> Result {
-        for i in 0..<capacity {
-            vectors[i] = iovec(iov_base: storage.baseAddress! + i * slotSize, iov_len: slotSize)
-            var header = msghdr()
-            header.msg_iov = vectors.baseAddress! + i
-            header.msg_iovlen = 1
-            headers[i] = blesend_mmsghdr(msg_hdr: header, msg_len: 0)
-        }
+        for i in 0..<capacity { slots.aim(i, length: slotSize) }
         var count: Int32
         repeat {
-            count = blesend_recvmmsg(fd, headers.baseAddress, UInt32(capacity), Int32(MSG_DONTWAIT))
+            count = blesend_recvmmsg(fd, slots.headers.baseAddress, UInt32(capacity), Int32(MSG_DONTWAIT))
         } while count < 0 && errno == EINTR
         if count < 0 {
             return errno == EAGAIN || errno == EWOULDBLOCK ? .wouldBlock : .ended(before: [])
@@ -57,9 +39,9 @@ public final class DatagramBatchReader {
         var datagrams: [[UInt8]] = []
         datagrams.reserveCapacity(Int(count))
         for i in 0..<Int(count) {
-            let length = min(Int(headers[i].msg_len), slotSize)
+            let length = min(Int(slots.headers[i].msg_len), slotSize)
             if length == 0, socketPeerClosed(fd) { return .ended(before: datagrams) }
-            datagrams.append(Array(UnsafeRawBufferPointer(rebasing: storage[i * slotSize ..< i * slotSize + length])))
+            datagrams.append(Array(UnsafeRawBufferPointer(start: slots.slot(i), count: length)))
         }
         return .datagrams(datagrams)
     }
