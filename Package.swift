@@ -53,7 +53,7 @@ let package = Package(
         // Tooling, never a dependency of the product: in-memory files for tests, benchmarks and
         // vectors (the file system edge's protocols, no disk).
         .target(name: "TestDoubles", dependencies: ["Transfer", "Pipeline", "SocketIO"]),
-        .target(name: "SessionRunner", dependencies: ["Session", "Pipeline", "SocketIO", .product(name: "DequeModule", package: "swift-collections")]),
+        .target(name: "SessionRunner", dependencies: ["Session", "Transfer", "Pipeline", "SocketIO", .product(name: "DequeModule", package: "swift-collections")]),
         .target(name: "Simulation", dependencies: [
             "Session", "MemoryTransport", "Pipeline", "Transfer", "Keys", .product(name: "DequeModule", package: "swift-collections"),
         ]),

@@ -8,13 +8,17 @@ public enum BlesendGATT {
     /// inside the service the channel belongs to. Apple's UUID (`CBUUIDL2CAPPSMCharacteristicString`),
     /// so that other stacks find it where they look for it.
     public static let psmCharacteristicUUID = "abdd3056-28fa-441d-a470-55a75a52553a"
+    /// Where a receiver lists the transfer extensions it grants (docs/protocol.md §8): a big-endian
+    /// `u32` bit set, read-only; absent on a receiver that grants none.
+    public static let extensionsCharacteristicUUID = "6f3c0004-8c2e-4b6a-9d2f-7a1e5b0c4d10"
     public static let protocolVersion: UInt8 = 1
 
     /// One primary service: the transfer characteristic (the sender writes without response and
     /// subscribes to notifications, both through acquired sockets where BlueZ offers them); unless
     /// left out, the version characteristic, read-only; and with an L2CAP channel listening, the
-    /// PSM characteristic, read-only (docs/protocol.md §1.2).
-    static func application(versionCharacteristic: Bool, psm: UInt16? = nil) -> GattApplication {
+    /// PSM characteristic, read-only (docs/protocol.md §1.2); with `extensions` (a bit set, not 0),
+    /// the extensions characteristic, read-only (§8).
+    static func application(versionCharacteristic: Bool, psm: UInt16? = nil, extensions: UInt32 = 0) -> GattApplication {
         var characteristics = [
             GattCharacteristic(
                 uuid: transferCharacteristicUUID, flags: [.writeWithoutResponse, .notify],
@@ -25,6 +29,9 @@ public enum BlesendGATT {
         }
         if let psm {
             characteristics.append(GattCharacteristic(uuid: psmCharacteristicUUID, flags: [.read], value: .constant(psmValue(psm))))
+        }
+        if extensions != 0 {
+            characteristics.append(GattCharacteristic(uuid: extensionsCharacteristicUUID, flags: [.read], value: .constant(extensionsValue(extensions))))
         }
         return GattApplication(services: [GattService(uuid: serviceUUID, primary: true, characteristics: characteristics)])
     }
@@ -38,6 +45,15 @@ public enum BlesendGATT {
         guard value.count == 2 else { return nil }
         let psm = UInt16(value[0]) | UInt16(value[1]) << 8
         return (0x80...0xFF).contains(psm) ? psm : nil
+    }
+
+    /// The extensions characteristic's value: the bit set, big-endian.
+    static func extensionsValue(_ extensions: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: extensions >> (24 - 8 * $0)) } }
+
+    /// The bit set in an extensions characteristic's value; 0 (none) unless it is 4 bytes.
+    static func extensions(fromValue value: [UInt8]?) -> UInt32 {
+        guard let value, value.count == 4 else { return 0 }
+        return value.reduce(0) { $0 << 8 | UInt32($1) }
     }
 
     /// Connectable and discoverable, with the service UUID. `localName` is off by default: no stable

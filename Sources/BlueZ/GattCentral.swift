@@ -156,6 +156,8 @@ public enum GattCentral {
             // them a moment before concluding the peer has none.
             let charPath = try await transferCharacteristic(bus, device: device, patience: .seconds(5))
             progress(.servicesResolved)
+            let extensions = BlesendGATT.extensions(
+                fromValue: await readServiceValue(bus, transferCharacteristic: charPath, uuid: BlesendGATT.extensionsCharacteristicUUID))
             let iface = BlueZ.gattCharacteristic
             var fallback: L2CAPError?
             if transport != .gatt {
@@ -176,7 +178,7 @@ public enum GattCentral {
                         await channel.close()
                         throw error
                     }
-                    return PeerConnection(transport: channel, device: device) {
+                    return PeerConnection(transport: channel, device: device, receiverExtensions: extensions) {
                         watch.cancel()
                         await bus.requestDisconnect(device)
                         if ownsBus { await bus.close() }
@@ -233,7 +235,7 @@ public enum GattCentral {
                 await bus.requestDisconnect(device)
                 if ownsBus { await bus.close() }
             }
-            return PeerConnection(transport: link, device: device, l2capFallback: fallback)
+            return PeerConnection(transport: link, device: device, l2capFallback: fallback, receiverExtensions: extensions)
         } catch {
             for t in tasks { t.cancel() }
             await link.close()
@@ -282,21 +284,28 @@ public enum GattCentral {
     private static func openChannel(
         _ bus: DBusConnection, adapterPath: String, device: String, transferCharacteristic: String
     ) async throws(L2CAPError) -> L2CAPChannel? {
-        let service = String(transferCharacteristic[..<(transferCharacteristic.lastIndex(of: "/") ?? transferCharacteristic.endIndex)])
-        guard let objects = try? await bus.managedObjects(destination: BlueZ.service, path: "/"),
-              let psmPath = objects.keys.sorted().first(where: { path in
-                  path.hasPrefix(service + "/")
-                      && objects[path]?[BlueZ.gattCharacteristic]?["UUID"]?.string?.lowercased() == BlesendGATT.psmCharacteristicUUID
-              })
-        else { return nil }
-        guard let value = try? await bus.bluez(psmPath, BlueZ.gattCharacteristic, "ReadValue", [.properties([:])], timeout: .seconds(5)),
-              let bytes = value.first?.bytes, let psm = BlesendGATT.psm(fromValue: bytes)
+        guard let value = await readServiceValue(bus, transferCharacteristic: transferCharacteristic, uuid: BlesendGATT.psmCharacteristicUUID),
+              let psm = BlesendGATT.psm(fromValue: value),
+              let objects = try? await bus.managedObjects(destination: BlueZ.service, path: "/")
         else { return nil }
         guard let props = objects[device]?[BlueZ.device], let text = props["Address"]?.string,
               let peer = BluetoothAddress(text, bluezType: props["AddressType"]?.string ?? "public"),
               let local = await BlueZAdapter.address(bus, adapterPath: adapterPath)
         else { throw .connectFailed(errno: 0) }
         return try await L2CAPConnector.connect(from: local, to: peer, psm: psm, receiveMTU: GattPeripheral.l2capReceiveMTU, timeout: l2capTimeout)
+    }
+
+    /// The value of the characteristic `uuid` in the transfer characteristic's service; nil when the
+    /// receiver has none or the read fails.
+    private static func readServiceValue(_ bus: DBusConnection, transferCharacteristic: String, uuid: String) async -> [UInt8]? {
+        let service = String(transferCharacteristic[..<(transferCharacteristic.lastIndex(of: "/") ?? transferCharacteristic.endIndex)])
+        guard let objects = try? await bus.managedObjects(destination: BlueZ.service, path: "/"),
+              let path = objects.keys.sorted().first(where: { path in
+                  path.hasPrefix(service + "/") && objects[path]?[BlueZ.gattCharacteristic]?["UUID"]?.string?.lowercased() == uuid
+              }),
+              let value = try? await bus.bluez(path, BlueZ.gattCharacteristic, "ReadValue", [.properties([:])], timeout: .seconds(5))
+        else { return nil }
+        return value.first?.bytes
     }
 
     private static func transferCharacteristic(_ bus: DBusConnection, device: String, patience: Duration) async throws(BlueZError) -> String {

@@ -62,10 +62,11 @@ public actor GattPeripheral {
     /// Registers the GATT application and the advertisement on `adapter` ("hci0"; nil = first adapter).
     /// `localName` is off by default (no stable personal identifier in the advertisement). With
     /// `l2cap`, also listens for L2CAP channels and publishes the PSM; if the kernel or adapter
-    /// cannot, serves GATT only and says why in `l2capUnavailable`.
+    /// cannot, serves GATT only and says why in `l2capUnavailable`. `extensions` (a bit set, 0 for
+    /// none) is published in the extensions characteristic (docs/protocol.md §8).
     public static func start(
         adapter: String? = nil, localName: String? = nil, versionCharacteristic: Bool = true, l2cap: Bool = true,
-        bus: DBusConnection? = nil
+        extensions: UInt32 = 0, bus: DBusConnection? = nil
     ) async throws(BlueZError) -> GattPeripheral {
         let connection: DBusConnection
         if let bus { connection = bus } else { connection = try await BlueZAdapter.systemBus() }
@@ -85,7 +86,7 @@ public actor GattPeripheral {
             }
             let peripheral = try GattPeripheral(
                 bus: connection, ownsBus: bus == nil, adapterPath: adapterPath, localName: localName,
-                versionCharacteristic: versionCharacteristic, listener: listener, l2capUnavailable: unavailable)
+                versionCharacteristic: versionCharacteristic, extensions: extensions, listener: listener, l2capUnavailable: unavailable)
             try await peripheral.register()
             return peripheral
         } catch {
@@ -96,7 +97,7 @@ public actor GattPeripheral {
 
     private init(
         bus: DBusConnection, ownsBus: Bool, adapterPath: String, localName: String?, versionCharacteristic: Bool,
-        listener: L2CAPListener?, l2capUnavailable: L2CAPError?
+        extensions: UInt32, listener: L2CAPListener?, l2capUnavailable: L2CAPError?
     ) throws(BlueZError) {
         self.bus = bus
         self.ownsBus = ownsBus
@@ -106,7 +107,7 @@ public actor GattPeripheral {
         let application: GattApplicationExport
         do {
             application = try GattApplicationExport(
-                BlesendGATT.application(versionCharacteristic: versionCharacteristic, psm: listener?.psm), root: Self.appPath, bus: bus)
+                BlesendGATT.application(versionCharacteristic: versionCharacteristic, psm: listener?.psm, extensions: extensions), root: Self.appPath, bus: bus)
             advertisement = try LEAdvertisementExport(BlesendGATT.advertisement(localName: localName), path: Self.advertisementPath, bus: bus)
         } catch {
             listener?.close()

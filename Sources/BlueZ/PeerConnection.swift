@@ -11,14 +11,18 @@ public final class PeerConnection: Sendable {
     public let device: String?
     /// Why a sender uses GATT although the receiver offers an L2CAP channel (`auto` fell back).
     public let l2capFallback: L2CAPError?
+    /// The transfer extensions the receiver lists (its extensions characteristic; 0 if it has none).
+    /// Known to a sender only.
+    public let receiverExtensions: UInt32
     private let cleanup: @Sendable () async -> Void
     private let closed = Mutex(false)
 
-    public init(transport: any DatagramTransport, device: String?, l2capFallback: L2CAPError? = nil,
+    public init(transport: any DatagramTransport, device: String?, l2capFallback: L2CAPError? = nil, receiverExtensions: UInt32 = 0,
                 cleanup: @escaping @Sendable () async -> Void = {}) {
         self.transport = transport
         self.device = device
         self.l2capFallback = l2capFallback
+        self.receiverExtensions = receiverExtensions
         self.cleanup = cleanup
     }
 

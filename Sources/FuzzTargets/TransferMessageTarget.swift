@@ -6,8 +6,8 @@ import Transfer
 /// Invariants:
 /// - a decoded message encodes back to exactly the input (one encoding per message);
 /// - fields are in range: names at most 255 bytes (UTF-8 in a confirm; any bytes in an offer, which
-///   the receiver judges), `data` 1...4096
-///   bytes, hashes 32 bytes, ids 16 bytes;
+///   the receiver judges), `data` 1...4096 bytes, `zdata` frames 1...16384 bytes standing for
+///   1...16384 bytes, hashes 32 bytes, ids 16 bytes;
 /// - decoding from a collection that is not an Array (a slice at an offset) gives the same result.
 let transferMessageTarget = FuzzTarget(
     name: "transfer-message",
@@ -33,7 +33,10 @@ private func runTransferMessage(_ bytes: [UInt8]) {
         require(hash.count == TransferConstants.hashLength && id.bytes.count == TransferConstants.idLength, "done field sizes")
     case .confirm(_, _, let storedName):
         require(storedName.utf8.count <= TransferConstants.maxNameLength, "stored name of \(storedName.utf8.count) bytes")
-    case .accept, .ack, .reject, .bye:
+    case .zdata(let originalSize, let frame):
+        require((1...TransferConstants.maxCompressedChunk).contains(originalSize), "zdata standing for \(originalSize) bytes")
+        require(!frame.isEmpty && frame.count <= TransferConstants.maxCompressedChunk, "zdata frame of \(frame.count) bytes")
+    case .accept, .ack, .reject, .bye, .hello:
         break
     }
     require(message.encoded() == bytes, "decode/encode round trip changed the bytes")
@@ -56,6 +59,9 @@ private func transferMessageSeeds() -> [FuzzSeed] {
         ("confirm-mismatch", .confirm(id: id, status: .hashMismatch, storedName: "")),
         ("reject", .reject(id: id, reason: .tooLarge)),
         ("bye", .bye),
+        ("hello", .hello(.compression)),
+        ("hello-unknown-bits", .hello(TransferExtensions(rawValue: 0xFFFF_FFFF))),
+        ("zdata", .zdata(originalSize: 16_384, frame: [0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x01])),
     ]
     return messages.map { FuzzSeed($0.0, $0.1.encoded()) }
 }

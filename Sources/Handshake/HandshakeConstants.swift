@@ -21,8 +21,8 @@ enum IKLayout {
 }
 
 /// The longest message either side accepts from its peer before the handshake has completed
-/// (protocol.md, `MaxHandshakeMessage`). Message 1 is at most 385 bytes (96 + an 8-byte timestamp
-/// + an offer with a 255-byte name), message 2 at most 73; anything longer is not a handshake, and
+/// (protocol.md, `MaxHandshakeMessage`). Message 1 is at most 390 bytes (96 + an 8-byte timestamp
+/// + a 5-byte `hello` + an offer with a 255-byte name), message 2 at most 78; anything longer is not a handshake, and
 /// an unauthenticated peer gets no more of the receiver's memory than this for an open message.
 public let maxHandshakeMessageLength = 512
 

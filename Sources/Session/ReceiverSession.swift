@@ -34,13 +34,20 @@ public struct ReceiverSession {
     private var parked: (transfer: TransferReceiver, replayGuard: HandshakeReplayGuard)?
     private var events: [Event] = []
 
+    /// `decompresses`: grant `compression` to a sender that asks (docs/protocol.md §8).
     public init(identity: Identity, trust: TrustStore, store: any FileStore,
-                configuration: SessionConfiguration = .init(), maxFileSize: UInt64 = 1 << 40) {
+                configuration: SessionConfiguration = .init(), maxFileSize: UInt64 = 1 << 40, decompresses: Bool = true) {
         self.identity = identity
         self.trust = trust
         self.configuration = configuration
-        self.parked = (TransferReceiver(store: store, makeHasher: { FileHasher() }, maxFileSize: maxFileSize), HandshakeReplayGuard())
+        let transfer = TransferReceiver(store: store, makeHasher: { FileHasher() }, maxFileSize: maxFileSize,
+                                        decompressor: decompresses ? ZstdChunkDecompressor() : nil)
+        self.extensions = transfer.grantable
+        self.parked = (transfer, HandshakeReplayGuard())
     }
+
+    /// The extensions this receiver grants: what to publish in its extensions characteristic.
+    public let extensions: TransferExtensions
 
     public mutating func takeEvents() -> [Event] {
         if stack != nil {

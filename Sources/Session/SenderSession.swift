@@ -34,14 +34,25 @@ public struct SenderSession {
     private var parked: TransferSender?
     private var events: [Event] = []
 
+    /// `compresses`: ask a receiver that offers it for `compression`, and then send file chunks
+    /// zstd-compressed where that pays (docs/protocol.md §8).
     public init(identity: Identity, receiverKey: PublicKey, files: [any FileSource],
-                configuration: SessionConfiguration = .init(),
+                configuration: SessionConfiguration = .init(), compresses: Bool = false,
                 makeTransferID: @escaping () -> TransferID = randomTransferID) {
         self.identity = identity
         self.receiverKey = receiverKey
         self.configuration = configuration
-        self.parked = TransferSender(files: files, makeHasher: { FileHasher() }, makeID: makeTransferID)
+        self.parked = TransferSender(files: files, makeHasher: { FileHasher() }, makeID: makeTransferID,
+                                     compressor: compresses ? ZstdChunkCompressor() : nil)
     }
+
+    /// File bytes handed to the link, and the `data`/`zdata` payload bytes that carried them.
+    public var fileBytesSent: UInt64 { transfer?.fileBytesSent ?? 0 }
+    public var payloadBytesSent: UInt64 { transfer?.payloadBytesSent ?? 0 }
+    /// The extensions the receiver granted on the current connection.
+    public var extensions: TransferExtensions { transfer?.extensions ?? [] }
+
+    private var transfer: TransferSender? { stack?.top.top.transfer ?? parked }
 
     public var isFinished: Bool { stack?.top.top.transfer.isFinished ?? parked?.isFinished ?? false }
     public var isConnected: Bool { stack != nil }
@@ -68,13 +79,14 @@ public struct SenderSession {
     }
 
     /// A new link is up: start the handshake. `wallClock` is nanoseconds since the Unix epoch
-    /// (replay protection); `ephemeral` is for tests only.
+    /// (replay protection); `receiverExtensions` what the receiver's extensions characteristic
+    /// lists (none if it has none); `ephemeral` is for tests only.
     public mutating func connect(maxDatagramSize: Int, peerMaxDatagramSize: Int? = nil, now: Instant, wallClock: UInt64,
-                                 ephemeral: SecureBytes? = nil) throws(SessionError) {
+                                 receiverExtensions: TransferExtensions = [], ephemeral: SecureBytes? = nil) throws(SessionError) {
         if isConnected { linkLost() }
         guard var transfer = parked.take() else { return }
         transfer.dataPerRecord = RecordSizing.dataPerRecord(datagramSize: maxDatagramSize)
-        let opening = transfer.openingMessage()
+        let opening = transfer.openingMessages(receiverOffers: receiverExtensions)
         let channel: InitiatorChannel
         do {
             channel = try InitiatorChannel(identity: identity, receiverKey: receiverKey, opening: opening, wallClock: wallClock,

@@ -82,6 +82,7 @@ extension TransferError {
         case .malformedMessage: "malformedMessage"
         case .finalityMismatch: "finalityMismatch"
         case .moreBytesThanOffered: "moreBytesThanOffered"
+        case .decompressionFailed: "decompressionFailed"
         case .ackBeyondSent: "ackBeyondSent"
         case .cannotResume: "cannotResume"
         case .sourceFailed: "sourceFailed"

@@ -4,6 +4,7 @@ import Glibc
 import Pipeline
 import Session
 import SocketIO
+import Transfer
 
 /// Runs a sans-IO endpoint over a real `DatagramTransport` for the length of one connection:
 /// sends what the endpoint produces, feeds it what arrives, and runs its timers on time.
@@ -28,12 +29,13 @@ public enum EndpointRunner {
     /// A transport that hands over its sockets (`SocketBackedTransport`) is driven by a
     /// `SocketLoop` on a thread of its own (`onEvent` is then called on that thread while this
     /// task waits); any other through `send`/`receiveAvailable`.
+    /// `receiverExtensions`: what the receiver's extensions characteristic lists.
     public static func runSender(_ session: inout SenderSession, over transport: any DatagramTransport,
-                                 clock: some EndpointClock = MonotonicClock(),
+                                 receiverExtensions: TransferExtensions = [], clock: some EndpointClock = MonotonicClock(),
                                  onEvent: (SenderSession.Event) -> Void) async throws(SessionError) -> Ending {
         let driver = await Driver.choose(for: transport)
         try session.connect(maxDatagramSize: transport.maxDatagramSize, peerMaxDatagramSize: transport.peerMaxDatagramSize,
-                            now: clock.now, wallClock: wallClock())
+                            now: clock.now, wallClock: wallClock(), receiverExtensions: receiverExtensions)
         var endpoint = SenderEndpoint(session: session)
         defer { session = endpoint.session }
         return try await driver.run(&endpoint, transport: transport, clock: clock) { events in

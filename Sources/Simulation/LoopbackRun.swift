@@ -82,7 +82,8 @@ public struct LoopbackRun {
             network.reconnect(cutAfter: pendingCuts.first.map { max(0, $0 - network.sentCount(from: .a)) })
             let now = network.now
             do {
-                try sender.connect(maxDatagramSize: size, now: now, wallClock: wallClockBase + now.nanoseconds)
+                try sender.connect(maxDatagramSize: size, now: now, wallClock: wallClockBase + now.nanoseconds,
+                                   receiverExtensions: receiver.extensions)
                 try receiver.accept(maxDatagramSize: size, now: now, wallClock: wallClockBase + now.nanoseconds)
             } catch {
                 outcome.senderErrors.append(error)

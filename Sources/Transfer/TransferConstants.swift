@@ -6,6 +6,8 @@ public enum TransferConstants {
     public static let ackInterval: UInt64 = 32_768
     /// Largest `data` payload a sender produces.
     public static let maxDataPerRecord = 4_096
+    /// Most file bytes one `zdata` message stands for, and the longest zstd frame it may carry.
+    public static let maxCompressedChunk = 16_384
     /// Longest file name in an offer, in UTF-8 bytes.
     public static let maxNameLength = 255
     /// `offer.size` value meaning "unknown: a stream".

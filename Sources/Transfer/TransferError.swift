@@ -9,6 +9,8 @@ public enum TransferError: Error, Equatable, Sendable {
     case finalityMismatch
     /// The sender sent more bytes than it offered.
     case moreBytesThanOffered
+    /// A `zdata` chunk that does not decompress to what it declares (the decompressor's code).
+    case decompressionFailed(ChunkDecompressionError)
     /// The receiver acknowledged bytes that were never sent.
     case ackBeyondSent
     /// The receiver asked to resume at an offset the sender never reached, or one a stream has forgotten.
@@ -26,6 +28,7 @@ extension TransferError: CustomStringConvertible {
         case .malformedMessage(let error): "it sent \(error)"
         case .finalityMismatch: "it sent a final record that is not a goodbye, or a goodbye that is not final"
         case .moreBytesThanOffered: "it sent more bytes than it offered"
+        case .decompressionFailed(let error): "it sent a compressed chunk that does not decompress as declared (\(error.code))"
         case .ackBeyondSent: "it acknowledged bytes that were never sent"
         case .cannotResume(let offset): "it asked to resume at byte \(offset), which was never sent or is no longer available"
         case .sourceFailed(let detail): detail

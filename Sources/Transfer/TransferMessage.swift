@@ -10,6 +10,10 @@ public enum TransferMessage: Equatable, Sendable {
     case confirm(id: TransferID, status: ConfirmStatus, storedName: String)
     case reject(id: TransferID, reason: RejectReason)
     case bye
+    /// The extensions a side asks for (sender, in message 1) or grants (receiver, in message 2).
+    case hello(TransferExtensions)
+    /// `originalSize` file bytes as one zstd frame (extension `compression`, docs/protocol.md §8).
+    case zdata(originalSize: Int, frame: [UInt8])
 
     public struct Offer: Equatable, Sendable {
         public var id: TransferID
@@ -50,7 +54,7 @@ public enum TransferMessage: Equatable, Sendable {
 
     /// The type byte: which message this is.
     public enum Kind: UInt8, Sendable, CustomStringConvertible {
-        case offer = 1, accept, data, ack, done, confirm, reject, bye
+        case offer = 1, accept, data, ack, done, confirm, reject, bye, hello, zdata
 
         public var description: String {
             switch self {
@@ -62,6 +66,8 @@ public enum TransferMessage: Equatable, Sendable {
             case .confirm: "confirm"
             case .reject: "reject"
             case .bye: "bye"
+            case .hello: "hello"
+            case .zdata: "zdata"
             }
         }
     }
@@ -76,6 +82,8 @@ public enum TransferMessage: Equatable, Sendable {
         case .confirm: .confirm
         case .reject: .reject
         case .bye: .bye
+        case .hello: .hello
+        case .zdata: .zdata
         }
     }
 }
@@ -126,6 +134,14 @@ extension TransferMessage {
             out.append(reason.rawValue)
         case .bye:
             out.append(Kind.bye.rawValue)
+        case .hello(let extensions):
+            out.append(Kind.hello.rawValue)
+            out.appendBigEndian(extensions.rawValue)
+        case .zdata(let originalSize, let frame):
+            out.reserveCapacity(out.count + 3 + frame.count)
+            out.append(Kind.zdata.rawValue)
+            out.appendBigEndian(UInt16(truncatingIfNeeded: originalSize))
+            out += frame
         }
     }
 
@@ -173,6 +189,16 @@ extension TransferMessage {
                 self = .reject(id: id, reason: reason)
             case .bye:
                 self = .bye
+            case .hello:
+                // Bits this side does not know are kept: the receiver grants only what it knows.
+                self = .hello(TransferExtensions(rawValue: try reader.readUInt32()))
+            case .zdata:
+                let originalSize = Int(try reader.readUInt16())
+                guard (1...TransferConstants.maxCompressedChunk).contains(originalSize) else { throw TransferMessageError.badField }
+                let frame = reader.readRest()
+                guard !frame.isEmpty else { throw TransferMessageError.emptyData }
+                guard frame.count <= TransferConstants.maxCompressedChunk else { throw TransferMessageError.dataTooLarge }
+                self = .zdata(originalSize: originalSize, frame: Array(frame))
             }
             try reader.expectEnd()
         } catch let error as ByteReaderError {
@@ -208,7 +234,7 @@ public enum TransferMessageError: Error, Equatable, Sendable, CustomStringConver
         case .truncated: "a truncated message"
         case .trailingBytes: "a message with bytes after its last field"
         case .emptyData: "an empty data message"
-        case .dataTooLarge: "a data message over \(TransferConstants.maxDataPerRecord) bytes"
+        case .dataTooLarge: "a data message over \(TransferConstants.maxDataPerRecord) bytes (zdata: \(TransferConstants.maxCompressedChunk))"
         case .badName: "a stored name that is not valid UTF-8"
         case .badField: "a field with a value out of range"
         }

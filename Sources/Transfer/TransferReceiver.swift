@@ -28,6 +28,10 @@ public struct TransferReceiver {
     private let store: any FileStore
     private let makeHasher: () -> any ContentHasher
     private let maxFileSize: UInt64
+    /// The extensions this receiver grants; those granted on the current connection.
+    private let supported: TransferExtensions
+    public private(set) var extensions: TransferExtensions = []
+    private var decompressor: (any ChunkDecompressor)?
     private var partials: PartialTransfers
     private var completed = CompletedTransfers()
     private var sender = ""
@@ -41,9 +45,12 @@ public struct TransferReceiver {
     ///   - maxPartialsPerSender: interrupted transfers kept per sender (each holds a temporary
     ///     file and a descriptor); a new file beyond this removes that sender's least recently
     ///     active one. An honest sender has one at a time.
+    ///   - decompressor: with it, the receiver grants `compression` to a sender that asks.
     public init(store: any FileStore, makeHasher: @escaping () -> any ContentHasher,
                 maxFileSize: UInt64 = 1 << 40, partialLifetime: Duration = .seconds(600),
-                maxPartialsPerSender: Int = 4) {
+                maxPartialsPerSender: Int = 4, decompressor: (any ChunkDecompressor)? = nil) {
+        self.supported = decompressor == nil ? [] : [.compression]
+        self.decompressor = decompressor
         self.store = store
         self.makeHasher = makeHasher
         self.maxFileSize = maxFileSize
@@ -61,19 +68,31 @@ public struct TransferReceiver {
         return false
     }
 
+    /// The extensions this receiver grants (what its extensions characteristic lists).
+    public var grantable: TransferExtensions { supported }
+
     /// Partial transfers waiting for their senders (for tests and leak checks).
     public var partialCount: Int { partials.count }
 
-    /// A new connection from an authenticated sender opens with `opening` (from handshake
-    /// message 1). Returns the reply that rides in handshake message 2.
-    public mutating func begin(sender: String, senderKey: [UInt8], opening: TransferMessage, now: Instant) throws(TransferError) -> TransferMessage {
+    /// A new connection from an authenticated sender opens with `opening` (handshake message 1:
+    /// an offer, after a `hello` if the sender asks for extensions). Returns the reply that rides
+    /// in handshake message 2: the extensions granted (if asked), then the answer to the offer.
+    public mutating func begin(sender: String, senderKey: [UInt8], opening: [TransferMessage], now: Instant) throws(TransferError) -> [TransferMessage] {
         self.sender = sender
         self.senderKey = senderKey
         current = .none
-        guard case .offer = opening else { throw .unexpected(opening.kind) }
-        let replies = try receive(opening, now: now)
-        guard replies.count == 1, let reply = replies.first else { throw .unexpected(opening.kind) }
-        return reply
+        extensions = []
+        var hello: [TransferMessage] = []
+        var offer = opening[...]
+        if case .hello(let asked) = offer.first {
+            extensions = asked.intersection(supported)
+            hello = [.hello(extensions)]
+            offer = offer.dropFirst()
+        }
+        guard offer.count == 1, let first = offer.first, case .offer = first else { throw .unexpected(offer.first?.kind ?? .hello) }
+        let replies = try receive(first, now: now)
+        guard replies.count == 1 else { throw .unexpected(.offer) }
+        return hello + replies
     }
 
     /// The link is gone. Partial files stay, waiting for a resume, until they expire; one that
@@ -118,7 +137,10 @@ public struct TransferReceiver {
         case .offer(let offer):
             return [try handleOffer(offer, now: now)]
         case .data(let bytes):
-            return try handleData(bytes, now: now)
+            return try handleData(.raw(bytes), now: now)
+        case .zdata(let originalSize, let frame):
+            guard extensions.contains(.compression) else { throw .unexpected(.zdata) }
+            return try handleData(.compressed(originalSize: originalSize, frame: frame), now: now)
         case .done(let id, let hash):
             return try handleDone(id: id, hash: hash)
         case .bye:
@@ -129,7 +151,7 @@ public struct TransferReceiver {
                 pendingEvents.append(.sessionEnded(sender: sender))
                 return [.bye]
             }
-        case .accept, .ack, .confirm, .reject:
+        case .accept, .ack, .confirm, .reject, .hello:
             throw .unexpected(message.kind)
         }
     }
@@ -143,6 +165,8 @@ public struct TransferReceiver {
         case .ended: throw .unexpected(.offer)
         }
         let key = Key(senderKey: senderKey, id: offer.id)
+        // The sender's history starts afresh at every accept, so does ours.
+        decompressor?.reset()
         if let done = completed[key] {
             current = .completed(key)
             return .accept(id: offer.id, offset: done.size)
@@ -183,13 +207,32 @@ public struct TransferReceiver {
         return .accept(id: offer.id, offset: 0)
     }
 
-    private mutating func handleData(_ bytes: [UInt8], now: Instant) throws(TransferError) -> [TransferMessage] {
+    /// File bytes as a `data` or `zdata` message carries them.
+    private enum Chunk {
+        case raw([UInt8])
+        case compressed(originalSize: Int, frame: [UInt8])
+
+        var count: Int {
+            switch self {
+            case .raw(let bytes): bytes.count
+            case .compressed(let originalSize, _): originalSize
+            }
+        }
+
+        var kind: TransferMessage.Kind {
+            if case .raw = self { .data } else { .zdata }
+        }
+    }
+
+    private mutating func handleData(_ chunk: Chunk, now: Instant) throws(TransferError) -> [TransferMessage] {
         switch current {
         case .ignoring:
             return []
         case .receiving(let key):
-            guard var partial = partials[key] else { throw .unexpected(.data) }
-            let end = partial.received + UInt64(bytes.count)
+            guard var partial = partials[key] else { throw .unexpected(chunk.kind) }
+            // Judged on the declared size, before anything is decompressed: a chunk never makes
+            // the file longer than offered (or than this receiver takes).
+            let end = partial.received + UInt64(chunk.count)
             if let size = partial.size, end > size {
                 fail(key, .senderBrokeProtocol(.moreBytesThanOffered))
                 throw .moreBytesThanOffered
@@ -199,6 +242,24 @@ public struct TransferReceiver {
                 fail(key, .rejected(.tooLarge))
                 current = .ignoring(key.id)
                 return [.reject(id: key.id, reason: .tooLarge)]
+            }
+            let bytes: [UInt8]
+            switch chunk {
+            case .raw(let raw):
+                bytes = raw
+                if extensions.contains(.compression) { decompressor?.appendRaw(raw) }
+            case .compressed(let originalSize, let frame):
+                do {
+                    bytes = try decompressor?.decompress(frame, expectedSize: originalSize) ?? []
+                } catch {
+                    fail(key, .senderBrokeProtocol(.decompressionFailed(error)))
+                    throw .decompressionFailed(error)
+                }
+                guard bytes.count == originalSize else {
+                    let error = ChunkDecompressionError(code: "sizeMismatch")
+                    fail(key, .senderBrokeProtocol(.decompressionFailed(error)))
+                    throw .decompressionFailed(error)
+                }
             }
             do {
                 try partial.file.write(bytes, at: partial.received)
@@ -219,7 +280,7 @@ public struct TransferReceiver {
             partials[key] = partial
             return replies
         case .none, .completed, .ended:
-            throw .unexpected(.data)
+            throw .unexpected(chunk.kind)
         }
     }
 

@@ -26,6 +26,9 @@ public struct TransferSender {
         var acknowledged: UInt64 = 0
         var hash: [UInt8]?
         var everAccepted = false
+        /// Bytes read (and hashed) that the compressor judged not worth compressing, still to go
+        /// raw; they start at `nextOffset`.
+        var backlog: [UInt8] = []
     }
 
     private let sources: [any FileSource]
@@ -36,6 +39,14 @@ public struct TransferSender {
     private var phase = Phase.needOffer
     private var pendingEvents: [Event] = []
     private var dataLimit = TransferConstants.maxDataPerRecord
+    /// The extensions this sender can use; per connection, those it asked for and those granted.
+    private let usable: TransferExtensions
+    private var requested: TransferExtensions = []
+    private var granted: TransferExtensions?
+    private var compressor: (any ChunkCompressor)?
+    /// File bytes handed to the link in `data` and `zdata`, and the bytes that carried them.
+    public private(set) var fileBytesSent: UInt64 = 0
+    public private(set) var payloadBytesSent: UInt64 = 0
 
     /// File bytes per `data` message (1...`maxDataPerRecord`): the session sizes records so that
     /// each fills whole frames of the link (`RecordSizing`).
@@ -48,11 +59,19 @@ public struct TransferSender {
     ///   - files: what to send, in order.
     ///   - makeHasher: a fresh BLAKE2b-256 hasher per file.
     ///   - makeID: a fresh random transfer id per file.
-    public init(files: [any FileSource], makeHasher: @escaping () -> any ContentHasher, makeID: @escaping () -> TransferID) {
+    ///   - compressor: with it, the sender may ask for `compression` and compresses file chunks
+    ///     that are worth it once the receiver grants it.
+    public init(files: [any FileSource], makeHasher: @escaping () -> any ContentHasher, makeID: @escaping () -> TransferID,
+                compressor: (any ChunkCompressor)? = nil) {
         self.sources = files
         self.makeHasher = makeHasher
         self.makeID = makeID
+        self.compressor = compressor
+        self.usable = compressor == nil ? [] : [.compression]
     }
+
+    /// The extensions the receiver granted on this connection (none before its answer).
+    public var extensions: TransferExtensions { granted ?? [] }
 
     public var isFinished: Bool { phase == .finished }
 
@@ -62,9 +81,18 @@ public struct TransferSender {
         return pendingEvents
     }
 
-    /// The message that opens a connection (it rides in handshake message 1): an offer for the
-    /// current file, the same transfer id again when resuming.
-    public mutating func openingMessage() -> TransferMessage {
+    /// The messages that open a connection (they ride in handshake message 1): a `hello` asking
+    /// for the extensions both this sender and the receiver (`receiverOffers`, from its extensions
+    /// characteristic) can use, if any, then an offer for the current file, the same transfer id
+    /// again when resuming.
+    public mutating func openingMessages(receiverOffers: TransferExtensions = []) -> [TransferMessage] {
+        requested = usable.intersection(receiverOffers)
+        granted = nil
+        let offer = openingOffer()
+        return requested.isEmpty ? [offer] : [.hello(requested), offer]
+    }
+
+    private mutating func openingOffer() -> TransferMessage {
         switch phase {
         case .awaitingAccept, .sending, .awaitingConfirm:
             guard let current else { return nextOffer() }
@@ -116,6 +144,9 @@ public struct TransferSender {
             if file.source.size == nil, offset < file.acknowledged { throw .cannotResume(offset: offset) }
             file.nextOffset = offset
             file.acknowledged = offset
+            // The receiver's history starts afresh at every accept, so does ours.
+            file.backlog = []
+            compressor?.reset()
             let resumedAt = file.everAccepted ? offset : 0
             file.everAccepted = true
             current = file
@@ -154,7 +185,13 @@ public struct TransferSender {
         case .bye:
             guard phase == .byeSent else { throw .unexpected(.bye) }
             finish()
-        case .offer, .data, .done:
+        case .hello(let offered):
+            // Only in message 2, before the answer, and never more than was asked for.
+            guard phase == .awaitingAccept, granted == nil, !requested.isEmpty, requested.isSuperset(of: offered) else {
+                throw .unexpected(.hello)
+            }
+            granted = offered
+        case .offer, .data, .done, .zdata:
             throw .unexpected(message.kind)
         }
     }
@@ -179,7 +216,14 @@ public struct TransferSender {
     private mutating func nextData() throws(TransferError) -> TransferMessage? {
         guard var file = current else { return nil }
         guard file.nextOffset - file.acknowledged < TransferConstants.transferWindow else { return nil }
-        var count = dataLimit
+        if !file.backlog.isEmpty {
+            let bytes = Array(file.backlog.prefix(dataLimit))
+            file.backlog.removeFirst(bytes.count)
+            current = file
+            return sent(.data(bytes), fileBytes: bytes.count)
+        }
+        let compressing = extensions.contains(.compression) && compressor != nil
+        var count = compressing ? TransferConstants.maxCompressedChunk : dataLimit
         if let size = file.source.size {
             count = Int(min(UInt64(count), size &- min(size, file.nextOffset)))
         }
@@ -210,10 +254,27 @@ public struct TransferSender {
             file.hasher.update(fresh == bytes.count ? bytes : Array(bytes.suffix(fresh)))
             file.hashedUpTo = end
         }
-        file.nextOffset = end
         file.highestSent = max(file.highestSent, end)
         current = file
-        return .data(bytes)
+        guard compressing else { return sent(.data(bytes), fileBytes: bytes.count) }
+        if let frame = compressor?.compress(bytes) {
+            return sent(.zdata(originalSize: bytes.count, frame: frame), fileBytes: bytes.count)
+        }
+        // Not worth compressing: the chunk goes raw, `dataLimit` bytes per message.
+        current?.backlog = Array(bytes.dropFirst(dataLimit))
+        return sent(.data(Array(bytes.prefix(dataLimit))), fileBytes: min(bytes.count, dataLimit))
+    }
+
+    /// Counts `message`, which carries the current file's next `fileBytes` bytes, as sent.
+    private mutating func sent(_ message: TransferMessage, fileBytes: Int) -> TransferMessage {
+        current?.nextOffset += UInt64(fileBytes)
+        fileBytesSent += UInt64(fileBytes)
+        switch message {
+        case .data(let bytes): payloadBytesSent += UInt64(bytes.count)
+        case .zdata(_, let frame): payloadBytesSent += UInt64(frame.count)
+        default: break
+        }
+        return message
     }
 
     private mutating func advance() {

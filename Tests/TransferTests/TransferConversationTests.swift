@@ -28,23 +28,29 @@ struct Conversation {
     var senderEvents: [TransferSender.Event] = []
     var receiverEvents: [TransferReceiver.Event] = []
     var dataBytesSent: UInt64 = 0
+    /// What the receiver's extensions characteristic lists, as the sender reads it per connection.
+    var receiverOffers: TransferExtensions = []
     private var idCounter: UInt8 = 0
 
-    init(files: [any FileSource], store: MemoryFileStore = MemoryFileStore()) {
+    var zdataMessages = 0
+
+    init(files: [any FileSource], store: MemoryFileStore = MemoryFileStore(),
+         compressor: (any ChunkCompressor)? = nil, decompressor: (any ChunkDecompressor)? = nil) {
         self.store = store
         var counter: UInt8 = 0
         sender = TransferSender(files: files, makeHasher: { TestHasher() }, makeID: {
             counter &+= 1
             return TransferID(bytes: Array(repeating: counter, count: 16))!
-        })
-        receiver = TransferReceiver(store: store, makeHasher: { TestHasher() }, maxFileSize: 1 << 30)
+        }, compressor: compressor)
+        receiver = TransferReceiver(store: store, makeHasher: { TestHasher() }, maxFileSize: 1 << 30, decompressor: decompressor)
+        receiverOffers = receiver.grantable
     }
 
     /// Runs one connection until the session ends or `cutAfter` sender messages have been sent.
     /// `alter` may change a sender message in flight. Returns false if the connection was cut.
     mutating func runConnection(cutAfter: Int? = nil, alter: ((inout TransferMessage) -> Void)? = nil) throws -> Bool {
-        let opening = sender.openingMessage()
-        var toSender = [try receiver.begin(sender: "alice", senderKey: [1, 2, 3], opening: opening, now: .zero)]
+        let opening = sender.openingMessages(receiverOffers: receiverOffers)
+        var toSender = try receiver.begin(sender: "alice", senderKey: [1, 2, 3], opening: opening, now: .zero)
         var sent = 0
         while !sender.isFinished {
             for message in toSender { try sender.receive(message) }
@@ -63,6 +69,7 @@ struct Conversation {
             }
             sent += 1
             if case .data(let bytes) = message { dataBytesSent += UInt64(bytes.count) }
+            if case .zdata = message { zdataMessages += 1 }
             alter?(&message)
             toSender += try receiver.receive(message, now: .zero)
         }
@@ -183,9 +190,9 @@ func resumeAfterACutResendsAtMostOneWindow(cutAfter: Int) throws {
     let store = MemoryFileStore()
     var receiver = TransferReceiver(store: store, makeHasher: { TestHasher() })
     #expect(throws: TransferError.self) {
-        try receiver.begin(sender: "x", senderKey: [1], opening: .data([1]), now: .zero)
+        try receiver.begin(sender: "x", senderKey: [1], opening: [.data([1])], now: .zero)
     }
-    _ = try receiver.begin(sender: "x", senderKey: [1], opening: .offer(.init(id: sampleID, size: 10, name: "n")), now: .zero)
+    _ = try receiver.begin(sender: "x", senderKey: [1], opening: [.offer(.init(id: sampleID, size: 10, name: "n"))], now: .zero)
     #expect(throws: TransferError.self) { try receiver.receive(.ack(id: sampleID, received: 0), now: .zero) }
     #expect(throws: TransferError.self) { try receiver.receive(.bye, now: .zero) }
     receiver.discardAll()
@@ -194,14 +201,14 @@ func resumeAfterACutResendsAtMostOneWindow(cutAfter: Int) throws {
 
 @Test func senderRefusesAResumePastWhatItSent() throws {
     var sender = TransferSender(files: [MemoryFileSource(name: "f", bytes: pattern(100))], makeHasher: { TestHasher() }, makeID: { sampleID })
-    guard case .offer(let offer) = sender.openingMessage() else { Issue.record("no offer"); return }
+    guard case .offer(let offer) = sender.openingMessages().first else { Issue.record("no offer"); return }
     #expect(throws: TransferError.cannotResume(offset: 50)) { try sender.receive(.accept(id: offer.id, offset: 50)) }
 }
 
 @Test func partialsExpire() throws {
     let store = MemoryFileStore()
     var receiver = TransferReceiver(store: store, makeHasher: { TestHasher() }, partialLifetime: .seconds(10))
-    _ = try receiver.begin(sender: "x", senderKey: [1], opening: .offer(.init(id: sampleID, size: 10, name: "n")), now: .zero)
+    _ = try receiver.begin(sender: "x", senderKey: [1], opening: [.offer(.init(id: sampleID, size: 10, name: "n"))], now: .zero)
     _ = try receiver.receive(.data([1, 2, 3]), now: .zero)
     receiver.connectionLost(now: Instant(nanoseconds: 1_000_000_000))
     receiver.expirePartials(now: Instant(nanoseconds: 5_000_000_000))
@@ -216,8 +223,8 @@ func resumeAfterACutResendsAtMostOneWindow(cutAfter: Int) throws {
 /// refuses as a malformed opening; the lab's bluetoothd restart hit this once L2CAP made files fast.)
 @Test func linkLostAfterTheLastConfirmFinishesTheSender() throws {
     var c = Conversation(files: [MemoryFileSource(name: "a", bytes: pattern(10))])
-    let opening = c.sender.openingMessage()
-    var replies = [try c.receiver.begin(sender: "alice", senderKey: [1, 2, 3], opening: opening, now: .zero)]
+    let opening = c.sender.openingMessages()
+    var replies = try c.receiver.begin(sender: "alice", senderKey: [1, 2, 3], opening: opening, now: .zero)
     var sawConfirm = false
     while !sawConfirm {
         for reply in replies {

@@ -16,6 +16,11 @@ let sampleMessages: [TransferMessage] = [
     .confirm(id: sampleID, status: .hashMismatch, storedName: ""),
     .reject(id: sampleID, reason: .badName),
     .bye,
+    .hello([]),
+    .hello(.compression),
+    .hello(TransferExtensions(rawValue: 0x8000_0001)),
+    .zdata(originalSize: 1, frame: [0x28]),
+    .zdata(originalSize: TransferConstants.maxCompressedChunk, frame: Array(repeating: 3, count: TransferConstants.maxCompressedChunk)),
 ]
 
 @Test(arguments: sampleMessages)
@@ -29,11 +34,12 @@ func everyTruncationIsATypedError(_ message: TransferMessage) {
     let bytes = message.encoded()
     for length in 0..<bytes.count {
         if case .data = message, length >= 2 { continue }   // a shorter data message is still valid
+        if case .zdata = message, length >= 4 { continue }  // so is a shorter zdata frame
         #expect(throws: TransferMessageError.self) { try TransferMessage(decoding: bytes.prefix(length)) }
     }
 }
 
-@Test(arguments: sampleMessages.filter { if case .data = $0 { false } else { true } })
+@Test(arguments: sampleMessages.filter { if case .data = $0 { false } else if case .zdata = $0 { false } else { true } })
 func trailingBytesAreRefused(_ message: TransferMessage) {
     #expect(throws: TransferMessageError.trailingBytes) { try TransferMessage(decoding: message.encoded() + [0]) }
 }
@@ -41,8 +47,14 @@ func trailingBytesAreRefused(_ message: TransferMessage) {
 @Test func malformedMessagesGiveTypedErrors() {
     let cases: [([UInt8], TransferMessageError)] = [
         ([0x00], .unknownType),
-        ([0x09], .unknownType),
+        ([0x0B], .unknownType),
+        ([0x09], .truncated),
+        ([0x09, 0, 0, 0, 1, 0], .trailingBytes),
         ([0x03], .emptyData),
+        ([0x0A, 0x00, 0x10], .emptyData),
+        ([0x0A, 0x00, 0x00, 0x28], .badField),
+        ([0x0A, 0x40, 0x01, 0x28], .badField),
+        ([0x0A, 0x00, 0x10] + Array(repeating: 1, count: TransferConstants.maxCompressedChunk + 1), .dataTooLarge),
         ([0x03] + Array(repeating: 1, count: TransferConstants.maxDataPerRecord + 1), .dataTooLarge),
         ([0x06] + Array(0..<16) + [0, 2, 0xC3, 0x28], .badName),
         ([0x06] + Array(0..<16) + [9, 0], .badField),
@@ -111,4 +123,19 @@ func fileNamesAreReducedToSafeBaseNames(_ proposed: String, _ expected: String?)
     #expect(name.utf8.count <= TransferConstants.maxNameLength)
     #expect(name.utf8.count >= TransferConstants.maxNameLength - 1)
     #expect(name.allSatisfy { $0 == "ü" })
+}
+
+/// A handshake payload is an optional `hello`, then one message that runs to the end.
+@Test func handshakePayloadsCarryAnOptionalHelloFirst() throws {
+    let offer = TransferMessage.offer(.init(id: sampleID, size: 5, name: "a"))
+    for messages: [TransferMessage] in [[offer], [.hello(.compression), offer], [.hello([]), .accept(id: sampleID, offset: 0)]] {
+        var bytes: [UInt8] = []
+        HandshakePayload.encode(messages, into: &bytes)
+        #expect(try HandshakePayload.decode(bytes) == messages)
+        #expect(try HandshakePayload.decode(bytes[...]) == messages)
+    }
+    // A hello alone is one message; a truncated hello before an offer is not a hello.
+    #expect(try HandshakePayload.decode([0x09, 0, 0, 0, 1]) == [.hello(.compression)])
+    #expect(throws: TransferMessageError.self) { try HandshakePayload.decode([0x09, 0, 0, 1]) }
+    #expect(throws: TransferMessageError.self) { try HandshakePayload.decode([0x09, 0, 0, 0, 1, 0x00]) }
 }

@@ -17,6 +17,8 @@ struct Send: AsyncParsableCommand {
         (several times faster: the data bypasses bluetoothd), GATT otherwise or if the channel \
         does not open within 3 s. A resumed transfer may come back on either.
 
+        Compression: where the receiver takes it, file data travels zstd-compressed, chunk by         chunk and only where that makes it smaller (text shrinks; photos, archives and random         bytes go as they are). Compressed sizes say something about the content to someone         watching the radio (docs/threat-model.md); --no-compress turns it off.
+
         Examples:
           blesend --to blesend-pub1:... report.pdf
           blesend --to ./receiver.pub a.jpg b.jpg notes.txt
@@ -58,6 +60,9 @@ struct Send: AsyncParsableCommand {
         valueName: "auto|l2cap|gatt"))
     var transport: TransportChoice = .auto
 
+    @Flag(name: .customLong("no-compress"), help: "Send file data as it is, never compressed.")
+    var noCompress = false
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -86,7 +91,7 @@ struct Send: AsyncParsableCommand {
             let radio = RadioOptions(adapter: adapter, transport: transport, minimumRSSI: Int16(minRSSI), scanTimeout: .seconds(timeout))
             let operation = SendOperation(
                 identity: identity, receiverKey: receiverKey, receiverName: Self.peerName(to), sources: sources,
-                radio: radio, connector: BlueZConnector(radio: radio), reporter: reporter)
+                radio: radio, compresses: !noCompress, connector: BlueZConnector(radio: radio), reporter: reporter)
             try await operation.run()
         }
     }

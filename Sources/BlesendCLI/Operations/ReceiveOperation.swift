@@ -26,9 +26,10 @@ struct ReceiveOperation {
     }
 
     func run() async throws(CLIError) {
+        var session = ReceiverSession(identity: identity, trust: trust, store: store)
         let peripheral: GattPeripheral
         do {
-            peripheral = try await GattPeripheral.start(adapter: adapter, l2cap: l2cap)
+            peripheral = try await GattPeripheral.start(adapter: adapter, l2cap: l2cap, extensions: session.extensions.rawValue)
         } catch {
             throw CLIError(error, adapter: adapter)
         }
@@ -54,7 +55,6 @@ struct ReceiveOperation {
         reporter.event(JSONLine("listening", [("adapter", .of(adapter)), ("fingerprint", .string(identity.publicKey.fingerprint)),
                                               ("trusted", .int(Int64(trust.peers.count)))]))
         reporter.say("blerecv: waiting for senders (\(trust.peers.count) trusted; this receiver's fingerprint \(identity.publicKey.fingerprint))")
-        var session = ReceiverSession(identity: identity, trust: trust, store: store)
         // One clock for the session's whole life: partial transfers age on it across connections.
         let clock = MonotonicClock()
         let tally = Tally()

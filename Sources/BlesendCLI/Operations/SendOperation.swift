@@ -12,6 +12,8 @@ struct SendOperation {
     let receiverName: String
     let sources: [any FileSource]
     let radio: RadioOptions
+    /// Ask the receiver for compression (docs/protocol.md §8).
+    var compresses = true
     /// Finds and connects to receivers (BlueZ; a test may pass its own).
     let connector: any PeerConnector
     let reporter: Reporter
@@ -30,7 +32,7 @@ struct SendOperation {
     }
 
     func run() async throws(CLIError) {
-        var session = SenderSession(identity: identity, receiverKey: receiverKey, files: sources)
+        var session = SenderSession(identity: identity, receiverKey: receiverKey, files: sources, compresses: compresses)
         let progress = Progress()
         var policy = ReconnectPolicy(scanTimeout: timeout, adapter: adapter)
         var next = policy.start
@@ -66,7 +68,8 @@ struct SendOperation {
             let before = progress.acknowledged
             let ending: EndpointRunner.Ending
             do {
-                ending = try await EndpointRunner.runSender(&session, over: link.transport) { handle($0, progress) }
+                ending = try await EndpointRunner.runSender(
+                    &session, over: link.transport, receiverExtensions: TransferExtensions(rawValue: link.receiverExtensions)) { handle($0, progress) }
             } catch {
                 await link.close()
                 Interrupts.shared.remove(cleanup)

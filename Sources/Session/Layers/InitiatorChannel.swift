@@ -25,12 +25,13 @@ struct InitiatorChannel: Layer {
     private var authenticatedNow = false
 
     /// Writes message 1: `wallClock` (nanoseconds since the Unix epoch, for the receiver's replay
-    /// guard) and `opening`. `ephemeral` is for tests only.
-    init(identity: Identity, receiverKey: PublicKey, opening: TransferMessage, wallClock: UInt64,
+    /// guard) and `opening` (an offer, after a `hello` if the sender asks for extensions).
+    /// `ephemeral` is for tests only.
+    init(identity: Identity, receiverKey: PublicKey, opening: [TransferMessage], wallClock: UInt64,
          ephemeral: SecureBytes?, now: Instant, configuration: SessionConfiguration) throws(SessionError) {
         var payload: [UInt8] = []
         payload.appendBigEndian(wallClock)
-        opening.encode(into: &payload)
+        HandshakePayload.encode(opening, into: &payload)
         do {
             var initiator = try NoiseIKInitiator(localStatic: identity.secretKey, remoteStatic: receiverKey.bytes,
                                                  prologue: blesendPrologue, ephemeral: ephemeral)
@@ -69,7 +70,7 @@ struct InitiatorChannel: Layer {
         records = makeSecureTransferCodec(send: keys.initiatorToResponder, receive: keys.responderToInitiator, rekeyAfter: rekeyAfter)
         authenticatedNow = true
         // Message 2 authenticated: the pinned receiver itself sent whatever is in it.
-        do { up.append(try TransferMessage(decoding: payload)) } catch { throw .transfer(.malformedMessage(error)) }
+        do { up += try HandshakePayload.decode(payload) } catch { throw .transfer(.malformedMessage(error)) }
     }
 
     mutating func send(_ message: TransferMessage, now: Instant) throws(SessionError) {

@@ -19,7 +19,7 @@ struct ReceivingTransferLayer: Layer {
         switch unit {
         case .opened(let sender, let senderKey, let opening):
             do {
-                down.append(.message(try transfer.begin(sender: sender, senderKey: senderKey, opening: opening, now: now)))
+                down.append(.answer(try transfer.begin(sender: sender, senderKey: senderKey, opening: opening, now: now)))
             } catch {
                 down.append(.refuse)
             }
@@ -29,7 +29,7 @@ struct ReceivingTransferLayer: Layer {
             } catch {
                 throw .transfer(error)
             }
-        case .refuse:
+        case .answer, .refuse:
             break
         }
     }

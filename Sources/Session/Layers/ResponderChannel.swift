@@ -7,9 +7,12 @@ import Transfer
 
 /// What the receiver's secure channel and the transfer layer above it exchange.
 enum ReceiverUnit {
-    /// Up: a trusted sender opened the connection with this message (message 1's payload).
-    case opened(sender: String, senderKey: [UInt8], TransferMessage)
-    /// Both ways: one transfer message (down, the first one rides in message 2).
+    /// Up: a trusted sender opened the connection with these messages (message 1's payload: an
+    /// offer, after a `hello` if it asks for extensions).
+    case opened(sender: String, senderKey: [UInt8], [TransferMessage])
+    /// Down: the answer to the opening, which rides in message 2.
+    case answer([TransferMessage])
+    /// Both ways: one transfer message in a record.
     case message(TransferMessage)
     /// Down: the transfer layer cannot serve the opening; answer with the refusal instead.
     case refuse
@@ -105,10 +108,12 @@ struct ResponderChannel: Layer {
 
     mutating func send(_ unit: ReceiverUnit, now: Instant) throws(SessionError) {
         switch (state, unit) {
-        case (.awaitingAnswer(var responder, let sender, let fingerprint, _), .message(let answer)):
+        case (.awaitingAnswer(var responder, let sender, let fingerprint, _), .answer(let answer)):
             state = .busy
+            var payload: [UInt8] = []
+            HandshakePayload.encode(answer, into: &payload)
             do {
-                down.append(try responder.writeMessage2(payload: answer.encoded()))
+                down.append(try responder.writeMessage2(payload: payload))
                 let keys = try responder.split()
                 state = .established(makeSecureTransferCodec(send: keys.responderToInitiator, receive: keys.initiatorToResponder,
                                                              rekeyAfter: rekeyAfter))
@@ -163,7 +168,7 @@ struct ResponderChannel: Layer {
         let sender: String
         let key: [UInt8]
         let fingerprint: String
-        let opening: TransferMessage
+        let opening: [TransferMessage]
     }
 
     private struct Refusal: Error {
@@ -182,10 +187,12 @@ struct ResponderChannel: Layer {
         guard let sender = trust.name(for: remoteStatic) else {
             return .failure(Refusal(reason: .unknownSender(fingerprint: fingerprint)))
         }
-        // Only a well-formed offer opens a connection; judged before the timestamp is remembered.
+        // Only a well-formed offer (after a `hello`, if any) opens a connection; judged before the
+        // timestamp is remembered.
         var reader = ByteReader(payload)
         guard let timestamp = try? reader.readUInt64(),
-              let opening = try? TransferMessage(decoding: reader.readRest()), case .offer = opening else {
+              let opening = try? HandshakePayload.decode(reader.readRest()), case .offer = opening.last,
+              opening.count == 1 || opening.first?.kind == .hello else {
             return .failure(Refusal(reason: .badOpening(sender: sender)))
         }
         let wallClock = acceptedAt.wallClock &+ UInt64(max(0, now.duration(since: acceptedAt.now).nanoseconds))

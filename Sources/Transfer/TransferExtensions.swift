@@ -1,0 +1,23 @@
+/// Optional parts of the transfer protocol that two peers agree on per connection
+/// (docs/protocol.md §8): the receiver lists what it takes (its extensions characteristic), the
+/// sender asks for some of them in handshake message 1 (`hello`), and the receiver's `hello` in
+/// message 2 says which it grants. Neither side uses an extension the other has not agreed to, so
+/// a peer that knows none of them (a version 1 peer) still works: nothing is asked or granted.
+public struct TransferExtensions: OptionSet, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// File data may travel zstd-compressed (`zdata`).
+    public static let compression = TransferExtensions(rawValue: 1 << 0)
+
+    /// Every extension this implementation knows.
+    public static let known: TransferExtensions = [.compression]
+
+    public var description: String {
+        var names: [String] = []
+        if contains(.compression) { names.append("compression") }
+        let unknown = rawValue & ~Self.known.rawValue
+        if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
+        return names.isEmpty ? "none" : names.joined(separator: ", ")
+    }
+}
