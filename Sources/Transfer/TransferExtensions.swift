@@ -10,12 +10,17 @@ public struct TransferExtensions: OptionSet, Hashable, Sendable, CustomStringCon
     /// File data may travel zstd-compressed (`zdata`).
     public static let compression = TransferExtensions(rawValue: 1 << 0)
 
+    /// The next offer may follow a file's `done`, and a new file's data its offer, without waiting
+    /// for the receiver's answers.
+    public static let pipelining = TransferExtensions(rawValue: 1 << 1)
+
     /// Every extension this implementation knows.
-    public static let known: TransferExtensions = [.compression]
+    public static let known: TransferExtensions = [.compression, .pipelining]
 
     public var description: String {
         var names: [String] = []
         if contains(.compression) { names.append("compression") }
+        if contains(.pipelining) { names.append("pipelining") }
         let unknown = rawValue & ~Self.known.rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return names.isEmpty ? "none" : names.joined(separator: ", ")

@@ -49,7 +49,8 @@ public struct TransferReceiver {
     public init(store: any FileStore, makeHasher: @escaping () -> any ContentHasher,
                 maxFileSize: UInt64 = 1 << 40, partialLifetime: Duration = .seconds(600),
                 maxPartialsPerSender: Int = 4, decompressor: (any ChunkDecompressor)? = nil) {
-        self.supported = decompressor == nil ? [] : [.compression]
+        // Pipelined offers need nothing more of this receiver: it answers every message in order.
+        self.supported = decompressor == nil ? [.pipelining] : [.compression, .pipelining]
         self.decompressor = decompressor
         self.store = store
         self.makeHasher = makeHasher

@@ -1,5 +1,12 @@
+import DequeModule
+
 /// The sending side of the transfer layer: offers files one after another, streams their bytes
 /// within the transfer window, and resumes after a reconnect at the offset the receiver reports.
+///
+/// Where the receiver grants `pipelining` (docs/protocol.md §8.3), the next file's offer follows the
+/// previous file's `done` at once, and a new file's data follows its offer without waiting for the
+/// `accept`: many small files then cost no round trip each. Without it, each file waits for the
+/// answer to its offer and the next offer for the previous file's `confirm` (§5).
 ///
 /// Pure state machine: it reads through the handed `FileSource`s and hashes through the handed
 /// `ContentHasher`, and otherwise only turns messages into messages.
@@ -12,11 +19,12 @@ public struct TransferSender {
         case finished
     }
 
-    private enum Phase: Equatable {
-        case needOffer, awaitingAccept, sending, awaitingConfirm, byeSent, finished
-    }
+    /// Files offered and not yet settled (`confirm` or `reject`) that one connection may hold.
+    public static let maxFilesInFlight = 64
 
+    /// One file from its first offer until the receiver settles it.
     private struct Outgoing {
+        let index: Int
         let source: any FileSource
         let id: TransferID
         var hasher: any ContentHasher
@@ -29,14 +37,29 @@ public struct TransferSender {
         /// Bytes read (and hashed) that the compressor judged not worth compressing, still to go
         /// raw; they start at `nextOffset`.
         var backlog: [UInt8] = []
+        // On the current connection:
+        var offered = false
+        var accepted = false
+        /// Offered with its data following at once (a new file, pipelining): the receiver starts it at 0.
+        var eager = false
+        var doneSent = false
+
+        /// Data may go now: the receiver said where to start, or it will start at 0.
+        var mayStream: Bool { offered && !doneSent && (accepted || eager) }
+        /// In flight on this connection and not finished sending (data or `done` still to go, or
+        /// waiting for the `accept` that says where to start).
+        var outstanding: Bool { offered && !doneSent }
     }
 
     private let sources: [any FileSource]
     private let makeHasher: () -> any ContentHasher
     private let makeID: () -> TransferID
-    private var index = 0
-    private var current: Outgoing?
-    private var phase = Phase.needOffer
+    /// The next file never offered.
+    private var nextFresh = 0
+    /// Offered and not yet settled, oldest first (the receiver answers in this order).
+    private var unsettled: Deque<Outgoing> = []
+    private var byeSent = false
+    private var finished = false
     private var pendingEvents: [Event] = []
     private var dataLimit = TransferConstants.maxDataPerRecord
     /// The extensions this sender can use; per connection, those it asked for and those granted.
@@ -61,19 +84,23 @@ public struct TransferSender {
     ///   - makeID: a fresh random transfer id per file.
     ///   - compressor: with it, the sender may ask for `compression` and compresses file chunks
     ///     that are worth it once the receiver grants it.
+    ///   - pipelines: ask for `pipelining`.
     public init(files: [any FileSource], makeHasher: @escaping () -> any ContentHasher, makeID: @escaping () -> TransferID,
-                compressor: (any ChunkCompressor)? = nil) {
+                compressor: (any ChunkCompressor)? = nil, pipelines: Bool = false) {
         self.sources = files
         self.makeHasher = makeHasher
         self.makeID = makeID
         self.compressor = compressor
-        self.usable = compressor == nil ? [] : [.compression]
+        var usable: TransferExtensions = []
+        if compressor != nil { usable.insert(.compression) }
+        if pipelines { usable.insert(.pipelining) }
+        self.usable = usable
     }
 
     /// The extensions the receiver granted on this connection (none before its answer).
     public var extensions: TransferExtensions { granted ?? [] }
 
-    public var isFinished: Bool { phase == .finished }
+    public var isFinished: Bool { finished }
 
     /// Events since the last call, oldest first.
     public mutating func takeEvents() -> [Event] {
@@ -83,111 +110,111 @@ public struct TransferSender {
 
     /// The messages that open a connection (they ride in handshake message 1): a `hello` asking
     /// for the extensions both this sender and the receiver (`receiverOffers`, from its extensions
-    /// characteristic) can use, if any, then an offer for the current file, the same transfer id
-    /// again when resuming.
+    /// characteristic) can use, if any, then an offer: the oldest file not yet settled again (same
+    /// transfer id: a resume), or the next file.
     public mutating func openingMessages(receiverOffers: TransferExtensions = []) -> [TransferMessage] {
         requested = usable.intersection(receiverOffers)
         granted = nil
-        let offer = openingOffer()
+        guard let offer = nextOffer(eager: false) else {
+            byeSent = true
+            return [.bye]
+        }
         return requested.isEmpty ? [offer] : [.hello(requested), offer]
     }
 
-    private mutating func openingOffer() -> TransferMessage {
-        switch phase {
-        case .awaitingAccept, .sending, .awaitingConfirm:
-            guard let current else { return nextOffer() }
-            phase = .awaitingAccept
-            return .offer(offer(for: current))
-        case .needOffer, .byeSent, .finished:
-            return nextOffer()
-        }
-    }
-
-    /// The link is gone; the next connection resumes from what the receiver acknowledges.
+    /// The link is gone; the next connection re-offers every file not yet settled, oldest first,
+    /// and resumes each from what the receiver holds.
     public mutating func connectionLost() {
-        // Every file was confirmed and only the goodbye was missing (sent, or not yet): nothing is
+        for i in unsettled.indices {
+            unsettled[i].offered = false
+            unsettled[i].accepted = false
+            unsettled[i].eager = false
+            unsettled[i].doneSent = false
+            unsettled[i].backlog = []
+        }
+        granted = nil
+        // Every file was settled and only the goodbye was missing (sent, or not yet): nothing is
         // left to do. Reconnecting would open with `bye`, which no receiver takes as an opening.
-        if phase == .byeSent || (phase == .needOffer && index >= sources.count) { finish() }
+        if unsettled.isEmpty && nextFresh >= sources.count { finish() }
     }
 
     /// The next message to send now, or `nil` if the window is full or we are waiting for the peer.
     public mutating func nextMessage() throws(TransferError) -> TransferMessage? {
-        switch phase {
-        case .needOffer:
-            return nextOffer()
-        case .sending:
-            return try nextData()
-        case .awaitingAccept, .awaitingConfirm, .byeSent, .finished:
-            return nil
-        }
+        guard !finished, !byeSent else { return nil }
+        if let i = streamingIndex { return try nextData(i) }
+        guard mayOffer else { return nil }
+        if let offer = nextOffer(eager: extensions.contains(.pipelining)) { return offer }
+        guard unsettled.isEmpty else { return nil }
+        byeSent = true
+        return .bye
     }
 
     /// Whether `nextMessage` could produce something now (without side effects).
     public var hasMessageReady: Bool {
-        switch phase {
-        case .needOffer: return true
-        case .sending:
-            guard let current else { return false }
-            return current.nextOffset - current.acknowledged < TransferConstants.transferWindow || current.hash == nil
-        default: return false
-        }
+        guard !finished, !byeSent else { return false }
+        if let i = streamingIndex { return windowOpen || unsettled[i].hash == nil }
+        return mayOffer && (unsettled.contains { !$0.offered } || nextFresh < sources.count || unsettled.isEmpty)
     }
 
     public mutating func receive(_ message: TransferMessage) throws(TransferError) {
         switch message {
         case .accept(let id, let offset):
-            guard phase == .awaitingAccept, var file = current, file.id == id else {
+            // Answers come in the order of the offers.
+            guard let i = unsettled.firstIndex(where: { $0.offered && !$0.accepted }), unsettled[i].id == id else {
                 throw .unexpected(.accept)
             }
-            guard offset <= file.highestSent else { throw .cannotResume(offset: offset) }
-            // A stream forgets what the receiver acknowledged; it cannot go back before that.
-            if file.source.size == nil, offset < file.acknowledged { throw .cannotResume(offset: offset) }
-            file.nextOffset = offset
-            file.acknowledged = offset
-            // The receiver's history starts afresh at every accept, so does ours.
-            file.backlog = []
-            compressor?.reset()
+            var file = unsettled[i]
+            if file.eager {
+                // Its data is on the way from byte 0: only a fresh start fits.
+                guard offset == 0 else { throw .cannotResume(offset: offset) }
+            } else {
+                guard offset <= file.highestSent else { throw .cannotResume(offset: offset) }
+                // A stream forgets what the receiver acknowledged; it cannot go back before that.
+                if file.source.size == nil, offset < file.acknowledged { throw .cannotResume(offset: offset) }
+                file.nextOffset = offset
+                file.acknowledged = offset
+                // The receiver's history starts afresh at every accept, so does ours.
+                file.backlog = []
+                compressor?.reset()
+            }
             let resumedAt = file.everAccepted ? offset : 0
             file.everAccepted = true
-            current = file
-            phase = .sending
-            pendingEvents.append(.fileStarted(index: index, name: file.source.name, size: file.source.size, resumedAt: resumedAt))
+            file.accepted = true
+            unsettled[i] = file
+            pendingEvents.append(.fileStarted(index: file.index, name: file.source.name, size: file.source.size, resumedAt: resumedAt))
         case .ack(let id, let received):
-            guard phase == .sending || phase == .awaitingConfirm, var file = current, file.id == id else {
-                throw .unexpected(.ack)
-            }
-            guard received <= file.highestSent else { throw .ackBeyondSent }
-            if received > file.acknowledged {
-                file.acknowledged = received
-                file.source.release(before: received)
-                current = file
-                pendingEvents.append(.progress(index: index, sent: file.nextOffset, acknowledged: received))
+            guard let i = unsettled.firstIndex(where: { $0.accepted && $0.id == id }) else { throw .unexpected(.ack) }
+            guard received <= unsettled[i].highestSent else { throw .ackBeyondSent }
+            if received > unsettled[i].acknowledged {
+                unsettled[i].acknowledged = received
+                unsettled[i].source.release(before: received)
+                pendingEvents.append(.progress(index: unsettled[i].index, sent: unsettled[i].nextOffset, acknowledged: received))
             }
         case .confirm(let id, let status, let storedName):
-            guard phase == .awaitingConfirm, let file = current, file.id == id else {
+            guard let file = unsettled.first, file.id == id, file.accepted, file.doneSent else {
                 throw .unexpected(.confirm)
             }
             switch status {
             case .saved:
-                pendingEvents.append(.fileSaved(index: index, storedName: storedName, size: file.highestSent))
+                pendingEvents.append(.fileSaved(index: file.index, storedName: storedName, size: file.highestSent))
             case .hashMismatch:
-                pendingEvents.append(.fileFailed(index: index, .integrity))
+                pendingEvents.append(.fileFailed(index: file.index, .integrity))
             case .couldNotStore:
-                pendingEvents.append(.fileFailed(index: index, .couldNotStore("the receiver could not store the file")))
+                pendingEvents.append(.fileFailed(index: file.index, .couldNotStore("the receiver could not store the file")))
             }
-            advance()
+            unsettled.removeFirst()
         case .reject(let id, let reason):
-            guard [.awaitingAccept, .sending, .awaitingConfirm].contains(phase), let file = current, file.id == id else {
-                throw .unexpected(.reject)
-            }
-            pendingEvents.append(.fileFailed(index: index, .rejected(reason)))
-            advance()
+            // For an offer, or a file whose storing failed; its remaining data and `done` are ignored.
+            guard let file = unsettled.first, file.id == id, file.offered else { throw .unexpected(.reject) }
+            pendingEvents.append(.fileFailed(index: file.index, .rejected(reason)))
+            unsettled.removeFirst()
         case .bye:
-            guard phase == .byeSent else { throw .unexpected(.bye) }
+            guard byeSent else { throw .unexpected(.bye) }
             finish()
         case .hello(let offered):
             // Only in message 2, before the answer, and never more than was asked for.
-            guard phase == .awaitingAccept, granted == nil, !requested.isEmpty, requested.isSuperset(of: offered) else {
+            guard granted == nil, !requested.isEmpty, requested.isSuperset(of: offered),
+                  unsettled.first(where: { $0.offered })?.accepted == false else {
                 throw .unexpected(.hello)
             }
             granted = offered
@@ -198,14 +225,45 @@ public struct TransferSender {
 
     // MARK: - Steps
 
-    private mutating func nextOffer() -> TransferMessage {
-        guard index < sources.count else {
-            phase = .byeSent
-            return .bye
+    /// The file whose data (or `done`) goes next: the one offered file not finished sending, once
+    /// it may stream.
+    private var streamingIndex: Int? {
+        guard let i = unsettled.lastIndex(where: { $0.offered }), unsettled[i].mayStream else { return nil }
+        return i
+    }
+
+    /// Whether the next offer may go now: nothing offered on this connection is still being sent
+    /// or waiting for its `accept`, and either nothing is in flight or the receiver takes pipelined
+    /// offers.
+    private var mayOffer: Bool {
+        guard !unsettled.contains(where: \.outstanding) else { return false }
+        let inFlight = unsettled.count { $0.offered }
+        return inFlight == 0 || (extensions.contains(.pipelining) && inFlight < Self.maxFilesInFlight)
+    }
+
+    /// File bytes sent and not yet acknowledged, over every file in flight.
+    private var windowOpen: Bool {
+        var unacknowledged: UInt64 = 0
+        for file in unsettled where file.offered { unacknowledged += file.nextOffset - file.acknowledged }
+        return unacknowledged < TransferConstants.transferWindow
+    }
+
+    /// Offers the oldest unsettled file not yet offered on this connection (a resume: it waits for
+    /// its `accept`), else the next new file (`eager`: its data follows at once); nil if none.
+    private mutating func nextOffer(eager: Bool) -> TransferMessage? {
+        if let i = unsettled.firstIndex(where: { !$0.offered }) {
+            unsettled[i].offered = true
+            return .offer(offer(for: unsettled[i]))
         }
-        let file = Outgoing(source: sources[index], id: makeID(), hasher: makeHasher())
-        current = file
-        phase = .awaitingAccept
+        guard nextFresh < sources.count else { return nil }
+        var file = Outgoing(index: nextFresh, source: sources[nextFresh], id: makeID(), hasher: makeHasher())
+        nextFresh += 1
+        file.offered = true
+        if eager {
+            file.eager = true
+            compressor?.reset()
+        }
+        unsettled.append(file)
         return .offer(offer(for: file))
     }
 
@@ -213,14 +271,14 @@ public struct TransferSender {
         TransferMessage.Offer(id: file.id, size: file.source.size, name: file.source.name)
     }
 
-    private mutating func nextData() throws(TransferError) -> TransferMessage? {
-        guard var file = current else { return nil }
-        guard file.nextOffset - file.acknowledged < TransferConstants.transferWindow else { return nil }
+    private mutating func nextData(_ i: Int) throws(TransferError) -> TransferMessage? {
+        var file = unsettled[i]
+        guard windowOpen else { return nil }
         if !file.backlog.isEmpty {
             let bytes = Array(file.backlog.prefix(dataLimit))
             file.backlog.removeFirst(bytes.count)
-            current = file
-            return sent(.data(bytes), fileBytes: bytes.count)
+            unsettled[i] = file
+            return sent(.data(bytes), fileBytes: bytes.count, file: i)
         }
         let compressing = extensions.contains(.compression) && compressor != nil
         var count = compressing ? TransferConstants.maxCompressedChunk : dataLimit
@@ -242,10 +300,9 @@ public struct TransferSender {
                 guard file.hashedUpTo == file.nextOffset else { throw .sourceFailed("hash state out of step") }
                 file.hash = file.hasher.finalize()
             }
-            let hash = file.hash ?? []
-            current = file
-            phase = .awaitingConfirm
-            return .done(id: file.id, hash: hash)
+            file.doneSent = true
+            unsettled[i] = file
+            return .done(id: file.id, hash: file.hash ?? [])
         }
         // Bytes read again after a resume were hashed the first time round.
         let end = file.nextOffset + UInt64(bytes.count)
@@ -255,19 +312,19 @@ public struct TransferSender {
             file.hashedUpTo = end
         }
         file.highestSent = max(file.highestSent, end)
-        current = file
-        guard compressing else { return sent(.data(bytes), fileBytes: bytes.count) }
+        unsettled[i] = file
+        guard compressing else { return sent(.data(bytes), fileBytes: bytes.count, file: i) }
         if let frame = compressor?.compress(bytes) {
-            return sent(.zdata(originalSize: bytes.count, frame: frame), fileBytes: bytes.count)
+            return sent(.zdata(originalSize: bytes.count, frame: frame), fileBytes: bytes.count, file: i)
         }
         // Not worth compressing: the chunk goes raw, `dataLimit` bytes per message.
-        current?.backlog = Array(bytes.dropFirst(dataLimit))
-        return sent(.data(Array(bytes.prefix(dataLimit))), fileBytes: min(bytes.count, dataLimit))
+        unsettled[i].backlog = Array(bytes.dropFirst(dataLimit))
+        return sent(.data(Array(bytes.prefix(dataLimit))), fileBytes: min(bytes.count, dataLimit), file: i)
     }
 
-    /// Counts `message`, which carries the current file's next `fileBytes` bytes, as sent.
-    private mutating func sent(_ message: TransferMessage, fileBytes: Int) -> TransferMessage {
-        current?.nextOffset += UInt64(fileBytes)
+    /// Counts `message`, which carries the next `fileBytes` bytes of file `i`, as sent.
+    private mutating func sent(_ message: TransferMessage, fileBytes: Int, file i: Int) -> TransferMessage {
+        unsettled[i].nextOffset += UInt64(fileBytes)
         fileBytesSent += UInt64(fileBytes)
         switch message {
         case .data(let bytes): payloadBytesSent += UInt64(bytes.count)
@@ -277,15 +334,9 @@ public struct TransferSender {
         return message
     }
 
-    private mutating func advance() {
-        index += 1
-        current = nil
-        phase = .needOffer
-    }
-
     private mutating func finish() {
-        guard phase != .finished else { return }
-        phase = .finished
+        guard !finished else { return }
+        finished = true
         pendingEvents.append(.finished)
     }
 }
