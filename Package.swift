@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // blesend: encrypted, authenticated file transfer over Bluetooth Low Energy (BlueZ).
 // The folder tree follows the stack, bottom to top:
-//   CSodium/CDBus (C)  ->  Sodium, DBus (thin Swift wrappers)
+//   CSodium/CDBus/CZstd (C)  ->  Sodium, DBus, Zstd (thin Swift wrappers)
 //   Pipeline (shared shapes: time, bytes, transport)  ->  Framing  ->  Handshake  ->  Record  ->  Transfer
 //   Session (one endpoint: all layers composed)  ->  MemoryTransport (tests) / L2CAP + BlueZ (radio)  ->  CLI
 // Tooling beside it, never a dependency of the product: MemoryTransport, TestDoubles, Simulation,
@@ -25,6 +25,7 @@ let package = Package(
         // C libraries, reached through pkg-config.
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(name: "CZstd", pkgConfig: "libzstd", providers: [.apt(["libzstd-dev"])]),
         // The Linux Bluetooth socket ABI Glibc lacks (sockaddr_l2, SOL_BLUETOOTH options); headers only.
         .systemLibrary(name: "CBluetooth"),
         // recvmmsg/sendmmsg (batched datagram I/O) and eventfd, which Glibc's module lacks; headers only.
@@ -33,6 +34,8 @@ let package = Package(
         // Thin Swift wrappers over C.
         .target(name: "Sodium", dependencies: ["CSodium"]),
         .target(name: "DBus", dependencies: ["CDBus"]),
+        // File chunks compressed against the file's recent bytes (the transfer layer's ChunkCompressor).
+        .target(name: "Zstd", dependencies: ["CZstd"]),
 
         // The sans-IO protocol stack.
         .target(name: "Pipeline"),
@@ -45,7 +48,8 @@ let package = Package(
         .target(name: "Keys", dependencies: ["Sodium"]),
         .target(name: "Storage", dependencies: ["Transfer"]),
         .target(name: "Session", dependencies: [
-            "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium", .product(name: "DequeModule", package: "swift-collections"),
+            "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium", "Zstd",
+            .product(name: "DequeModule", package: "swift-collections"),
         ]),
 
         // Transports: in memory (tests, benchmarks) and BlueZ (the radio).
@@ -76,6 +80,7 @@ let package = Package(
         .executableTarget(name: "blerecv", dependencies: ["BlesendCLI"]),
         .executableTarget(name: "blesend-bench", dependencies: [
             "Simulation", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Sodium", "Framing", "Record", "Transfer", "Keys",
+            "Zstd",
         ]),
         .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline"]),  // VM-lab check for the BlueZ transport
 
@@ -97,6 +102,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "SodiumTests", dependencies: ["Sodium", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
+        .testTarget(name: "ZstdTests", dependencies: ["Zstd", "CZstd"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
         .testTarget(name: "FramingTests", dependencies: ["Framing", "Pipeline", "MemoryTransport"]),
         .testTarget(name: "HandshakeTests", dependencies: ["Handshake", "Sodium", "TestSupport"]),

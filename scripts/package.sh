@@ -8,7 +8,7 @@
 # The version is BlesendVersion.release in Sources/BlesendCLI/Version.swift (the binaries print
 # the same with --version; this script checks they agree). The last line on stdout is the path
 # of the .deb. Packaging files: packaging/. Needs a Swift 6 toolchain on PATH; as root it installs
-# the Debian packages it needs (dpkg-dev, lintian, libsodium-dev, libdbus-1-dev, pkg-config).
+# the Debian packages it needs (dpkg-dev, lintian, libsodium-dev, libdbus-1-dev, libzstd-dev, pkg-config).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
 done
 log() { echo "package: $*" >&2; }
 
-need=(dpkg-dev libsodium-dev libdbus-1-dev pkg-config binutils)
+need=(dpkg-dev libsodium-dev libdbus-1-dev libzstd-dev pkg-config binutils)
 [ "$lintian" = 1 ] && need+=(lintian)
 if ! dpkg -s "${need[@]}" >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ]; then
@@ -117,7 +117,7 @@ mkdir -p "$shlib/debian"
 printf 'Source: blesend\n\nPackage: blesend\nArchitecture: any\n' >"$shlib/debian/control"
 libdeps=$(cd "$shlib" && dpkg-shlibdeps -O "$repo/$root/usr/bin/blesend" "$repo/$root/usr/bin/blerecv" 2>/dev/null |
   sed -n 's/^shlibs:Depends=//p')
-for lib in libsodium23 libdbus-1-3; do
+for lib in libsodium23 libdbus-1-3 libzstd1; do
   [[ ", $libdeps" == *", $lib "* || ", $libdeps," == *", $lib,"* ]] ||
     { log "error: expected $lib among the library dependencies, got: $libdeps"; exit 1; }
 done

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs what blesend needs to build and test on Debian 12, as root: the C libraries
-# (libsodium, libdbus), a D-Bus daemon for the tests, and the VM lab (QEMU, BlueZ, a kernel; both
+# (libsodium, libdbus, libzstd), a D-Bus daemon for the tests, and the VM lab (QEMU, BlueZ, a kernel; both
 # images: the host's own root and a Debian 13 root built with debootstrap).
 # Idempotent. The Swift 6 toolchain itself must already be on PATH (Debian does not package it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need=(libsodium-dev libdbus-1-dev pkg-config dbus)
+need=(libsodium-dev libdbus-1-dev libzstd-dev pkg-config dbus)
 if ! dpkg -s "${need[@]}" >/dev/null 2>&1; then
   echo "setup: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
