@@ -34,16 +34,17 @@ public struct SenderSession {
     private var parked: TransferSender?
     private var events: [Event] = []
 
-    /// `compresses`: ask a receiver that offers it for `compression`, and then send file chunks
-    /// zstd-compressed where that pays (docs/protocol.md §8).
+    /// Extensions (docs/protocol.md §8), asked for only where the receiver offers them:
+    /// `compresses`, send file chunks zstd-compressed where that pays; `pipelines`, send the next
+    /// offer and a new file's data without waiting for the receiver's answers.
     public init(identity: Identity, receiverKey: PublicKey, files: [any FileSource],
-                configuration: SessionConfiguration = .init(), compresses: Bool = false,
+                configuration: SessionConfiguration = .init(), compresses: Bool = false, pipelines: Bool = true,
                 makeTransferID: @escaping () -> TransferID = randomTransferID) {
         self.identity = identity
         self.receiverKey = receiverKey
         self.configuration = configuration
         self.parked = TransferSender(files: files, makeHasher: { FileHasher() }, makeID: makeTransferID,
-                                     compressor: compresses ? ZstdChunkCompressor() : nil)
+                                     compressor: compresses ? ZstdChunkCompressor() : nil, pipelines: pipelines)
     }
 
     /// File bytes handed to the link, and the `data`/`zdata` payload bytes that carried them.

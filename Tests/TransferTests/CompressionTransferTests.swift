@@ -36,7 +36,7 @@ private let mixed: [UInt8] = Array(repeating: 7, count: 40_960) + pattern(10_240
 @Test func grantedCompressionCarriesCompressibleChunksAsZdata() throws {
     let compressor = RunCompressor(), decompressor = RunDecompressor()
     var c = Conversation(files: [MemoryFileSource(name: "m", bytes: mixed)], compressor: compressor, decompressor: decompressor)
-    #expect(c.receiverOffers == .compression)
+    #expect(c.receiverOffers == [.compression, .pipelining])
     #expect(try c.runConnection())
     #expect(c.store.committed["m"] == mixed)
     #expect(c.zdataMessages > 0)
@@ -59,6 +59,7 @@ private let mixed: [UInt8] = Array(repeating: 7, count: 40_960) + pattern(10_240
     var sender = TransferSender(files: [MemoryFileSource(name: "m", bytes: mixed)], makeHasher: { TestHasher() },
                                 makeID: { sampleID }, compressor: RunCompressor())
     #expect(sender.openingMessages(receiverOffers: []).count == 1)
+    sender.connectionLost()
     #expect(sender.openingMessages(receiverOffers: [.compression, TransferExtensions(rawValue: 1 << 30)]).first == .hello(.compression))
     var plain = TransferSender(files: [MemoryFileSource(name: "m", bytes: mixed)], makeHasher: { TestHasher() }, makeID: { sampleID })
     #expect(plain.openingMessages(receiverOffers: .compression).count == 1)
@@ -68,7 +69,7 @@ private let mixed: [UInt8] = Array(repeating: 7, count: 40_960) + pattern(10_240
     var receiver = TransferReceiver(store: MemoryFileStore(), makeHasher: { TestHasher() }, decompressor: RunDecompressor())
     let offer = TransferMessage.offer(.init(id: sampleID, size: 10, name: "n"))
     let reply = try receiver.begin(sender: "x", senderKey: [1], opening: [.hello(TransferExtensions(rawValue: 0xFFFF_FFFF)), offer], now: .zero)
-    #expect(reply == [.hello(.compression), .accept(id: sampleID, offset: 0)])
+    #expect(reply == [.hello([.compression, .pipelining]), .accept(id: sampleID, offset: 0)])
     receiver.discardAll()
 
     var sender = TransferSender(files: [MemoryFileSource(name: "m", bytes: [1])], makeHasher: { TestHasher() },
