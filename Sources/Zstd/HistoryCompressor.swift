@@ -11,8 +11,9 @@ import CZstd
 ///
 /// A class because it owns a libzstd context (freed with it); not for use from two threads at once.
 public final class HistoryCompressor {
-    /// Measured with `blesend-bench compress` (docs/benchmarks.md): the best ratio on text that
-    /// still compresses far faster than the radio carries bytes.
+    /// Measured with `blesend-bench compress` (docs/benchmarks.md): on text, ratio 3.85 at about
+    /// 33 MB/s on one core, against at most ~0.18 MB/s on the air. From level 11 zstd searches
+    /// with binary trees and runs 6–7 times slower for 1–2 % fewer bytes.
     public static let defaultLevel: Int32 = 9
 
     public let level: Int32

@@ -19,11 +19,12 @@ public final class HistoryDecompressor {
     private var storage: ChunkHistory
     private let context: OpaquePointer
 
-    /// `historyLimit` must be the sender's (at most 64 KiB) and `maxChunk` at most 64 KiB: the
-    /// programmer's choices, so other values stop the program.
+    /// `historyLimit` must be the sender's (at most 64 KiB), and `maxChunk` fit in the window (a
+    /// one-segment frame's window is its size): the programmer's choices, so other values stop
+    /// the program.
     public init(historyLimit: Int = ChunkFrameLimits.historyLimit, maxChunk: Int = ChunkFrameLimits.maxChunk) {
         precondition((0...ChunkFrameLimits.historyLimit).contains(historyLimit), "history limit must be 0...64 KiB")
-        precondition((0...65_536).contains(maxChunk), "maxChunk must be 0...64 KiB")
+        precondition((0...(1 << Int(ChunkFrameLimits.windowLog))).contains(maxChunk), "maxChunk must fit in the window")
         guard let context = ZSTD_createDCtx() else { fatalError("ZSTD_createDCtx: out of memory") }
         self.context = context
         self.maxChunk = maxChunk

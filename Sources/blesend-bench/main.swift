@@ -7,17 +7,18 @@ import TestDoubles
 import Transfer
 
 /// blesend-bench: figures for wire efficiency, CPU cost and memory of the whole stack.
-///   swift run -c release blesend-bench [efficiency|cpu|memory|all]
+///   swift run -c release blesend-bench [efficiency|cpu|memory|compress|all]
 /// Figures go to stdout (each goal with PASS/FAIL), progress to stderr. Exit status 1 if a goal fails.
 
 let usage = """
-usage: blesend-bench [efficiency | cpu [MiB] | memory [MiB] | runner [MiB] [MTU] | sockets [MiB] [bytes] | radio | all]
+usage: blesend-bench [efficiency | cpu [MiB] | memory [MiB] | runner [MiB] [MTU] | sockets [MiB] [bytes] | radio | compress [path] | all]
   efficiency  wire efficiency of a 1 MiB transfer at MTU 23/185/247/517, clean and 5 % loss
   cpu         whole-stack CPU time / bare XChaCha20-Poly1305 seal+open (64 MiB, MTU 247 and 517)
   memory      peak RSS while 1 GiB flows through the pipeline in memory (child processes)
   runner      CPU per datagram of the async driver over an in-memory transport pair
   sockets     CPU per datagram over socket pairs shaped like GATT's, blesend vs a raw stream [MiB] [datagram]
   radio       goodput / raw limit over the BLE radio model (1M/2M, CI 7.5-50 ms, MTU 247/517, GATT and L2CAP)
+  compress    zstd chunk compression per level: ratio on air, CPU MB/s, on text (path, default Sources + docs) and random bytes
   (no argument = efficiency, cpu, memory and radio)
 """
 
@@ -55,6 +56,8 @@ case "efficiency":
     exit(EfficiencyBench.run() ? 0 : 1)
 case "radio":
     RadioBench.run()
+case "compress":
+    exit(CompressBench.run(path: arguments.count >= 2 ? arguments[1] : nil) ? 0 : 1)
 case "cpu":
     let mib = arguments.count >= 2 ? Int(arguments[1]) ?? 64 : 64
     exit(CPUBench.run(fileSize: mib << 20) ? 0 : 1)
