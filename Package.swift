@@ -111,7 +111,7 @@ let package = Package(
         .testTarget(name: "KeysTests", dependencies: ["Keys"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Transfer"]),
         .testTarget(name: "SessionTests", dependencies: [
-            "Session", "Simulation", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline",
+            "Session", "Simulation", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline", "Zstd",
         ]),
         .testTarget(name: "SessionRunnerTests", dependencies: [
             "SessionRunner", "Session", "Framing", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Pipeline", "SocketIO",

@@ -86,6 +86,32 @@ run_main() {
   check "done event does not say files 3" grep -q '"event":"done".*"files":3' "$SLOG.out"
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
 
+  # Issue 13: a compressible file goes zstd-compressed (the receiver grants it), and many small
+  # files go pipelined on one connection.
+  begin "compressible 1 MiB text arrives byte-identical with fewer bytes on the air; 200 small files in one connection"
+  ensure_main_recv
+  find Sources docs -type f \( -name '*.swift' -o -name '*.md' \) | sort | xargs cat | head -c 1048576 > "$W/files/text.txt"
+  send_run text --json --to "$RPUB" "$W/files/text.txt"
+  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "text.txt differs or missing" same "$W/files/text.txt" "$MAIN_OUT/text.txt"
+  local air
+  air=$(json_get "$SLOG.out" done air_bytes)
+  check "air_bytes '$air' is not below the file's 1048576 bytes" [ "${air:-1048576}" -lt 1048576 ]
+  check "no 'compressed' summary line" grep -q 'of file data on the air (compressed' "$SLOG.err"
+  log "text 1 MiB: ${air:-?} bytes on the air, blesend wall ${SEND_SECS}s"
+  echo "# METRIC text_air_bytes=${air:-0} text_wall_s=$SEND_SECS"
+  mkdir -p "$W/files/small"
+  local i smalls=()
+  for i in $(seq -w 1 200); do head -c 1024 /dev/urandom > "$W/files/small/s$i.bin"; smalls+=("$W/files/small/s$i.bin"); done
+  send_run small --json --to "$RPUB" "${smalls[@]}"
+  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+  for i in $(seq -w 1 200); do same "$W/files/small/s$i.bin" "$MAIN_OUT/s$i.bin" || { check "s$i.bin differs or missing" false; break; }; done
+  check "want exactly one connection" [ "$(grep -c '"event":"connected"' "$SLOG.out")" = 1 ]
+  check "done event does not say files 200" grep -q '"event":"done".*"files":200' "$SLOG.out"
+  log "200 x 1 KiB: blesend wall ${SEND_SECS}s"
+  echo "# METRIC small200_wall_s=$SEND_SECS"
+  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
+
   # 10. name collision
   begin "name collision: a.txt twice gives a.txt and a-1.txt, and both sides say so"
   ensure_main_recv

@@ -102,7 +102,14 @@ struct SendOperation {
         reporter.event(JSONLine("done", [
             ("files", .int(Int64(progress.savedFiles))), ("failed", .int(Int64(progress.failures.count))),
             ("bytes", .of(progress.savedBytes)), ("seconds", .double((elapsed * 10).rounded() / 10)),
+            ("air_bytes", .of(session.payloadBytesSent)),
         ]))
+        // File data went compressed: say how much of the air it took.
+        if session.payloadBytesSent < session.fileBytesSent, session.payloadBytesSent > 0 {
+            let ratio = Double(session.fileBytesSent) / Double(session.payloadBytesSent)
+            reporter.say("blesend: \(progress.savedFiles) file\(progress.savedFiles == 1 ? "" : "s"), \(Formatting.bytes(progress.savedBytes)); "
+                         + "\(Formatting.bytes(session.payloadBytesSent)) of file data on the air (compressed \((ratio * 100).rounded() / 100)×)")
+        }
         if let first = progress.failures.first { throw first }
     }
 
