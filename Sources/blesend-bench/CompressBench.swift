@@ -78,10 +78,14 @@ enum CompressBench {
 
     /// The repository's `Sources` and `docs`, found from this file's place in it.
     static func defaultCorpus() -> [String] {
+        [repositoryRoot + "/Sources", repositoryRoot + "/docs"]
+    }
+
+    /// The checkout this file was built from.
+    static var repositoryRoot: String {
         var components = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
         components.removeLast(3)   // Sources/blesend-bench/CompressBench.swift
-        let root = components.joined(separator: "/")
-        return [root + "/Sources", root + "/docs"]
+        return components.joined(separator: "/")
     }
 
     /// Sends `bytes` through a compressor and a decompressor chunk by chunk, as the transfer layer

@@ -11,7 +11,7 @@ import Transfer
 /// Figures go to stdout (each goal with PASS/FAIL), progress to stderr. Exit status 1 if a goal fails.
 
 let usage = """
-usage: blesend-bench [efficiency | cpu [MiB] | memory [MiB] | runner [MiB] [MTU] | sockets [MiB] [bytes] | radio | compress [path] | all]
+usage: blesend-bench [efficiency | cpu [MiB] | memory [MiB] | runner [MiB] [MTU] | sockets [MiB] [bytes] | radio | compress [path] | extensions [path…] | all]
   efficiency  wire efficiency of a 1 MiB transfer at MTU 23/185/247/517, clean and 5 % loss
   cpu         whole-stack CPU time / bare XChaCha20-Poly1305 seal+open (64 MiB, MTU 247 and 517)
   memory      peak RSS while 1 GiB flows through the pipeline in memory (child processes)
@@ -19,6 +19,7 @@ usage: blesend-bench [efficiency | cpu [MiB] | memory [MiB] | runner [MiB] [MTU]
   sockets     CPU per datagram over socket pairs shaped like GATT's, blesend vs a raw stream [MiB] [datagram]
   radio       goodput / raw limit over the BLE radio model (1M/2M, CI 7.5-50 ms, MTU 247/517, GATT and L2CAP)
   compress    zstd chunk compression per level: ratio on air, CPU MB/s, on text (path, default Sources + docs) and random bytes
+  extensions  compression and pipelining over a ~100 kB/s modelled link: text (paths, default Sources + docs + Tests), 1,000 small files, random bytes
   (no argument = efficiency, cpu, memory and radio)
 """
 
@@ -58,6 +59,9 @@ case "radio":
     RadioBench.run()
 case "compress":
     exit(CompressBench.run(path: arguments.count >= 2 ? arguments[1] : nil) ? 0 : 1)
+case "extensions":
+    let paths = Array(arguments.dropFirst())
+    exit(ExtensionsBench.run(corpus: paths.isEmpty ? CompressBench.defaultCorpus() + [CompressBench.repositoryRoot + "/Tests"] : paths) ? 0 : 1)
 case "cpu":
     let mib = arguments.count >= 2 ? Int(arguments[1]) ?? 64 : 64
     exit(CPUBench.run(fileSize: mib << 20) ? 0 : 1)

@@ -97,7 +97,6 @@ run_main() {
   local air
   air=$(json_get "$SLOG.out" done air_bytes)
   check "air_bytes '$air' is not below the file's 1048576 bytes" [ "${air:-1048576}" -lt 1048576 ]
-  check "no 'compressed' summary line" grep -q 'of file data on the air (compressed' "$SLOG.err"
   log "text 1 MiB: ${air:-?} bytes on the air, blesend wall ${SEND_SECS}s"
   echo "# METRIC text_air_bytes=${air:-0} text_wall_s=$SEND_SECS"
   mkdir -p "$W/files/small"
