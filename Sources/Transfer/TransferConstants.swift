@@ -10,6 +10,10 @@ public enum TransferConstants {
     public static let maxCompressedChunk = 16_384
     /// Longest file name in an offer, in UTF-8 bytes.
     public static let maxNameLength = 255
+    /// Most components in a path inside a sent folder (the folder's own name counts as one).
+    public static let maxPathDepth = 32
+    /// Longest path inside a sent folder, in UTF-8 bytes as it travels (separators included).
+    public static let maxPathLength = 1_024
     /// `offer.size` value meaning "unknown: a stream".
     public static let unknownSize = UInt64.max
     /// Length of a transfer id and of the content hash.
