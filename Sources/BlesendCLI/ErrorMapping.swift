@@ -115,8 +115,13 @@ extension CLIError {
             case .tooLarge: "too large for the receiver"
             case .couldNotStore: "the receiver could not store it"
             case .badName: "its name is not usable"
+            case .exists: "that path is already taken in its folder"
+            case .noFolder: "its folder was refused"
             }
             self.init(.fileRejected, "\(name): refused by the receiver: \(why)")
+        case .foldersNotSupported:
+            self.init(.fileRejected, "\(name): the receiver does not take folders; nothing of it was sent",
+                      hint: "the receiver runs an older blesend: update it, or send the files one by one")
         }
     }
 

@@ -51,8 +51,18 @@ final class Reporter: @unchecked Sendable {
         writeError(TerminalText.sanitized(text) + "\n")
     }
 
-    /// Progress of one file; redraws at most 10 times a second, JSON at most twice a second.
-    func progress(name: String, done: UInt64, total: UInt64?, startedAt: ContinuousClock.Instant, startOffset: UInt64) {
+    /// Where a set of several files stands: files finished, bytes confirmed of all of them.
+    struct SetProgress {
+        var files: Int
+        var totalFiles: Int
+        var bytes: UInt64
+        var totalBytes: UInt64
+    }
+
+    /// Progress of one file (and of the whole set, when given); redraws at most 10 times a second,
+    /// JSON at most twice a second.
+    func progress(name: String, done: UInt64, total: UInt64?, startedAt: ContinuousClock.Instant, startOffset: UInt64,
+                  set: SetProgress? = nil) {
         let now = ContinuousClock.now
         let elapsed = (now - startedAt).seconds
         let rate = elapsed > 0 ? Double(done - min(done, startOffset)) / elapsed : 0
@@ -62,11 +72,16 @@ final class Reporter: @unchecked Sendable {
                 ("name", .string(name)), ("bytes", .of(done)), ("total", .of(total)),
                 ("rate", .double((rate * 10).rounded() / 10)), ("mtu", transport?.attMTU.map { .int(Int64($0)) } ?? .null),
                 ("transport", transport.map { .string($0.kind.rawValue) } ?? .null),
-            ]))
+            ] + (set.map { [("files_done", .int(Int64($0.files))), ("files_total", .int(Int64($0.totalFiles))),
+                            ("set_bytes", .of($0.bytes)), ("set_total", .of($0.totalBytes))] } ?? [])))
         }
         guard interactive, now - lastDraw >= .milliseconds(100) || total == done else { return }
         lastDraw = now
-        var line = "  \(Self.clip(TerminalText.sanitized(name), 24))  \(Formatting.bytes(done))"
+        var line = ""
+        if let set {
+            line += "  \(set.files)/\(set.totalFiles) files, \(Formatting.bytes(set.bytes))/\(Formatting.bytes(set.totalBytes))"
+        }
+        line += "  \(Self.clip(TerminalText.sanitized(name), 24))  \(Formatting.bytes(done))"
         if let total, total > 0 {
             let fraction = Double(done) / Double(total)
             let eta = rate > 0 ? Double(total - min(total, done)) / rate : .infinity

@@ -36,7 +36,12 @@ private func runTransferMessage(_ bytes: [UInt8]) {
     case .zdata(let originalSize, let frame):
         require((1...TransferConstants.maxCompressedChunk).contains(originalSize), "zdata standing for \(originalSize) bytes")
         require(!frame.isEmpty && frame.count <= TransferConstants.maxCompressedChunk, "zdata frame of \(frame.count) bytes")
-    case .accept, .ack, .reject, .bye, .hello:
+    case .folder(_, _, let path):
+        require(path.count <= TransferConstants.maxPathLength, "folder path of \(path.count) bytes")
+    case .entry(let entry):
+        require(entry.path.count <= TransferConstants.maxPathLength, "entry path of \(entry.path.count) bytes")
+        require(entry.size != TransferConstants.unknownSize, "unknown size not mapped to nil")
+    case .accept, .ack, .reject, .bye, .hello, .commit:
         break
     }
     require(message.encoded() == bytes, "decode/encode round trip changed the bytes")
@@ -62,6 +67,9 @@ private func transferMessageSeeds() -> [FuzzSeed] {
         ("hello", .hello(.compression)),
         ("hello-unknown-bits", .hello(TransferExtensions(rawValue: 0xFFFF_FFFF))),
         ("zdata", .zdata(originalSize: 16_384, frame: [0x28, 0xB5, 0x2F, 0xFD, 0x00, 0x01])),
+        ("folder", .folder(id: id, tree: id, path: Array("photos/2024".utf8))),
+        ("entry", .entry(.init(id: id, tree: id, size: 1234, executable: true, path: Array("photos/2024/beach.jpg".utf8)))),
+        ("commit", .commit(tree: id)),
     ]
     return messages.map { FuzzSeed($0.0, $0.1.encoded()) }
 }

@@ -34,14 +34,15 @@ public struct ReceiverSession {
     private var parked: (transfer: TransferReceiver, replayGuard: HandshakeReplayGuard)?
     private var events: [Event] = []
 
-    /// `decompresses`: grant `compression` to a sender that asks (docs/protocol.md §8).
+    /// Extensions granted to a sender that asks (docs/protocol.md §8): `pipelining` always,
+    /// `compression` with `decompresses`, `folders` where `store` also stores folders (`TreeStore`).
     public init(identity: Identity, trust: TrustStore, store: any FileStore,
                 configuration: SessionConfiguration = .init(), maxFileSize: UInt64 = 1 << 40, decompresses: Bool = true) {
         self.identity = identity
         self.trust = trust
         self.configuration = configuration
         let transfer = TransferReceiver(store: store, makeHasher: { FileHasher() }, maxFileSize: maxFileSize,
-                                        decompressor: decompresses ? ZstdChunkDecompressor() : nil)
+                                        decompressor: decompresses ? ZstdChunkDecompressor() : nil, trees: store as? any TreeStore)
         self.extensions = transfer.grantable
         self.parked = (transfer, HandshakeReplayGuard())
     }

@@ -37,14 +37,23 @@ public struct SenderSession {
     /// Extensions (docs/protocol.md §8), asked for only where the receiver offers them:
     /// `compresses`, send file chunks zstd-compressed where that pays; `pipelines`, send the next
     /// offer and a new file's data without waiting for the receiver's answers.
-    public init(identity: Identity, receiverKey: PublicKey, files: [any FileSource],
+    /// Sends `items` (files, and folders as `OutgoingItem`s: extension `folders`).
+    public init(identity: Identity, receiverKey: PublicKey, items: [OutgoingItem],
                 configuration: SessionConfiguration = .init(), compresses: Bool = false, pipelines: Bool = true,
                 makeTransferID: @escaping () -> TransferID = randomTransferID) {
         self.identity = identity
         self.receiverKey = receiverKey
         self.configuration = configuration
-        self.parked = TransferSender(files: files, makeHasher: { FileHasher() }, makeID: makeTransferID,
+        self.parked = TransferSender(items: items, makeHasher: { FileHasher() }, makeID: makeTransferID,
                                      compressor: compresses ? ZstdChunkCompressor() : nil, pipelines: pipelines)
+    }
+
+    /// Sends `files`, each under its base name.
+    public init(identity: Identity, receiverKey: PublicKey, files: [any FileSource],
+                configuration: SessionConfiguration = .init(), compresses: Bool = false, pipelines: Bool = true,
+                makeTransferID: @escaping () -> TransferID = randomTransferID) {
+        self.init(identity: identity, receiverKey: receiverKey, items: files.map(OutgoingItem.file), configuration: configuration,
+                  compresses: compresses, pipelines: pipelines, makeTransferID: makeTransferID)
     }
 
     /// File bytes handed to the link, and the `data`/`zdata` payload bytes that carried them.

@@ -48,4 +48,6 @@ public enum FileFailure: Error, Equatable, Sendable {
     case couldNotStore(String)
     /// The receiver refused the offer.
     case rejected(TransferMessage.RejectReason)
+    /// A folder, and the receiver does not take folders (it did not grant `folders`).
+    case foldersNotSupported
 }

@@ -14,13 +14,17 @@ public struct TransferExtensions: OptionSet, Hashable, Sendable, CustomStringCon
     /// for the receiver's answers.
     public static let pipelining = TransferExtensions(rawValue: 1 << 1)
 
+    /// Whole folders: `folder`, `entry` and `commit` messages.
+    public static let folders = TransferExtensions(rawValue: 1 << 2)
+
     /// Every extension this implementation knows.
-    public static let known: TransferExtensions = [.compression, .pipelining]
+    public static let known: TransferExtensions = [.compression, .pipelining, .folders]
 
     public var description: String {
         var names: [String] = []
         if contains(.compression) { names.append("compression") }
         if contains(.pipelining) { names.append("pipelining") }
+        if contains(.folders) { names.append("folders") }
         let unknown = rawValue & ~Self.known.rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return names.isEmpty ? "none" : names.joined(separator: ", ")

@@ -14,6 +14,32 @@ public enum TransferMessage: Equatable, Sendable {
     case hello(TransferExtensions)
     /// `originalSize` file bytes as one zstd frame (extension `compression`, docs/protocol.md §8).
     case zdata(originalSize: Int, frame: [UInt8])
+    /// A folder of a sent tree (extension `folders`, §8.4); one with a one-component path opens
+    /// the tree. Answered with `confirm` or `reject`.
+    case folder(id: TransferID, tree: TransferID, path: [UInt8])
+    /// A file of a sent tree: flows like `offer` (extension `folders`).
+    case entry(Entry)
+    /// The end of a sent tree: the receiver moves it into place and answers with `confirm`.
+    case commit(tree: TransferID)
+
+    /// A file inside a sent tree (`entry`).
+    public struct Entry: Equatable, Sendable {
+        public var id: TransferID
+        public var tree: TransferID
+        /// `nil` for a stream.
+        public var size: UInt64?
+        public var executable: Bool
+        /// The path as it travels, the tree's top folder first (§8.4, Paths): at most `maxPathLength` bytes.
+        public var path: [UInt8]
+
+        public init(id: TransferID, tree: TransferID, size: UInt64?, executable: Bool, path: [UInt8]) {
+            self.id = id
+            self.tree = tree
+            self.size = size
+            self.executable = executable
+            self.path = path
+        }
+    }
 
     public struct Offer: Equatable, Sendable {
         public var id: TransferID
@@ -50,11 +76,15 @@ public enum TransferMessage: Equatable, Sendable {
         case tooLarge = 1
         case couldNotStore = 2
         case badName = 3
+        /// The path is already taken in its folder (extension `folders`).
+        case exists = 4
+        /// The entry's tree was never opened, or its top folder was refused (extension `folders`).
+        case noFolder = 5
     }
 
     /// The type byte: which message this is.
     public enum Kind: UInt8, Sendable, CustomStringConvertible {
-        case offer = 1, accept, data, ack, done, confirm, reject, bye, hello, zdata
+        case offer = 1, accept, data, ack, done, confirm, reject, bye, hello, zdata, folder, entry, commit
 
         public var description: String {
             switch self {
@@ -68,6 +98,9 @@ public enum TransferMessage: Equatable, Sendable {
             case .bye: "bye"
             case .hello: "hello"
             case .zdata: "zdata"
+            case .folder: "folder"
+            case .entry: "entry"
+            case .commit: "commit"
             }
         }
     }
@@ -84,6 +117,9 @@ public enum TransferMessage: Equatable, Sendable {
         case .bye: .bye
         case .hello: .hello
         case .zdata: .zdata
+        case .folder: .folder
+        case .entry: .entry
+        case .commit: .commit
         }
     }
 }
@@ -142,7 +178,29 @@ extension TransferMessage {
             out.append(Kind.zdata.rawValue)
             out.appendBigEndian(UInt16(truncatingIfNeeded: originalSize))
             out += frame
+        case .folder(let id, let tree, let path):
+            out.append(Kind.folder.rawValue)
+            out += id.bytes
+            out += tree.bytes
+            Self.appendPath(path, to: &out)
+        case .entry(let entry):
+            out.append(Kind.entry.rawValue)
+            out += entry.id.bytes
+            out += entry.tree.bytes
+            out.appendBigEndian(entry.size ?? TransferConstants.unknownSize)
+            out.append(entry.executable ? 1 : 0)
+            Self.appendPath(entry.path, to: &out)
+        case .commit(let tree):
+            out.append(Kind.commit.rawValue)
+            out += tree.bytes
         }
+    }
+
+    /// A path with its `u16` length; a sender never builds one over `maxPathLength` (`RelativePath.wire`).
+    private static func appendPath(_ path: [UInt8], to out: inout [UInt8]) {
+        let path = path.prefix(TransferConstants.maxPathLength)
+        out.appendBigEndian(UInt16(path.count))
+        out += path
     }
 
     /// A name's UTF-8 bytes, cut to `maxNameLength` at a character boundary (a cut inside a
@@ -199,6 +257,17 @@ extension TransferMessage {
                 guard !frame.isEmpty else { throw TransferMessageError.emptyData }
                 guard frame.count <= TransferConstants.maxCompressedChunk else { throw TransferMessageError.dataTooLarge }
                 self = .zdata(originalSize: originalSize, frame: Array(frame))
+            case .folder:
+                self = .folder(id: try Self.readID(&reader), tree: try Self.readID(&reader), path: try Self.readPath(&reader))
+            case .entry:
+                let id = try Self.readID(&reader), tree = try Self.readID(&reader)
+                let size = try reader.readUInt64()
+                let mode = try reader.readUInt8()
+                guard mode <= 1 else { throw TransferMessageError.badField }
+                self = .entry(Entry(id: id, tree: tree, size: size == TransferConstants.unknownSize ? nil : size,
+                                    executable: mode == 1, path: try Self.readPath(&reader)))
+            case .commit:
+                self = .commit(tree: try Self.readID(&reader))
             }
             try reader.expectEnd()
         } catch let error as ByteReaderError {
@@ -215,6 +284,14 @@ extension TransferMessage {
             throw TransferMessageError.truncated
         }
         return id
+    }
+
+    /// A path's bytes: any bytes of a legal length are well formed; whether the path is usable is
+    /// the receiver's call for that entry (`RelativePath`).
+    private static func readPath(_ reader: inout ByteReader) throws -> [UInt8] {
+        let length = Int(try reader.readUInt16())
+        guard length <= TransferConstants.maxPathLength else { throw TransferMessageError.badField }
+        return Array(try reader.readBytes(length))
     }
 
     private static func readName(_ reader: inout ByteReader) throws -> String {

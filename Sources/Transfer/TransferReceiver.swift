@@ -11,6 +11,8 @@ public struct TransferReceiver {
         case progress(name: String, received: UInt64, size: UInt64?)
         case fileSaved(sender: String, name: String, storedName: String, size: UInt64)
         case fileFailed(sender: String, name: String, FileFailure)
+        /// A sent folder is in place under `storedName`, with `files` files in it.
+        case folderSaved(sender: String, name: String, storedName: String, files: Int)
         case sessionEnded(sender: String)
     }
 
@@ -32,6 +34,21 @@ public struct TransferReceiver {
     private let supported: TransferExtensions
     public private(set) var extensions: TransferExtensions = []
     private var decompressor: (any ChunkDecompressor)?
+    private let trees: (any TreeStore)?
+    /// Folders being received, by (sender key, tree id); they outlive a connection like partials.
+    private var openTrees: [Key: OpenTree] = [:]
+    private let partialLifetime: Duration
+    private let maxPartialsPerSender: Int
+
+    /// A sent folder not yet committed.
+    private struct OpenTree {
+        let tree: any IncomingTree
+        /// The top folder's path as it travelled: every entry's path starts with it and `/`.
+        let top: [UInt8]
+        let name: String
+        var files = 0
+        var lastActivity: Instant
+    }
     private var partials: PartialTransfers
     private var completed = CompletedTransfers()
     private var sender = ""
@@ -46,11 +63,18 @@ public struct TransferReceiver {
     ///     file and a descriptor); a new file beyond this removes that sender's least recently
     ///     active one. An honest sender has one at a time.
     ///   - decompressor: with it, the receiver grants `compression` to a sender that asks.
+    ///   - trees: with it, the receiver grants `folders`; folders are built there.
     public init(store: any FileStore, makeHasher: @escaping () -> any ContentHasher,
                 maxFileSize: UInt64 = 1 << 40, partialLifetime: Duration = .seconds(600),
-                maxPartialsPerSender: Int = 4, decompressor: (any ChunkDecompressor)? = nil) {
+                maxPartialsPerSender: Int = 4, decompressor: (any ChunkDecompressor)? = nil, trees: (any TreeStore)? = nil) {
         // Pipelined offers need nothing more of this receiver: it answers every message in order.
-        self.supported = decompressor == nil ? [.pipelining] : [.compression, .pipelining]
+        var supported: TransferExtensions = [.pipelining]
+        if decompressor != nil { supported.insert(.compression) }
+        if trees != nil { supported.insert(.folders) }
+        self.supported = supported
+        self.trees = trees
+        self.partialLifetime = partialLifetime
+        self.maxPartialsPerSender = max(1, maxPartialsPerSender)
         self.decompressor = decompressor
         self.store = store
         self.makeHasher = makeHasher
@@ -115,6 +139,12 @@ public struct TransferReceiver {
     public mutating func abandonCurrent(because failure: FileFailure) {
         if case .receiving(let key) = current { fail(key, failure) }
         current = .none
+        // Nothing this sender was building is kept either.
+        for (key, open) in openTrees where key.senderKey == senderKey {
+            open.tree.discard()
+            openTrees[key] = nil
+            pendingEvents.append(.fileFailed(sender: sender, name: open.name, failure))
+        }
     }
 
     /// Discards partial transfers whose senders have not come back in time.
@@ -124,19 +154,37 @@ public struct TransferReceiver {
         } else {
             partials.expire(now: now, keeping: nil)
         }
+        for (key, open) in openTrees where now.duration(since: open.lastActivity) > partialLifetime {
+            open.tree.discard()
+            openTrees[key] = nil
+        }
     }
 
-    /// Discards every partial transfer (shutdown, interrupt).
+    /// Discards every partial transfer and folder (shutdown, interrupt).
     public mutating func discardAll() {
         partials.discardAll()
+        for open in openTrees.values { open.tree.discard() }
+        openTrees.removeAll()
         current = .none
     }
+
+    /// Folders being received (for tests and leak checks).
+    public var openTreeCount: Int { openTrees.count }
 
     /// Handles one message from the sender; returns the replies to send, in order.
     public mutating func receive(_ message: TransferMessage, now: Instant) throws(TransferError) -> [TransferMessage] {
         switch message {
         case .offer(let offer):
-            return [try handleOffer(offer, now: now)]
+            return [try handleOffer(id: offer.id, size: offer.size, target: .file(offer.nameBytes), now: now)]
+        case .entry(let entry):
+            guard extensions.contains(.folders) else { throw .unexpected(.entry) }
+            return [try handleOffer(id: entry.id, size: entry.size, target: .treeFile(entry), now: now)]
+        case .folder(let id, let tree, let path):
+            guard extensions.contains(.folders) else { throw .unexpected(.folder) }
+            return [try handleFolder(id: id, tree: tree, path: path, now: now)]
+        case .commit(let tree):
+            guard extensions.contains(.folders) else { throw .unexpected(.commit) }
+            return [try handleCommit(tree: tree)]
         case .data(let bytes):
             return try handleData(.raw(bytes), now: now)
         case .zdata(let originalSize, let frame):
@@ -159,53 +207,156 @@ public struct TransferReceiver {
 
     // MARK: - Steps
 
-    private mutating func handleOffer(_ offer: TransferMessage.Offer, now: Instant) throws(TransferError) -> TransferMessage {
-        switch current {
-        case .none, .ignoring, .completed: break
-        case .receiving: throw .unexpected(.offer)
-        case .ended: throw .unexpected(.offer)
+    /// What an offer is for: a single file by its name, or a file of a sent folder by its path.
+    private enum Target {
+        case file([UInt8])
+        case treeFile(TransferMessage.Entry)
+
+        var kind: TransferMessage.Kind {
+            if case .file = self { .offer } else { .entry }
         }
-        let key = Key(senderKey: senderKey, id: offer.id)
+    }
+
+    /// An `offer` or an `entry`: a new file, a resume, or a file completed on an earlier connection.
+    private mutating func handleOffer(id: TransferID, size: UInt64?, target: Target, now: Instant) throws(TransferError) -> TransferMessage {
+        try expectIdle(target.kind)
+        let key = Key(senderKey: senderKey, id: id)
         // The sender's history starts afresh at every accept, so does ours.
         decompressor?.reset()
         if let done = completed[key] {
             current = .completed(key)
-            return .accept(id: offer.id, offset: done.size)
+            return .accept(id: id, offset: done.size)
         }
-        if let partial = partials[key], partial.size == offer.size {
+        if let partial = partials[key], partial.size == size {
             // A resume: the file keeps the name it was first offered under.
             partials[key]?.lastActivity = now
             current = .receiving(key)
             pendingEvents.append(.fileStarted(sender: sender, name: partial.name, size: partial.size, resumedAt: partial.received))
-            return .accept(id: offer.id, offset: partial.received)
+            return .accept(id: id, offset: partial.received)
         }
         // The same id with another size is another file: start it afresh.
         partials.discard(key)
-        // Every unusable name (not UTF-8, empty, nothing left after the name policy) costs that
-        // file alone: it is rejected and the session goes on.
-        guard let offered = offer.name, let name = safeFileName(offered) else {
-            current = .ignoring(offer.id)
-            pendingEvents.append(.fileFailed(sender: sender, name: "?", .rejected(.badName)))
-            return .reject(id: offer.id, reason: .badName)
+        // Every unusable name or path costs that file alone: it is rejected and the session goes on.
+        let name: String
+        let begin: () throws -> any IncomingFile
+        switch target {
+        case .file(let bytes):
+            guard let offered = String(validating: bytes, as: UTF8.self), let safe = safeFileName(offered) else {
+                return refuse(id, name: "?", .badName)
+            }
+            let (store, sender) = (self.store, self.sender)
+            name = safe
+            begin = { try store.begin(name: safe, size: size, sender: sender) }
+        case .treeFile(let entry):
+            guard let path = try? RelativePath(wire: entry.path), path.components.count >= 2 else {
+                return refuse(id, name: "?", .badName)
+            }
+            name = path.description
+            let treeKey = Key(senderKey: senderKey, id: entry.tree)
+            guard var open = openTrees[treeKey], entry.path.starts(with: open.top + [UInt8(ascii: "/")]) else {
+                return refuse(id, name: name, .noFolder)
+            }
+            open.files += 1
+            open.lastActivity = now
+            openTrees[treeKey] = open
+            let below = Array(path.components.dropFirst())
+            begin = { try open.tree.beginFile(below, size: size, executable: entry.executable) }
         }
-        if let size = offer.size, size > maxFileSize {
-            current = .ignoring(offer.id)
-            pendingEvents.append(.fileFailed(sender: sender, name: name, .rejected(.tooLarge)))
-            return .reject(id: offer.id, reason: .tooLarge)
+        if let size, size > maxFileSize {
+            return refuse(id, name: name, .tooLarge)
         }
         let file: any IncomingFile
         do {
-            file = try store.begin(name: name, size: offer.size, sender: sender)
+            file = try begin()
         } catch {
-            current = .ignoring(offer.id)
-            let tooLarge = (error as? StorageError)?.code == .tooLarge || (error as? StorageError)?.code == .noSpace
+            let code = (error as? StorageError)?.code
+            if code == .exists { return refuse(id, name: name, .exists) }
+            current = .ignoring(id)
             pendingEvents.append(.fileFailed(sender: sender, name: name, .couldNotStore(Self.describe(error))))
-            return .reject(id: offer.id, reason: tooLarge ? .tooLarge : .couldNotStore)
+            return .reject(id: id, reason: code == .tooLarge || code == .noSpace ? .tooLarge : .couldNotStore)
         }
-        partials.insert(.init(name: name, size: offer.size, file: file, hasher: makeHasher(), lastActivity: now), for: key)
+        partials.insert(.init(name: name, size: size, file: file, hasher: makeHasher(), lastActivity: now), for: key)
         current = .receiving(key)
-        pendingEvents.append(.fileStarted(sender: sender, name: name, size: offer.size, resumedAt: 0))
-        return .accept(id: offer.id, offset: 0)
+        pendingEvents.append(.fileStarted(sender: sender, name: name, size: size, resumedAt: 0))
+        return .accept(id: id, offset: 0)
+    }
+
+    /// A folder of a sent tree; the first one (a one-component path) opens the tree.
+    private mutating func handleFolder(id: TransferID, tree: TransferID, path: [UInt8], now: Instant) throws(TransferError) -> TransferMessage {
+        try expectIdle(.folder)
+        let key = Key(senderKey: senderKey, id: id)
+        if let done = completed[key] { return .confirm(id: id, status: .saved, storedName: done.storedName) }
+        guard let parsed = try? RelativePath(wire: path) else { return refuse(id, name: "?", .badName, ignoring: false) }
+        let treeKey = Key(senderKey: senderKey, id: tree)
+        let name = parsed.description
+        if parsed.components.count == 1 {
+            guard openTrees[treeKey] == nil, completed[treeKey] == nil, let trees else {
+                return refuse(id, name: name, .exists, ignoring: false)
+            }
+            // At most `maxPartialsPerSender` folders per sender in progress: the oldest goes.
+            let mine = openTrees.filter { $0.key.senderKey == senderKey }
+            if mine.count >= maxPartialsPerSender, let oldest = mine.min(by: { $0.value.lastActivity < $1.value.lastActivity }) {
+                oldest.value.tree.discard()
+                openTrees[oldest.key] = nil
+            }
+            do {
+                let incoming = try trees.beginTree(topName: name, sender: sender)
+                openTrees[treeKey] = OpenTree(tree: incoming, top: path, name: name, lastActivity: now)
+            } catch {
+                pendingEvents.append(.fileFailed(sender: sender, name: name, .couldNotStore(Self.describe(error))))
+                return .reject(id: id, reason: .couldNotStore)
+            }
+        } else {
+            guard var open = openTrees[treeKey], path.starts(with: open.top + [UInt8(ascii: "/")]) else {
+                return refuse(id, name: name, .noFolder, ignoring: false)
+            }
+            do {
+                try open.tree.makeFolder(Array(parsed.components.dropFirst()))
+            } catch {
+                if (error as? StorageError)?.code == .exists { return refuse(id, name: name, .exists, ignoring: false) }
+                pendingEvents.append(.fileFailed(sender: sender, name: name, .couldNotStore(Self.describe(error))))
+                return .reject(id: id, reason: .couldNotStore)
+            }
+            open.lastActivity = now
+            openTrees[treeKey] = open
+        }
+        let stored = parsed.components.last ?? name
+        completed.remember(.init(storedName: stored, size: 0), for: key)
+        return .confirm(id: id, status: .saved, storedName: stored)
+    }
+
+    /// The end of a sent tree: it moves into place.
+    private mutating func handleCommit(tree: TransferID) throws(TransferError) -> TransferMessage {
+        try expectIdle(.commit)
+        let treeKey = Key(senderKey: senderKey, id: tree)
+        if let done = completed[treeKey] { return .confirm(id: tree, status: .saved, storedName: done.storedName) }
+        guard let open = openTrees.removeValue(forKey: treeKey) else { return .reject(id: tree, reason: .noFolder) }
+        let stored: String
+        do {
+            stored = try open.tree.commit()
+        } catch {
+            open.tree.discard()
+            pendingEvents.append(.fileFailed(sender: sender, name: open.name, .couldNotStore(Self.describe(error))))
+            return .confirm(id: tree, status: .couldNotStore, storedName: "")
+        }
+        completed.remember(.init(storedName: stored, size: 0), for: treeKey)
+        pendingEvents.append(.folderSaved(sender: sender, name: open.name, storedName: stored, files: open.files))
+        return .confirm(id: tree, status: .saved, storedName: stored)
+    }
+
+    /// Offers, folders and commits come only between files.
+    private mutating func expectIdle(_ kind: TransferMessage.Kind) throws(TransferError) {
+        switch current {
+        case .none, .ignoring, .completed: current = .none
+        case .receiving, .ended: throw .unexpected(kind)
+        }
+    }
+
+    /// Refuses one file or folder for `reason` and reports it; a refused file's data is ignored.
+    private mutating func refuse(_ id: TransferID, name: String, _ reason: TransferMessage.RejectReason, ignoring: Bool = true) -> TransferMessage {
+        if ignoring { current = .ignoring(id) }
+        pendingEvents.append(.fileFailed(sender: sender, name: name, .rejected(reason)))
+        return .reject(id: id, reason: reason)
     }
 
     /// File bytes as a `data` or `zdata` message carries them.

@@ -15,6 +15,9 @@ public struct TransferSender {
         case fileStarted(index: Int, name: String, size: UInt64?, resumedAt: UInt64)
         case progress(index: Int, sent: UInt64, acknowledged: UInt64)
         case fileSaved(index: Int, storedName: String, size: UInt64)
+        /// A folder item is in place: a folder of a tree inside the receiver's hidden copy, or, for
+        /// a commit, the whole tree in the receiver's output folder under `storedName`.
+        case folderSaved(index: Int, storedName: String)
         case fileFailed(index: Int, FileFailure)
         case finished
     }
@@ -22,10 +25,11 @@ public struct TransferSender {
     /// Files offered and not yet settled (`confirm` or `reject`) that one connection may hold.
     public static let maxFilesInFlight = 64
 
-    /// One file from its first offer until the receiver settles it.
+    /// One item from its first offer until the receiver settles it.
     private struct Outgoing {
         let index: Int
-        let source: any FileSource
+        let item: OutgoingItem
+        /// The transfer id (a commit's: the tree id).
         let id: TransferID
         var hasher: any ContentHasher
         var hashedUpTo: UInt64 = 0
@@ -44,6 +48,10 @@ public struct TransferSender {
         var eager = false
         var doneSent = false
 
+        /// A folder or a commit: settled by `confirm` or `reject` alone, nothing follows its offer.
+        var carriesNoData: Bool { item.source == nil }
+        var source: any FileSource { item.source ?? EmptySource.shared }
+
         /// Data may go now: the receiver said where to start, or it will start at 0.
         var mayStream: Bool { offered && !doneSent && (accepted || eager) }
         /// In flight on this connection and not finished sending (data or `done` still to go, or
@@ -51,7 +59,10 @@ public struct TransferSender {
         var outstanding: Bool { offered && !doneSent }
     }
 
-    private let sources: [any FileSource]
+    private let items: [OutgoingItem]
+    /// Trees that will not arrive (their top folder was refused, or the receiver takes no folders):
+    /// the rest of their items are skipped.
+    private var failedTrees: Set<TransferID> = []
     private let makeHasher: () -> any ContentHasher
     private let makeID: () -> TransferID
     /// The next file never offered.
@@ -66,6 +77,8 @@ public struct TransferSender {
     private let usable: TransferExtensions
     private var requested: TransferExtensions = []
     private var granted: TransferExtensions?
+    /// The receiver has answered something on this connection (a `hello` can only come first).
+    private var answered = false
     private var compressor: (any ChunkCompressor)?
     /// File bytes handed to the link in `data` and `zdata`, and the bytes that carried them.
     public private(set) var fileBytesSent: UInt64 = 0
@@ -78,22 +91,29 @@ public struct TransferSender {
         set { dataLimit = min(max(newValue, 1), TransferConstants.maxDataPerRecord) }
     }
 
+    /// Sends `files`, each under its base name.
+    public init(files: [any FileSource], makeHasher: @escaping () -> any ContentHasher, makeID: @escaping () -> TransferID,
+                compressor: (any ChunkCompressor)? = nil, pipelines: Bool = false) {
+        self.init(items: files.map(OutgoingItem.file), makeHasher: makeHasher, makeID: makeID, compressor: compressor, pipelines: pipelines)
+    }
+
     /// - Parameters:
-    ///   - files: what to send, in order.
+    ///   - items: what to send, in order (a tree's items in tree order: `OutgoingItem`).
     ///   - makeHasher: a fresh BLAKE2b-256 hasher per file.
     ///   - makeID: a fresh random transfer id per file.
     ///   - compressor: with it, the sender may ask for `compression` and compresses file chunks
     ///     that are worth it once the receiver grants it.
     ///   - pipelines: ask for `pipelining`.
-    public init(files: [any FileSource], makeHasher: @escaping () -> any ContentHasher, makeID: @escaping () -> TransferID,
+    public init(items: [OutgoingItem], makeHasher: @escaping () -> any ContentHasher, makeID: @escaping () -> TransferID,
                 compressor: (any ChunkCompressor)? = nil, pipelines: Bool = false) {
-        self.sources = files
+        self.items = items
         self.makeHasher = makeHasher
         self.makeID = makeID
         self.compressor = compressor
         var usable: TransferExtensions = []
         if compressor != nil { usable.insert(.compression) }
         if pipelines { usable.insert(.pipelining) }
+        if items.contains(where: { $0.tree != nil }) { usable.insert(.folders) }
         self.usable = usable
     }
 
@@ -115,7 +135,8 @@ public struct TransferSender {
     public mutating func openingMessages(receiverOffers: TransferExtensions = []) -> [TransferMessage] {
         requested = usable.intersection(receiverOffers)
         granted = nil
-        guard let offer = nextOffer(eager: false) else {
+        answered = false
+        guard let offer = nextOffer(eager: false, allowed: requested) else {
             byeSent = true
             return [.bye]
         }
@@ -133,9 +154,10 @@ public struct TransferSender {
             unsettled[i].backlog = []
         }
         granted = nil
+        answered = false
         // Every file was settled and only the goodbye was missing (sent, or not yet): nothing is
         // left to do. Reconnecting would open with `bye`, which no receiver takes as an opening.
-        if unsettled.isEmpty && nextFresh >= sources.count { finish() }
+        if unsettled.isEmpty && nextFresh >= items.count { finish() }
     }
 
     /// The next message to send now, or `nil` if the window is full or we are waiting for the peer.
@@ -143,7 +165,7 @@ public struct TransferSender {
         guard !finished, !byeSent else { return nil }
         if let i = streamingIndex { return try nextData(i) }
         guard mayOffer else { return nil }
-        if let offer = nextOffer(eager: extensions.contains(.pipelining)) { return offer }
+        if let offer = nextOffer(eager: extensions.contains(.pipelining), allowed: extensions) { return offer }
         guard unsettled.isEmpty else { return nil }
         byeSent = true
         return .bye
@@ -153,10 +175,11 @@ public struct TransferSender {
     public var hasMessageReady: Bool {
         guard !finished, !byeSent else { return false }
         if let i = streamingIndex { return windowOpen || unsettled[i].hash == nil }
-        return mayOffer && (unsettled.contains { !$0.offered } || nextFresh < sources.count || unsettled.isEmpty)
+        return mayOffer && (unsettled.contains { !$0.offered } || nextFresh < items.count || unsettled.isEmpty)
     }
 
     public mutating func receive(_ message: TransferMessage) throws(TransferError) {
+        defer { answered = true }
         switch message {
         case .accept(let id, let offset):
             // Answers come in the order of the offers.
@@ -194,31 +217,35 @@ public struct TransferSender {
             guard let file = unsettled.first, file.id == id, file.accepted, file.doneSent else {
                 throw .unexpected(.confirm)
             }
-            switch status {
-            case .saved:
-                pendingEvents.append(.fileSaved(index: file.index, storedName: storedName, size: file.highestSent))
-            case .hashMismatch:
-                pendingEvents.append(.fileFailed(index: file.index, .integrity))
-            case .couldNotStore:
-                pendingEvents.append(.fileFailed(index: file.index, .couldNotStore("the receiver could not store the file")))
-            }
             unsettled.removeFirst()
+            let event: Event
+            switch (status, file.carriesNoData) {
+            case (.saved, false): event = .fileSaved(index: file.index, storedName: storedName, size: file.highestSent)
+            case (.saved, true): event = .folderSaved(index: file.index, storedName: storedName)
+            case (.hashMismatch, _): event = .fileFailed(index: file.index, .integrity)
+            case (.couldNotStore, _): event = .fileFailed(index: file.index, .couldNotStore("the receiver could not store it"))
+            }
+            report(event, for: file)
+            file.source.release(before: .max)
         case .reject(let id, let reason):
             // For an offer, or a file whose storing failed; its remaining data and `done` are ignored.
             guard let file = unsettled.first, file.id == id, file.offered else { throw .unexpected(.reject) }
-            pendingEvents.append(.fileFailed(index: file.index, .rejected(reason)))
             unsettled.removeFirst()
+            report(.fileFailed(index: file.index, .rejected(reason)), for: file)
+            // A refused top folder takes its tree with it: the rest is not sent.
+            if file.item.opensTree, let tree = file.item.tree { failedTrees.insert(tree) }
+            file.source.release(before: .max)
         case .bye:
             guard byeSent else { throw .unexpected(.bye) }
             finish()
         case .hello(let offered):
             // Only in message 2, before the answer, and never more than was asked for.
-            guard granted == nil, !requested.isEmpty, requested.isSuperset(of: offered),
-                  unsettled.first(where: { $0.offered })?.accepted == false else {
+            guard granted == nil, !answered, !requested.isEmpty, requested.isSuperset(of: offered) else {
                 throw .unexpected(.hello)
             }
             granted = offered
-        case .offer, .data, .done, .zdata:
+            return
+        case .offer, .data, .done, .zdata, .folder, .entry, .commit:
             throw .unexpected(message.kind)
         }
     }
@@ -248,27 +275,71 @@ public struct TransferSender {
         return unacknowledged < TransferConstants.transferWindow
     }
 
-    /// Offers the oldest unsettled file not yet offered on this connection (a resume: it waits for
-    /// its `accept`), else the next new file (`eager`: its data follows at once); nil if none.
-    private mutating func nextOffer(eager: Bool) -> TransferMessage? {
+    /// Offers the oldest unsettled item not yet offered on this connection (a resume: a file waits
+    /// for its `accept`), else the next new item (`eager`: a file's data follows at once); nil if
+    /// none. Items of a tree go only where `allowed` has `folders`; a tree that cannot go is
+    /// reported once and skipped.
+    private mutating func nextOffer(eager: Bool, allowed: TransferExtensions) -> TransferMessage? {
         if let i = unsettled.firstIndex(where: { !$0.offered }) {
             unsettled[i].offered = true
-            return .offer(offer(for: unsettled[i]))
+            if unsettled[i].carriesNoData { markSentWhole(i) }
+            return opening(for: unsettled[i])
         }
-        guard nextFresh < sources.count else { return nil }
-        var file = Outgoing(index: nextFresh, source: sources[nextFresh], id: makeID(), hasher: makeHasher())
-        nextFresh += 1
-        file.offered = true
-        if eager {
-            file.eager = true
-            compressor?.reset()
+        while nextFresh < items.count {
+            let item = items[nextFresh]
+            let index = nextFresh
+            if let tree = item.tree {
+                if failedTrees.contains(tree) {
+                    nextFresh += 1
+                    continue
+                }
+                guard allowed.contains(.folders) else {
+                    failedTrees.insert(tree)
+                    pendingEvents.append(.fileFailed(index: index, .foldersNotSupported))
+                    nextFresh += 1
+                    continue
+                }
+            }
+            nextFresh += 1
+            let id: TransferID
+            if case .commit(let tree, _) = item { id = tree } else { id = makeID() }
+            var file = Outgoing(index: index, item: item, id: id, hasher: makeHasher())
+            file.offered = true
+            if eager && !file.carriesNoData {
+                file.eager = true
+                compressor?.reset()
+            }
+            unsettled.append(file)
+            if file.carriesNoData { markSentWhole(unsettled.count - 1) }
+            return opening(for: file)
         }
-        unsettled.append(file)
-        return .offer(offer(for: file))
+        return nil
     }
 
-    private func offer(for file: Outgoing) -> TransferMessage.Offer {
-        TransferMessage.Offer(id: file.id, size: file.source.size, name: file.source.name)
+    /// A folder or a commit is whole once sent: it waits only for its `confirm`.
+    private mutating func markSentWhole(_ i: Int) {
+        unsettled[i].accepted = true
+        unsettled[i].doneSent = true
+    }
+
+    /// The message that offers `file`.
+    private func opening(for file: Outgoing) -> TransferMessage {
+        switch file.item {
+        case .file(let source):
+            .offer(TransferMessage.Offer(id: file.id, size: source.size, name: source.name))
+        case .treeFile(let tree, let path, let executable, let source):
+            .entry(TransferMessage.Entry(id: file.id, tree: tree, size: source.size, executable: executable, path: path))
+        case .folder(let tree, let path):
+            .folder(id: file.id, tree: tree, path: path)
+        case .commit(let tree, _):
+            .commit(tree: tree)
+        }
+    }
+
+    /// Reports what became of `file`, except the items of a tree already reported as failed.
+    private mutating func report(_ event: Event, for file: Outgoing) {
+        if let tree = file.item.tree, failedTrees.contains(tree), !file.item.opensTree { return }
+        pendingEvents.append(event)
     }
 
     private mutating func nextData(_ i: Int) throws(TransferError) -> TransferMessage? {

@@ -54,3 +54,23 @@ public protocol ContentHasher {
     mutating func update(_ bytes: [UInt8])
     mutating func finalize() -> [UInt8]
 }
+
+/// Where incoming folders go (extension `folders`, docs/protocol.md §8.4).
+public protocol TreeStore: AnyObject {
+    /// Starts an incoming folder called `topName` (already reduced by the name policy) in a hidden
+    /// place; nothing is visible until `commit`.
+    func beginTree(topName: String, sender: String) throws -> any IncomingTree
+}
+
+/// One incoming folder in its hidden place.
+public protocol IncomingTree: AnyObject {
+    /// Creates the folder at `components` below the top folder (missing parents too).
+    func makeFolder(_ components: [String]) throws
+    /// Starts the file at `components` below the top folder; its `commit` finishes it inside the
+    /// folder and returns its path there.
+    func beginFile(_ components: [String], size: UInt64?, executable: Bool) throws -> any IncomingFile
+    /// Moves the whole folder into place without replacing anything; returns the name it got.
+    func commit() throws -> String
+    /// Removes the folder and everything in it. Safe to call more than once.
+    func discard()
+}

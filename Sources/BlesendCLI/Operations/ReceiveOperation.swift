@@ -134,6 +134,24 @@ struct ReceiveOperation {
         case .transfer(.progress(let name, let received, let size)):
             let start = tally.current?.at ?? ContinuousClock.now
             reporter.progress(name: name, done: received, total: size, startedAt: start, startOffset: tally.current?.offset ?? 0)
+        case .transfer(.fileSaved(let sender, let name, let storedName, let size)) where name.contains("/"):
+            // A file of a folder: the folder appears (and is reported) once all of it is there.
+            tally.saved += 1
+            reporter.event(JSONLine("file-done", [
+                ("name", .string(name)), ("stored_name", .string(storedName)), ("path", .null),
+                ("bytes", .of(size)), ("seconds", .double(0)), ("peer", .string(sender)),
+            ]))
+            reporter.logger.info("received \(name)  \(Formatting.bytes(size))  from \(sender) (its folder appears when complete)")
+            tally.current = nil
+        case .transfer(.folderSaved(let sender, let name, let storedName, let files)):
+            let path = outDirectory.map { "\($0)/\(storedName)" } ?? storedName
+            reporter.event(JSONLine("folder-done", [
+                ("name", .string(name)), ("stored_name", .string(storedName)), ("path", .string(path)),
+                ("files", .int(Int64(files))), ("peer", .string(sender)),
+            ]))
+            var line = "blerecv: received folder \(name)/  \(files) file\(files == 1 ? "" : "s")  from \(sender)  -> \(path)"
+            if storedName != name { line += "  (\(name) exists: saved as \(storedName))" }
+            reporter.say(line)
         case .transfer(.fileSaved(let sender, let name, let storedName, let size)):
             tally.saved += 1
             let seconds = tally.current.map { (ContinuousClock.now - $0.at).seconds } ?? 0

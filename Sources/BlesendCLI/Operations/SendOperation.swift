@@ -10,7 +10,8 @@ struct SendOperation {
     let identity: Identity
     let receiverKey: PublicKey
     let receiverName: String
-    let sources: [any FileSource]
+    /// What to send: files, and folders as their items (`OutgoingItem`).
+    let items: [OutgoingItem]
     let radio: RadioOptions
     /// Ask the receiver for compression (docs/protocol.md §8).
     var compresses = true
@@ -29,11 +30,21 @@ struct SendOperation {
         var savedBytes: UInt64 = 0
         var failures: [CLIError] = []
         let begin = ContinuousClock.now
+        /// The whole set, for the progress line: files (items with bytes) and their known sizes.
+        var totalFiles = 0
+        var totalBytes: UInt64 = 0
+        /// Files and bytes of each tree saved so far, for the folder's summary line.
+        var treeFiles: [TransferID: (files: Int, bytes: UInt64)] = [:]
     }
 
     func run() async throws(CLIError) {
-        var session = SenderSession(identity: identity, receiverKey: receiverKey, files: sources, compresses: compresses)
+        var session = SenderSession(identity: identity, receiverKey: receiverKey, items: items, compresses: compresses)
         let progress = Progress()
+        for item in items {
+            guard let source = item.source else { continue }
+            progress.totalFiles += 1
+            progress.totalBytes += source.size ?? 0
+        }
         var policy = ReconnectPolicy(scanTimeout: timeout, adapter: adapter)
         var next = policy.start
         while true {
@@ -113,6 +124,14 @@ struct SendOperation {
         if let first = progress.failures.first { throw first }
     }
 
+    /// The whole set's progress when there is more than one file: files done, bytes done
+    /// (`plus` of the file in progress).
+    private func setProgress(_ progress: Progress, plus: UInt64) -> Reporter.SetProgress? {
+        guard progress.totalFiles > 1 else { return nil }
+        return Reporter.SetProgress(files: progress.savedFiles, totalFiles: progress.totalFiles,
+                                    bytes: progress.savedBytes + plus, totalBytes: progress.totalBytes)
+    }
+
     private func logLinkStatistics(_ session: SenderSession) {
         guard let stats = session.linkStatistics, let timing = session.linkTiming else { return }
         let srtt = timing.smoothedRTT.map { "\(Int(($0).seconds * 1000)) ms" } ?? "-"
@@ -132,27 +151,47 @@ struct SendOperation {
             if progress.started[index] == nil { progress.started[index] = (ContinuousClock.now, resumedAt) }
         case .transfer(.progress(let index, _, let acknowledged)):
             progress.acknowledged = acknowledged
-            let source = sources[index]
+            let item = items[index]
             let start = progress.started[index] ?? (ContinuousClock.now, 0)
-            reporter.progress(name: source.name, done: acknowledged, total: source.size, startedAt: start.at, startOffset: 0)
+            reporter.progress(name: item.displayName, done: acknowledged, total: item.source?.size, startedAt: start.at, startOffset: 0,
+                              set: setProgress(progress, plus: acknowledged))
         case .transfer(.fileSaved(let index, let storedName, let size)):
-            let source = sources[index]
+            let item = items[index]
             let start = progress.started[index]?.at ?? progress.begin
             let seconds = (ContinuousClock.now - start).seconds
             progress.savedFiles += 1
             progress.savedBytes += size
-            reporter.progress(name: source.name, done: size, total: size, startedAt: start, startOffset: 0)
+            reporter.progress(name: item.displayName, done: size, total: size, startedAt: start, startOffset: 0,
+                              set: setProgress(progress, plus: 0))
             reporter.event(JSONLine("file-done", [
-                ("name", .string(source.name)), ("stored_name", .string(storedName)), ("bytes", .of(size)),
+                ("name", .string(item.displayName)), ("stored_name", .string(storedName)), ("bytes", .of(size)),
                 ("seconds", .double((seconds * 10).rounded() / 10)), ("peer", .string(receiverName)),
                 ("fingerprint", .string(receiverKey.fingerprint)),
             ]))
-            var line = "blesend: sent \(source.name)  \(Formatting.bytes(size))  in \(Formatting.seconds(seconds))"
+            var line = "blesend: sent \(item.displayName)  \(Formatting.bytes(size))  in \(Formatting.seconds(seconds))"
             line += "  \(Formatting.rate(seconds > 0 ? Double(size) / seconds : 0))  to \(receiverName) [\(receiverKey.fingerprint)]"
-            if storedName != source.name { line += "  (saved there as \(storedName))" }
+            if let tree = item.tree {
+                // A folder's files are summed up once the folder is in place.
+                progress.treeFiles[tree, default: (0, 0)].files += 1
+                progress.treeFiles[tree, default: (0, 0)].bytes += size
+                reporter.logger.info("\(line)")
+                return
+            }
+            if storedName != item.displayName { line += "  (saved there as \(storedName))" }
+            reporter.say(line)
+        case .transfer(.folderSaved(let index, let storedName)):
+            guard case .commit(let tree, let name) = items[index] else { return }
+            let sum = progress.treeFiles[tree] ?? (0, 0)
+            reporter.event(JSONLine("folder-done", [
+                ("name", .string(name)), ("stored_name", .string(storedName)), ("files", .int(Int64(sum.files))),
+                ("bytes", .of(sum.bytes)), ("peer", .string(receiverName)),
+            ]))
+            var line = "blesend: sent folder \(name)/  \(sum.files) file\(sum.files == 1 ? "" : "s"), \(Formatting.bytes(sum.bytes))"
+            line += "  to \(receiverName) [\(receiverKey.fingerprint)]"
+            if storedName != name { line += "  (saved there as \(storedName))" }
             reporter.say(line)
         case .transfer(.fileFailed(let index, let failure)):
-            let error = CLIError(failure, name: sources[index].name)
+            let error = CLIError(failure, name: items[index].displayName)
             progress.failures.append(error)
             reporter.error(error)
         case .transfer(.finished):
