@@ -30,6 +30,8 @@ let package = Package(
         .systemLibrary(name: "CBluetooth"),
         // recvmmsg/sendmmsg (batched datagram I/O) and eventfd, which Glibc's module lacks; headers only.
         .systemLibrary(name: "CSocketCalls"),
+        // renameat2 (rename without replacing), which Glibc's module lacks; headers only.
+        .systemLibrary(name: "CFileCalls"),
 
         // Thin Swift wrappers over C.
         .target(name: "Sodium", dependencies: ["CSodium"]),
@@ -46,7 +48,7 @@ let package = Package(
         .target(name: "Record", dependencies: ["Pipeline", "Sodium"]),
         .target(name: "Transfer", dependencies: ["Pipeline", .product(name: "DequeModule", package: "swift-collections")]),
         .target(name: "Keys", dependencies: ["Sodium"]),
-        .target(name: "Storage", dependencies: ["Transfer"]),
+        .target(name: "Storage", dependencies: ["Transfer", "CFileCalls"]),
         .target(name: "Session", dependencies: [
             "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium", "Zstd",
             .product(name: "DequeModule", package: "swift-collections"),

@@ -31,34 +31,25 @@ public final class DirectoryFileStore: FileStore {
         }
     }
 
-    /// Removes temporary files left by an earlier receiver that did not exit cleanly. Returns how many.
+    /// Removes temporary files and staging folders (`DirectoryIncomingTree`) left by an earlier
+    /// receiver that did not exit cleanly. Folders are removed recursively without following
+    /// symlinks (`removeEntry`). Returns how many were removed.
     @discardableResult
     public func removeStaleTemporaries() -> Int {
-        guard let dir = opendir(directory) else { return 0 }
-        defer { closedir(dir) }
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        let prefix = Array(".".utf8), suffix = Array(Self.temporarySuffix.utf8)
         var removed = 0
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasPrefix("."), name.hasSuffix(Self.temporarySuffix), unlink(directory + "/" + name) == 0 {
-                removed += 1
-            }
+        for name in directoryEntryNames(fd) ?? [] where name.starts(with: prefix) && name.reversed().starts(with: suffix.reversed()) {
+            if removeEntry(named: name, in: fd) { removed += 1 }
         }
         return removed
     }
 
     public func begin(name: String, size: UInt64?, sender: String) throws -> any IncomingFile {
-        guard !name.isEmpty, !name.contains("/"), name != ".", name != ".." else {
-            throw StorageError(.io, "unsafe file name")
-        }
-        if let size {
-            var fs = statvfs()
-            if statvfs(directory, &fs) == 0 {
-                let free = UInt64(fs.f_bavail) * UInt64(fs.f_frsize)
-                if size > free {
-                    throw StorageError(.noSpace, "\(name) needs \(size) bytes but \(directory) has \(free) free")
-                }
-            }
-        }
+        guard isSafeComponent(name) else { throw StorageError(.io, "unsafe file name") }
+        try checkFreeSpace(size, for: name, in: directory) { statvfs(directory, $0) }
         // Keep the temporary name short enough for any file system, whatever the final name.
         let stem = String(decoding: Array(name.utf8.prefix(100)), as: UTF8.self)
         var template = Array("\(directory)/.\(stem).XXXXXX\(Self.temporarySuffix)".utf8CString)
@@ -80,18 +71,32 @@ public final class DirectoryFileStore: FileStore {
             }
             return name
         }
-        for attempt in 0..<10_000 {
-            let candidate = attempt == 0 ? name : Self.numbered(name, attempt)
+        return try Self.firstFreeName(for: name) { candidate throws(StorageError) in
             // link() fails with EEXIST instead of replacing: no file is ever overwritten.
             if link(temporary, directory + "/" + candidate) == 0 {
                 unlink(temporary)
-                return candidate
+                return true
             }
             guard errno == EEXIST else {
                 throw StorageError(.io, "cannot move \(name) into place: \(systemMessage(errno))")
             }
+            return false
         }
-        throw StorageError(.exists, "too many files named like \(name)")
+    }
+
+    /// Highest number a taken name gets (`report-9999.pdf`) before storing fails with `exists`.
+    static let maxNumber = 9_999
+
+    /// Offers `name`, then `name-1`, `name-2`, … (`numbered`) to `place`, which returns `false`
+    /// when that name is taken; returns the first name `place` accepted.
+    static func firstFreeName(
+        for name: String, _ place: (String) throws(StorageError) -> Bool
+    ) throws(StorageError) -> String {
+        for attempt in 0...maxNumber {
+            let candidate = attempt == 0 ? name : numbered(name, attempt)
+            if try place(candidate) { return candidate }
+        }
+        throw StorageError(.exists, "too many entries named like \(name)")
     }
 
     /// Longest file name most Linux file systems take (NAME_MAX), in bytes.
@@ -135,16 +140,7 @@ final class DirectoryIncomingFile: IncomingFile {
 
     func write(_ bytes: [UInt8], at offset: UInt64) throws {
         guard fd >= 0 else { throw StorageError(.io, "file already closed") }
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                let code = errno
-                throw StorageError(code == ENOSPC || code == EDQUOT ? .noSpace : .io, "cannot write \(name): \(systemMessage(code))")
-            }
-            done += n
-        }
+        try writeFully(fd, bytes, at: offset, name: name)
     }
 
     func commit() throws -> String {

@@ -10,9 +10,14 @@ public final class LocalFileSource: FileSource {
     private let fd: Int32
 
     /// Opens `path`; the offered name is its last path component unless `name` is given.
-    public init(path: String, name: String? = nil) throws(StorageError) {
+    public convenience init(path: String, name: String? = nil) throws(StorageError) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw StorageError(.io, "cannot read \(path): \(systemMessage(errno))") }
+        try self.init(opened: fd, name: name ?? String(path.split(separator: "/").last ?? Substring(path)), path: path)
+    }
+
+    /// Takes over `fd`, open for reading; closes it if it is not a regular file. `path` is for messages.
+    init(opened fd: Int32, name: String, path: String) throws(StorageError) {
         var status = stat()
         guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
             close(fd)
@@ -20,7 +25,7 @@ public final class LocalFileSource: FileSource {
         }
         self.fd = fd
         self.size = UInt64(status.st_size)
-        self.name = name ?? String(path.split(separator: "/").last ?? Substring(path))
+        self.name = name
     }
 
     deinit { close(fd) }

@@ -3,8 +3,8 @@ import Glibc
 #endif
 import Synchronization
 
-/// Every temporary file this process has open, so that an interrupt (Ctrl-C) can remove them all
-/// before exiting: no partial file survives a signal.
+/// Every temporary file and staging folder this process has open, so that an interrupt (Ctrl-C)
+/// can remove them all before exiting: no partial file or folder survives a signal.
 public final class OpenTemporaries: Sendable {
     public static let shared = OpenTemporaries()
 
@@ -15,12 +15,13 @@ public final class OpenTemporaries: Sendable {
 
     public var count: Int { paths.withLock { $0.count } }
 
-    /// Unlinks every registered temporary. Safe to call from a signal-handling task.
+    /// Removes every registered temporary (a folder with all it holds, never following a symlink).
+    /// Safe to call from a signal-handling task.
     public func removeAll() {
         let all = paths.withLock { current -> Set<String> in
             defer { current.removeAll() }
             return current
         }
-        for path in all { unlink(path) }
+        for path in all { removeEntry(atPath: path) }
     }
 }

@@ -1,0 +1,235 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Transfer
+
+/// One incoming folder, built hidden in the output folder and moved into place whole.
+///
+/// `DirectoryFileStore.beginTree(topName:)` creates a staging folder `.TOP.XXXXXX.blesend-part`
+/// (mode 0700) next to where the folder will go. Folders and files are created inside it, each
+/// path walked one component at a time from the staging folder's descriptor (`openat` with
+/// `O_NOFOLLOW`, `mkdirat`, `O_CREAT | O_EXCL`), so nothing is written outside it even if
+/// something inside were a symlink. Every path is created at most once: a second entry that
+/// reduced to the same path, a file where a folder is or a folder where a file is, gets `exists`.
+/// `commit` gives the folders mode 0755, flushes them and renames the staging folder to the top
+/// name, or a numbered one if that is taken (`photos-1`), never replacing anything. Nothing of
+/// the peer's but the executable bit is applied: no owner, no times, no other mode bits.
+public final class DirectoryIncomingTree {
+    /// The name the folder is stored under if it is free (already sanitised, one component).
+    public let topName: String
+    private let directory: String
+    /// The output folder, and the staging folder in it (-1 once committed or discarded).
+    private let outputFD: Int32
+    private var stagingFD: Int32
+    private let stagingName: String
+    /// Folders created inside the staging folder, parents before children; and the paths of
+    /// those that arrived as entries (the others were made on demand for a file).
+    private var createdFolders: [[String]] = []
+    private var createdFolderKeys: Set<[UInt8]> = []
+    private var enteredFolderKeys: Set<[UInt8]> = []
+    /// Files begun but neither committed nor discarded: the tree cannot be committed around them.
+    private var openFiles = 0
+
+    init(directory: String, topName: String) throws(StorageError) {
+        guard isSafeComponent(topName) else { throw StorageError(.io, "unsafe folder name") }
+        let outputFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard outputFD >= 0 else {
+            throw StorageError(.notWritable, "cannot open \(directory): \(systemMessage(errno))")
+        }
+        var created: String?
+        var lastError: Int32 = EEXIST
+        for _ in 0..<100 where created == nil {
+            let candidate = Self.stagingName(for: topName)
+            if mkdirat(outputFD, candidate, 0o700) == 0 {
+                created = candidate
+            } else {
+                lastError = errno
+                if lastError != EEXIST { break }
+            }
+        }
+        guard let stagingName = created else {
+            close(outputFD)
+            throw StorageError(lastError == ENOSPC ? .noSpace : .notWritable, "cannot create a folder in \(directory): \(systemMessage(lastError))")
+        }
+        let stagingFD = openat(outputFD, stagingName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard stagingFD >= 0 else {
+            let code = errno
+            removeEntry(named: Array(stagingName.utf8), in: outputFD)
+            close(outputFD)
+            throw StorageError(.io, "cannot open the folder just created in \(directory): \(systemMessage(code))")
+        }
+        self.topName = topName
+        self.directory = directory
+        self.outputFD = outputFD
+        self.stagingFD = stagingFD
+        self.stagingName = stagingName
+        OpenTemporaries.shared.insert(stagingPath)
+    }
+
+    deinit {
+        discard()
+        close(outputFD)
+    }
+
+    /// Creates the folder at `components` (relative to the top folder; empty means the top folder
+    /// itself, which exists already), and any missing folder above it.
+    public func makeFolder(_ components: [String]) throws(StorageError) {
+        guard let name = components.last else { return }
+        let key = try Self.key(components)
+        guard !enteredFolderKeys.contains(key) else { throw StorageError(.exists, "\(Self.text(components)) arrived twice") }
+        let parent = try openFolder(components.dropLast())
+        defer { close(parent) }
+        if mkdirat(parent, name, 0o700) == 0 {
+            noteCreated(components, key: key)
+        } else {
+            let code = errno
+            guard code == EEXIST else { throw Self.creationError(code, Self.text(components)) }
+            // Made on demand for a file that came first is fine; anything else is in the way.
+            var status = stat()
+            guard createdFolderKeys.contains(key), fstatat(parent, name, &status, AT_SYMLINK_NOFOLLOW) == 0,
+                  (status.st_mode & S_IFMT) == S_IFDIR else {
+                throw StorageError(.exists, "\(Self.text(components)) is already taken")
+            }
+        }
+        enteredFolderKeys.insert(key)
+    }
+
+    /// Creates the file at `components` (relative to the top folder), and any missing folder above
+    /// it. Its `commit` finishes it in place (flushed, mode 0644, or 0755 when `executable`) and
+    /// returns its path relative to the top folder; it becomes visible only with the tree's `commit`.
+    public func beginFile(_ components: [String], size: UInt64?, executable: Bool) throws(StorageError) -> any IncomingFile {
+        guard let name = components.last else { throw StorageError(.io, "a file needs a name") }
+        _ = try Self.key(components)
+        guard stagingFD >= 0 else { throw StorageError(.io, "the folder was already committed or discarded") }
+        let path = Self.text(components)
+        try checkFreeSpace(size, for: path, in: directory) { fstatvfs(stagingFD, $0) }
+        let parent = try openFolder(components.dropLast())
+        let fd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            let code = errno
+            close(parent)
+            throw Self.creationError(code, path)
+        }
+        openFiles += 1
+        return TreeIncomingFile(tree: self, parent: parent, fd: fd, name: name, path: path, executable: executable)
+    }
+
+    /// Moves the whole folder into place; returns the name it got (`topName`, or numbered).
+    public func commit() throws(StorageError) -> String {
+        guard stagingFD >= 0 else { throw StorageError(.io, "the folder was already committed or discarded") }
+        guard openFiles == 0 else { throw StorageError(.io, "\(topName) still has files being received") }
+        // Children before parents, so each folder is flushed after what it holds.
+        for folder in createdFolders.reversed() {
+            let fd = try openFolder(folder[...], creating: false)
+            defer { close(fd) }
+            try Self.finish(folder: fd, Self.text(folder))
+        }
+        try Self.finish(folder: stagingFD, topName)
+        let stored = try DirectoryFileStore.firstFreeName(for: topName) { candidate throws(StorageError) in
+            try moveFolderWithoutReplacing(stagingName, to: candidate, in: outputFD)
+        }
+        // The rename itself is durable once the output folder is flushed; the tree is in place
+        // whether or not that succeeds.
+        fsync(outputFD)
+        close(stagingFD)
+        stagingFD = -1
+        OpenTemporaries.shared.remove(stagingPath)
+        return stored
+    }
+
+    /// Removes the staging folder and everything in it. Safe to call more than once, and after a
+    /// failed `commit`; does nothing after a successful one.
+    public func discard() {
+        guard stagingFD >= 0 else { return }
+        close(stagingFD)
+        stagingFD = -1
+        removeEntry(named: Array(stagingName.utf8), in: outputFD)
+        OpenTemporaries.shared.remove(stagingPath)
+    }
+
+    func fileEnded() { openFiles -= 1 }
+
+    private var stagingPath: String { directory + "/" + stagingName }
+
+    /// Opens the folder at `components` below the staging folder, one component at a time with
+    /// `O_NOFOLLOW`, creating missing ones when `creating`. The caller closes the result.
+    private func openFolder(_ components: ArraySlice<String>, creating: Bool = true) throws(StorageError) -> Int32 {
+        guard stagingFD >= 0 else { throw StorageError(.io, "the folder was already committed or discarded") }
+        var current = openat(stagingFD, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard current >= 0 else { throw StorageError(.io, "cannot open the staging folder: \(systemMessage(errno))") }
+        for (index, name) in zip(components.indices, components) {
+            let path = Array(components[...index])
+            if creating, mkdirat(current, name, 0o700) == 0 {
+                noteCreated(path, key: try Self.key(path))
+            } else if creating, errno != EEXIST {
+                let code = errno
+                close(current)
+                throw Self.creationError(code, Self.text(path))
+            }
+            let next = openat(current, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let code = errno
+            close(current)
+            guard next >= 0 else {
+                // ENOTDIR: a file is there; ELOOP: a symlink is there, and is not followed.
+                if code == ENOTDIR || code == ELOOP {
+                    throw StorageError(.exists, "\(Self.text(path)) is already taken by something that is not a folder")
+                }
+                throw StorageError(.io, "cannot open \(Self.text(path)): \(systemMessage(code))")
+            }
+            current = next
+        }
+        return current
+    }
+
+    private func noteCreated(_ components: [String], key: [UInt8]) {
+        createdFolders.append(components)
+        createdFolderKeys.insert(key)
+    }
+
+    /// Final folder mode, then flush.
+    private static func finish(folder fd: Int32, _ path: String) throws(StorageError) {
+        guard fchmod(fd, 0o755) == 0, fsync(fd) == 0 else {
+            throw StorageError(.io, "cannot finish \(path): \(systemMessage(errno))")
+        }
+    }
+
+    /// The path's bytes as a set key (`String` equality would merge NFC and NFD spellings, which
+    /// are two names on disk). Checks every component first.
+    private static func key(_ components: [String]) throws(StorageError) -> [UInt8] {
+        guard components.count <= TransferConstants.maxPathDepth, components.allSatisfy(isSafeComponent) else {
+            throw StorageError(.io, "unsafe path")
+        }
+        return Array(text(components).utf8)
+    }
+
+    private static func text(_ components: some Collection<String>) -> String {
+        components.joined(separator: "/")
+    }
+
+    private static func creationError(_ code: Int32, _ path: String) -> StorageError {
+        switch code {
+        case EEXIST: StorageError(.exists, "\(path) arrived twice, or a folder of that name is there")
+        case ENOSPC, EDQUOT: StorageError(.noSpace, "cannot create \(path): \(systemMessage(code))")
+        default: StorageError(.io, "cannot create \(path): \(systemMessage(code))")
+        }
+    }
+
+    /// `.TOP.XXXXXX.blesend-part`, the stem cut to at most 100 bytes at a character boundary so
+    /// the whole stays within any file system's name limit.
+    private static func stagingName(for topName: String) -> String {
+        var stem = Substring(topName)
+        while stem.utf8.count > 100 { stem.removeLast() }
+        let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        var random = SystemRandomNumberGenerator()
+        let tag = String((0..<6).map { _ in letters[Int(random.next(upperBound: UInt(letters.count)))] })
+        return ".\(stem).\(tag)\(DirectoryFileStore.temporarySuffix)"
+    }
+}
+
+extension DirectoryFileStore {
+    /// Starts receiving a folder to be stored as `topName` (already sanitised) in this directory.
+    /// Folders are never replaced, not even with `overwrite`: a taken name gets a number.
+    public func beginTree(topName: String) throws(StorageError) -> DirectoryIncomingTree {
+        try DirectoryIncomingTree(directory: directory, topName: topName)
+    }
+}
