@@ -45,6 +45,15 @@ final class Reporter: @unchecked Sendable {
 
     /// A line for people: on stderr, unless quiet or in JSON mode. Control characters (from a
     /// peer's names) are shown as escapes, never sent to the terminal.
+    /// Something the user should know that does not stop the run (a skipped entry of a folder):
+    /// `tool: warning: …`, or a `warning` event with `--json`.
+    func warn(_ text: String) {
+        event(JSONLine("warning", [("message", .string(text))]))
+        guard !options.quiet, !options.json else { return }
+        clearLine()
+        writeError("\(options.tool): warning: \(TerminalText.sanitized(text))\n")
+    }
+
     func say(_ text: String) {
         guard !options.quiet, !options.json else { return }
         clearLine()

@@ -226,10 +226,16 @@ public final class DirectoryIncomingTree {
     }
 }
 
-extension DirectoryFileStore {
+extension DirectoryFileStore: TreeStore {
     /// Starts receiving a folder to be stored as `topName` (already sanitised) in this directory.
     /// Folders are never replaced, not even with `overwrite`: a taken name gets a number.
     public func beginTree(topName: String) throws(StorageError) -> DirectoryIncomingTree {
         try DirectoryIncomingTree(directory: directory, topName: topName)
     }
+
+    public func beginTree(named topName: String) throws -> any IncomingTree {
+        try beginTree(topName: topName)
+    }
 }
+
+extension DirectoryIncomingTree: IncomingTree {}

@@ -12,6 +12,10 @@ public final class MemoryFileStore: FileStore {
     public var keepsBytes: Bool
     public private(set) var patternMismatches = 0
     private var used = 0
+    /// Folders stored whole (`MemoryTreeStore`), as `top/path`; a stored top folder itself as `top`.
+    public private(set) var folders: Set<String> = []
+    /// Folders begun but neither committed nor discarded.
+    public internal(set) var openTrees = 0
 
     public init(keepsBytes: Bool = true) { self.keepsBytes = keepsBytes }
 
@@ -42,6 +46,25 @@ public final class MemoryFileStore: FileStore {
     }
 
     fileprivate func notePatternMismatch() { patternMismatches += 1 }
+
+    func openFile() { openTemporaries += 1 }
+    func closeFile() { openTemporaries -= 1 }
+    func closeTree() { openTrees -= 1 }
+
+    /// Moves a finished folder into place under `topName`, or `topName-N` if taken; returns the name.
+    func placeTree(_ topName: String, folders: Set<String>, files: [String: [UInt8]]) -> String {
+        var stored = topName
+        var n = 1
+        while self.folders.contains(stored) || committed[stored] != nil {
+            stored = "\(topName)-\(n)"
+            n += 1
+        }
+        self.folders.insert(stored)
+        for folder in folders { self.folders.insert(stored + "/" + folder) }
+        for (path, bytes) in files { committed[stored + "/" + path] = bytes }
+        openTrees -= 1
+        return stored
+    }
 }
 
 final class MemoryIncomingFile: IncomingFile {

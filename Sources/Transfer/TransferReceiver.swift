@@ -100,7 +100,8 @@ public struct TransferReceiver {
     public var partialCount: Int { partials.count }
 
     /// A new connection from an authenticated sender opens with `opening` (handshake message 1:
-    /// an offer, after a `hello` if the sender asks for extensions). Returns the reply that rides
+    /// an offer, after a `hello` if the sender asks for extensions; with `folders` granted, a
+    /// folder's `entry`, `folder` or `commit` instead of the offer). Returns the reply that rides
     /// in handshake message 2: the extensions granted (if asked), then the answer to the offer.
     public mutating func begin(sender: String, senderKey: [UInt8], opening: [TransferMessage], now: Instant) throws(TransferError) -> [TransferMessage] {
         self.sender = sender
@@ -114,9 +115,15 @@ public struct TransferReceiver {
             hello = [.hello(extensions)]
             offer = offer.dropFirst()
         }
-        guard offer.count == 1, let first = offer.first, case .offer = first else { throw .unexpected(offer.first?.kind ?? .hello) }
+        // An offer; where `folders` is granted, also any item of a folder (a resume may start there).
+        guard offer.count == 1, let first = offer.first else { throw .unexpected(offer.first?.kind ?? .hello) }
+        switch first {
+        case .offer: break
+        case .entry, .folder, .commit where extensions.contains(.folders): break
+        default: throw .unexpected(first.kind)
+        }
         let replies = try receive(first, now: now)
-        guard replies.count == 1 else { throw .unexpected(.offer) }
+        guard replies.count == 1 else { throw .unexpected(first.kind) }
         return hello + replies
     }
 
@@ -300,7 +307,7 @@ public struct TransferReceiver {
                 openTrees[oldest.key] = nil
             }
             do {
-                let incoming = try trees.beginTree(topName: name, sender: sender)
+                let incoming = try trees.beginTree(named: name)
                 openTrees[treeKey] = OpenTree(tree: incoming, top: path, name: name, lastActivity: now)
             } catch {
                 pendingEvents.append(.fileFailed(sender: sender, name: name, .couldNotStore(Self.describe(error))))

@@ -59,7 +59,7 @@ public protocol ContentHasher {
 public protocol TreeStore: AnyObject {
     /// Starts an incoming folder called `topName` (already reduced by the name policy) in a hidden
     /// place; nothing is visible until `commit`.
-    func beginTree(topName: String, sender: String) throws -> any IncomingTree
+    func beginTree(named topName: String) throws -> any IncomingTree
 }
 
 /// One incoming folder in its hidden place.

@@ -85,7 +85,7 @@ struct SendOperationTests {
 
     func operation(_ sources: [any FileSource], connector: FakeConnector) -> SendOperation {
         SendOperation(
-            identity: senderID, receiverKey: receiverID.publicKey, receiverName: "r", sources: sources,
+            identity: senderID, receiverKey: receiverID.publicKey, receiverName: "r", items: sources.map(OutgoingItem.file),
             radio: RadioOptions(scanTimeout: .seconds(2)), connector: connector,
             reporter: Reporter(options: .init(quiet: true, tool: "blesend"), logger: Logger(label: "test"), writeError: { _ in }))
     }

@@ -18,12 +18,17 @@ struct LaggingConversation {
     var sentBeforeFirstReply: [Int] = []
 
     init(files: [any FileSource], pipelines: Bool, lag: Int = 40) {
-        var counter: UInt8 = 0
-        sender = TransferSender(files: files, makeHasher: { TestHasher() }, makeID: {
+        self.init(items: files.map(OutgoingItem.file), pipelines: pipelines, lag: lag)
+    }
+
+    init(items: [OutgoingItem], pipelines: Bool, lag: Int = 40, receiverTakesFolders: Bool = true) {
+        var counter: UInt16 = 0
+        sender = TransferSender(items: items, makeHasher: { TestHasher() }, makeID: {
             counter &+= 1
-            return TransferID(bytes: Array(repeating: counter, count: 16))!
+            return TransferID(bytes: Array(repeating: UInt8(truncatingIfNeeded: counter >> 8), count: 8)
+                + Array(repeating: UInt8(truncatingIfNeeded: counter), count: 8))!
         }, pipelines: pipelines)
-        receiver = TransferReceiver(store: store, makeHasher: { TestHasher() })
+        receiver = TransferReceiver(store: store, makeHasher: { TestHasher() }, trees: receiverTakesFolders ? store : nil)
         self.lag = lag
     }
 
@@ -98,7 +103,7 @@ private func smallFiles(_ count: Int, size: Int = 1024) -> [MemoryFileSource] {
     var sent = 0
     _ = try c.receiver.begin(sender: "s", senderKey: [1], opening: c.sender.openingMessages(receiverOffers: c.receiver.grantable), now: .zero)
     try c.sender.receive(.hello(.pipelining))
-    try c.sender.receive(.accept(id: TransferID(bytes: Array(repeating: 1, count: 16))!, offset: 0))
+    try c.sender.receive(.accept(id: TransferID(bytes: Array(repeating: 0, count: 8) + Array(repeating: 1, count: 8))!, offset: 0))
     var offers = 1
     while let message = try c.sender.nextMessage() {
         sent += 1

@@ -20,6 +20,11 @@ let sampleMessages: [TransferMessage] = [
     .hello(.compression),
     .hello(TransferExtensions(rawValue: 0x8000_0001)),
     .zdata(originalSize: 1, frame: [0x28]),
+    .folder(id: sampleID, tree: sampleID, path: Array("photos".utf8)),
+    .folder(id: sampleID, tree: sampleID, path: []),
+    .entry(.init(id: sampleID, tree: sampleID, size: 9, executable: true, path: Array("photos/a/b.jpg".utf8))),
+    .entry(.init(id: sampleID, tree: sampleID, size: nil, executable: false, path: Array(repeating: 0x61, count: 1024))),
+    .commit(tree: sampleID),
     .zdata(originalSize: TransferConstants.maxCompressedChunk, frame: Array(repeating: 3, count: TransferConstants.maxCompressedChunk)),
 ]
 
@@ -47,7 +52,10 @@ func trailingBytesAreRefused(_ message: TransferMessage) {
 @Test func malformedMessagesGiveTypedErrors() {
     let cases: [([UInt8], TransferMessageError)] = [
         ([0x00], .unknownType),
-        ([0x0B], .unknownType),
+        ([0x0E], .unknownType),
+        ([0x0B], .truncated),
+        ([0x0C] + Array(repeating: 0, count: 40) + [2, 0, 1, 0x61], .badField),
+        ([0x0B] + Array(repeating: 0, count: 32) + [0x04, 0x01], .badField),
         ([0x09], .truncated),
         ([0x09, 0, 0, 0, 1, 0], .trailingBytes),
         ([0x03], .emptyData),

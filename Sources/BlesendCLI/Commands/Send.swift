@@ -1,6 +1,7 @@
 import ArgumentParser
 import BlueZ
 import Keys
+import Session
 import Storage
 import Transfer
 

@@ -191,8 +191,7 @@ struct ResponderChannel: Layer {
         // timestamp is remembered.
         var reader = ByteReader(payload)
         guard let timestamp = try? reader.readUInt64(),
-              let opening = try? HandshakePayload.decode(reader.readRest()), case .offer = opening.last,
-              opening.count == 1 || opening.first?.kind == .hello else {
+              let opening = try? HandshakePayload.decode(reader.readRest()), Self.opens(opening) else {
             return .failure(Refusal(reason: .badOpening(sender: sender)))
         }
         let wallClock = acceptedAt.wallClock &+ UInt64(max(0, now.duration(since: acceptedAt.now).nanoseconds))
@@ -203,6 +202,16 @@ struct ResponderChannel: Layer {
             return .failure(Refusal(reason: .replayedHandshake(sender: sender)))
         case .ahead(let nanoseconds):
             return .failure(Refusal(reason: .clockAhead(sender: sender, seconds: nanoseconds / 1_000_000_000)))
+        }
+    }
+
+    /// Whether `messages` can open a connection: an offer, or after a `hello` an offer or an item
+    /// of a folder (which the transfer layer takes only where `folders` is granted).
+    private static func opens(_ messages: [TransferMessage]) -> Bool {
+        switch (messages.count, messages.first?.kind, messages.last?.kind) {
+        case (1, .offer, _): true
+        case (2, .hello, .offer), (2, .hello, .entry), (2, .hello, .folder), (2, .hello, .commit): true
+        default: false
         }
     }
 

@@ -1,0 +1,47 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Transfer
+
+/// A file of a folder being sent: opened only when its bytes are first read, and closed once the
+/// receiver holds all of it (`release` at its size), so that sending thousands of files holds a
+/// few descriptors, not thousands. Read again after that (a resume), it opens again.
+public final class DeferredFileSource: FileSource {
+    public let name: String
+    /// The size the listing found; the bytes sent are never more.
+    public let size: UInt64?
+    private let open: () throws(StorageError) -> LocalFileSource
+    private var opened: LocalFileSource?
+
+    public init(name: String, size: UInt64, open: @escaping () throws(StorageError) -> LocalFileSource) {
+        self.name = name
+        self.size = size
+        self.open = open
+    }
+
+    public func read(at offset: UInt64, count: Int) throws -> [UInt8] {
+        let file: LocalFileSource
+        if let opened {
+            file = opened
+        } else {
+            file = try open()
+            opened = file
+        }
+        return try file.read(at: offset, count: count)
+    }
+
+    public func release(before offset: UInt64) {
+        if let size, offset >= size { opened = nil }
+    }
+
+    /// Whether the file is open now (for tests).
+    public var isOpen: Bool { opened != nil }
+}
+
+extension LocalTree {
+    /// Whether `path` names a folder (following a symbolic link given by the user, as `LocalTree` does).
+    public static func isFolder(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+}
