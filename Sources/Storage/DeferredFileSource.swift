@@ -45,3 +45,24 @@ extension LocalTree {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 }
+
+extension LocalTree {
+    /// What a sender sends for this folder (extension `folders`): its folders and files in listing
+    /// order, each file opened only when it is sent, then the commit.
+    public func outgoingItems(tree id: TransferID) -> [OutgoingItem] {
+        guard let top = entries.first?.components.first else { return [] }
+        var items: [OutgoingItem] = []
+        items.reserveCapacity(entries.count + 1)
+        for entry in entries {
+            switch entry.kind {
+            case .folder:
+                items.append(.folder(tree: id, path: entry.wirePath))
+            case .file(let size, let executable):
+                let source = DeferredFileSource(name: entry.path, size: size) { () throws(StorageError) in try openFile(entry) }
+                items.append(.treeFile(tree: id, path: entry.wirePath, executable: executable, source: source))
+            }
+        }
+        items.append(.commit(tree: id, name: top))
+        return items
+    }
+}

@@ -88,7 +88,7 @@ run_main() {
 
   # Issue 13: a compressible file goes zstd-compressed (the receiver grants it), and many small
   # files go pipelined on one connection.
-  begin "compressible 1 MiB text arrives byte-identical with fewer bytes on the air; 200 small files in one connection"
+  begin "compressible 1 MiB text arrives byte-identical with fewer bytes on the air; a folder (nested, empty, executable, 200 small files) arrives identical"
   ensure_main_recv
   find Sources docs -type f \( -name '*.swift' -o -name '*.md' \) | sort | xargs cat | head -c 1048576 > "$W/files/text.txt"
   send_run text --json --to "$RPUB" "$W/files/text.txt"
@@ -99,16 +99,27 @@ run_main() {
   check "air_bytes '$air' is not below the file's 1048576 bytes" [ "${air:-1048576}" -lt 1048576 ]
   log "text 1 MiB: ${air:-?} bytes on the air, blesend wall ${SEND_SECS}s"
   echo "# METRIC text_air_bytes=${air:-0} text_wall_s=$SEND_SECS"
-  mkdir -p "$W/files/small"
-  local i smalls=()
-  for i in $(seq -w 1 200); do head -c 1024 /dev/urandom > "$W/files/small/s$i.bin"; smalls+=("$W/files/small/s$i.bin"); done
-  send_run small --json --to "$RPUB" "${smalls[@]}"
+  # A folder: nested subfolders, an empty one, an executable file, 200 small files.
+  mkdir -p "$W/files/tree/a/b/c" "$W/files/tree/empty" "$W/files/tree/d"
+  local i
+  for i in $(seq -w 1 200); do
+    case $((10#$i % 3)) in 0) d=a;; 1) d=a/b/c;; *) d=d;; esac
+    head -c $((512 + 10#$i * 5)) /dev/urandom > "$W/files/tree/$d/s$i.bin"
+  done
+  printf '#!/bin/sh\necho hi\n' > "$W/files/tree/run.sh"; chmod 755 "$W/files/tree/run.sh"
+  : > "$W/files/tree/zero.bin"
+  ln -s /etc/passwd "$W/files/tree/link"
+  send_run tree --json --to "$RPUB" "$W/files/tree"
   check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
-  for i in $(seq -w 1 200); do same "$W/files/small/s$i.bin" "$MAIN_OUT/s$i.bin" || { check "s$i.bin differs or missing" false; break; }; done
+  check "received folder differs (diff -r, the symlink aside)" diff -r --no-dereference -x link "$W/files/tree" "$MAIN_OUT/tree"
+  check "the symlink arrived" [ ! -e "$MAIN_OUT/tree/link" ]
+  check "run.sh is not executable" [ -x "$MAIN_OUT/tree/run.sh" ]
+  check "no warning for the symlink" grep -q '"event":"warning".*link' "$SLOG.out"
   check "want exactly one connection" [ "$(grep -c '"event":"connected"' "$SLOG.out")" = 1 ]
-  check "done event does not say files 200" grep -q '"event":"done".*"files":200' "$SLOG.out"
-  log "200 x 1 KiB: blesend wall ${SEND_SECS}s"
-  echo "# METRIC small200_wall_s=$SEND_SECS"
+  check "no folder-done event" grep -q '"event":"folder-done".*"files":202' "$SLOG.out"
+  check "a hidden staging folder was left" hidden_files "$MAIN_OUT"
+  log "folder of 202 files: blesend wall ${SEND_SECS}s"
+  echo "# METRIC folder202_wall_s=$SEND_SECS"
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
 
   # 10. name collision

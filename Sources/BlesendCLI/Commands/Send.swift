@@ -115,20 +115,7 @@ struct Send: AsyncParsableCommand {
         for skipped in tree.skipped {
             reporter.warn("skipping \(skipped)")
         }
-        let id = randomTransferID()
-        var items: [OutgoingItem] = []
-        for entry in tree.entries {
-            switch entry.kind {
-            case .folder:
-                items.append(.folder(tree: id, path: entry.wirePath))
-            case .file(let size, let executable):
-                let source = DeferredFileSource(name: entry.path, size: size) { () throws(StorageError) in try tree.openFile(entry) }
-                items.append(.treeFile(tree: id, path: entry.wirePath, executable: executable, source: source))
-            }
-        }
-        guard let top = tree.entries.first?.components.first else { return [] }
-        items.append(.commit(tree: id, name: top))
-        return items
+        return tree.outgoingItems(tree: randomTransferID())
     }
 
     /// A name for the receiver: its .pub file's base name, or "receiver" for a pasted key.
