@@ -30,7 +30,7 @@ public struct SkippedLocalEntry: Sendable, Equatable, CustomStringConvertible {
         case socket
         /// A folder or file that could not be listed, examined or read (what the system said).
         case unreadable(String)
-        /// Its path breaks a rule of docs/drafts/paths.md (too long, too deep, not UTF-8, …).
+        /// Its path breaks a rule of docs/protocol.md §8.4, Paths (too long, too deep, not UTF-8, …).
         /// A folder skipped this way is skipped with everything in it.
         case badPath(RelativePathError)
     }

@@ -45,7 +45,13 @@ public final class MemoryFileStore: FileStore {
         return stored
     }
 
-    fileprivate func notePatternMismatch() { patternMismatches += 1 }
+    /// Counts a mismatch if `data` at `offset` is not `PatternFileSource`'s bytes.
+    func checkPattern(_ data: [UInt8], at offset: UInt64) {
+        for (i, byte) in data.enumerated() where byte != PatternFileSource.byte(at: offset + UInt64(i)) {
+            patternMismatches += 1
+            break
+        }
+    }
 
     func openFile() { openTemporaries += 1 }
     func closeFile() { openTemporaries -= 1 }
@@ -86,10 +92,7 @@ final class MemoryIncomingFile: IncomingFile {
         if store.keepsBytes {
             bytes += data
         } else {
-            for (i, byte) in data.enumerated() where byte != PatternFileSource.byte(at: offset + UInt64(i)) {
-                store.notePatternMismatch()
-                break
-            }
+            store.checkPattern(data, at: offset)
         }
         length += UInt64(data.count)
     }

@@ -71,9 +71,16 @@ final class MemoryTreeFile: IncomingFile {
         store.openFile()
     }
 
+    private var length: UInt64 = 0
+
     func write(_ data: [UInt8], at offset: UInt64) throws {
-        guard open, offset == UInt64(bytes.count) else { throw StorageError(.io, "write out of order") }
-        bytes += data
+        guard open, offset == length else { throw StorageError(.io, "write out of order") }
+        if store.keepsBytes {
+            bytes += data
+        } else {
+            store.checkPattern(data, at: offset)
+        }
+        length += UInt64(data.count)
     }
 
     func commit() throws -> String {

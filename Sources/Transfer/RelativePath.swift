@@ -1,6 +1,6 @@
 /// A path inside a sent folder, as the receiver stores it: the folder's own name first, then one
 /// component per level, each already reduced by the name policy (`safeFileName`). The rules are
-/// in docs/drafts/paths.md; a path breaking any of them is refused whole, never cut or repaired.
+/// in docs/protocol.md §8.4, Paths; a path breaking any of them is refused whole, never cut or repaired.
 ///
 /// Equality compares bytes, as file systems do: Swift's `String ==` would call an NFC name and
 /// its NFD twin equal, but they are two different names on disk, and both are kept as sent.

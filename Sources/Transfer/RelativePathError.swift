@@ -1,4 +1,4 @@
-/// Why a path inside a sent folder is refused (docs/drafts/paths.md). The raw value is the stable
+/// Why a path inside a sent folder is refused (docs/protocol.md §8.4, Paths). The raw value is the stable
 /// code that tests, logs and scripts match on; the description is for people.
 public enum RelativePathError: String, Error, Equatable, Sendable, CustomStringConvertible {
     /// No bytes at all (or, on the sender's side, no components).

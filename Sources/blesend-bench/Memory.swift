@@ -23,7 +23,12 @@ enum MemoryBench {
         case loopback
         /// Direct hand-off: both endpoints back to back, nothing buffered between them.
         case bytes
+        /// LoopbackRun with a folder of `folderFiles` files of 1 KiB (pipelined, extension
+        /// `folders`) before the file.
+        case folder
     }
+
+    static let folderFiles = 10_000
 
     /// Parent: runs every mode in a child process, returns whether all passed.
     static func run(size: UInt64 = fileSize) -> Bool {
@@ -48,14 +53,24 @@ enum MemoryBench {
         let source = ProgressFileSource(PatternFileSource(name: "memory.bin", size: size),
                                         every: 128 << 20, label: "memory \(mode.rawValue)")
         let store = MemoryFileStore(keepsBytes: false)
-        var (sender, receiver) = makeEndpoints(files: [source], store: store)
+        var items: [OutgoingItem] = [.file(source)]
+        if mode == .folder {
+            let tree = TransferID(bytes: Array(repeating: 0x7E, count: 16))!
+            items = [.folder(tree: tree, path: Array("many".utf8))]
+                + (0..<folderFiles).map { i in
+                    .treeFile(tree: tree, path: Array("many/f\(i)".utf8), executable: false,
+                              source: PatternFileSource(name: "many/f\(i)", size: 1024))
+                }
+                + [.commit(tree: tree, name: "many"), .file(source)]
+        }
+        var (sender, receiver) = makeEndpoints(items: items, store: store)
         let datagramSize = writeDatagramSize(mtu: mtu)
         let clock = ContinuousClock()
         let start = clock.now
         var finished = false
         var detail = ""
         switch mode {
-        case .loopback:
+        case .loopback, .folder:
             var options = LoopbackRun.Options(maxDatagramSize: datagramSize)
             options.recordProgress = false
             let outcome = LoopbackRun.run(sender: &sender, receiver: &receiver, options: options)
@@ -76,9 +91,14 @@ enum MemoryBench {
         }
         let wall = clock.now - start
         let peak = procStatusBytes("VmHWM") ?? 0
-        let intact = finished && store.committed["memory.bin"] != nil && store.patternMismatches == 0
-        let label = mode == .loopback ? "both sides together + simulated link (LoopbackRun)"
-                                      : "bytes path only: both sides back to back, no link buffer"
+        let filesExpected = mode == .folder ? folderFiles + 1 : 1
+        let intact = finished && store.committed["memory.bin"] != nil && store.committed.count == filesExpected
+            && store.patternMismatches == 0
+        let label = switch mode {
+        case .loopback: "both sides together + simulated link (LoopbackRun)"
+        case .bytes: "bytes path only: both sides back to back, no link buffer"
+        case .folder: "a folder of \(folderFiles) files of 1 KiB, then the file, both sides + simulated link (LoopbackRun)"
+        }
         print("memory \(mode.rawValue) — \(label):")
         print("   baseline before the run: VmRSS \(mib(baselineRSS)), VmHWM \(mib(baselineHWM))")
         print("   peak RSS (VmHWM) after \(size >> 20) MiB: \(mib(peak))  (growth over baseline \(mib(peak - baselineRSS)))")

@@ -94,10 +94,15 @@ func procStatusBytes(_ field: String) -> Int? {
 
 /// A sender and a receiver with fresh keys, the receiver trusting the sender.
 func makeEndpoints(files: [any FileSource], store: any FileStore) -> (SenderSession, ReceiverSession) {
+    makeEndpoints(items: files.map(OutgoingItem.file), store: store)
+}
+
+/// The same for any items (files, folders).
+func makeEndpoints(items: [OutgoingItem], store: any FileStore) -> (SenderSession, ReceiverSession) {
     let senderID = Identity.generate()
     let receiverID = Identity.generate()
     let trust = TrustStore(peers: [.init(name: "bench", key: senderID.publicKey)])
-    let sender = SenderSession(identity: senderID, receiverKey: receiverID.publicKey, files: files)
+    let sender = SenderSession(identity: senderID, receiverKey: receiverID.publicKey, items: items)
     let receiver = ReceiverSession(identity: receiverID, trust: trust, store: store)
     return (sender, receiver)
 }
