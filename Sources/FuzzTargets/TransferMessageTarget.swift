@@ -41,10 +41,13 @@ private func runTransferMessage(_ bytes: [UInt8]) {
     case .entry(let entry):
         require(entry.path.count <= TransferConstants.maxPathLength, "entry path of \(entry.path.count) bytes")
         require(entry.size != TransferConstants.unknownSize, "unknown size not mapped to nil")
+    case .batch(let messages):
+        require(!messages.isEmpty && messages.allSatisfy(\.batchable), "batch of \(messages.map(\.kind))")
     case .accept, .ack, .reject, .bye, .hello, .commit:
         break
     }
     require(message.encoded() == bytes, "decode/encode round trip changed the bytes")
+    require(message.wireLength == bytes.count, "wireLength \(message.wireLength) for \(bytes.count) bytes")
 }
 
 private func transferMessageSeeds() -> [FuzzSeed] {
@@ -70,6 +73,8 @@ private func transferMessageSeeds() -> [FuzzSeed] {
         ("folder", .folder(id: id, tree: id, path: Array("photos/2024".utf8))),
         ("entry", .entry(.init(id: id, tree: id, size: 1234, executable: true, path: Array("photos/2024/beach.jpg".utf8)))),
         ("commit", .commit(tree: id)),
+        ("batch", .batch([.entry(.init(id: id, tree: id, size: 3, executable: false, path: Array("t/a".utf8))), .data([1, 2, 3]),
+                          .done(id: id, hash: Array(repeating: 7, count: 32))])),
     ]
     return messages.map { FuzzSeed($0.0, $0.1.encoded()) }
 }

@@ -8,6 +8,8 @@ public enum TransferConstants {
     public static let maxDataPerRecord = 4_096
     /// Most file bytes one `zdata` message stands for, and the longest zstd frame it may carry.
     public static let maxCompressedChunk = 16_384
+    /// Longest `batch` blesend sends (a receiver takes any record-sized one).
+    public static let maxBatchLength = 4_096
     /// Longest file name in an offer, in UTF-8 bytes.
     public static let maxNameLength = 255
     /// Most components in a path inside a sent folder (the folder's own name counts as one).

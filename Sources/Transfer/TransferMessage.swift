@@ -21,6 +21,9 @@ public enum TransferMessage: Equatable, Sendable {
     case entry(Entry)
     /// The end of a sent tree: the receiver moves it into place and answers with `confirm`.
     case commit(tree: TransferID)
+    /// Several messages in one record, handled as if each came in its own (extension
+    /// `pipelining`, §8.3): small files cost no record, and no datagram, each.
+    case batch([TransferMessage])
 
     /// A file inside a sent tree (`entry`).
     public struct Entry: Equatable, Sendable {
@@ -84,7 +87,7 @@ public enum TransferMessage: Equatable, Sendable {
 
     /// The type byte: which message this is.
     public enum Kind: UInt8, Sendable, CustomStringConvertible {
-        case offer = 1, accept, data, ack, done, confirm, reject, bye, hello, zdata, folder, entry, commit
+        case offer = 1, accept, data, ack, done, confirm, reject, bye, hello, zdata, folder, entry, commit, batch
 
         public var description: String {
             switch self {
@@ -101,6 +104,7 @@ public enum TransferMessage: Equatable, Sendable {
             case .folder: "folder"
             case .entry: "entry"
             case .commit: "commit"
+            case .batch: "batch"
             }
         }
     }
@@ -120,6 +124,7 @@ public enum TransferMessage: Equatable, Sendable {
         case .folder: .folder
         case .entry: .entry
         case .commit: .commit
+        case .batch: .batch
         }
     }
 }
@@ -193,7 +198,64 @@ extension TransferMessage {
         case .commit(let tree):
             out.append(Kind.commit.rawValue)
             out += tree.bytes
+        case .batch(let messages):
+            out.append(Kind.batch.rawValue)
+            for message in messages {
+                let start = out.count
+                out += [0, 0]
+                message.encode(into: &out)
+                let length = out.count - start - 2
+                out[start] = UInt8(truncatingIfNeeded: length >> 8)
+                out[start + 1] = UInt8(truncatingIfNeeded: length)
+            }
         }
+    }
+
+    /// The length of `encoded()`, without encoding.
+    public var wireLength: Int {
+        switch self {
+        case .offer(let offer): 1 + 16 + 8 + 1 + offer.nameBytes.count
+        case .accept, .ack: 1 + 16 + 8
+        case .data(let bytes): 1 + bytes.count
+        case .done: 1 + 16 + TransferConstants.hashLength
+        case .confirm(_, _, let name): 1 + 16 + 1 + 1 + Self.nameBytes(name).count
+        case .reject: 1 + 16 + 1
+        case .bye: 1
+        case .hello: 5
+        case .zdata(_, let frame): 3 + frame.count
+        case .folder(_, _, let path): 1 + 32 + 2 + min(path.count, TransferConstants.maxPathLength)
+        case .entry(let entry): 1 + 32 + 8 + 1 + 2 + min(entry.path.count, TransferConstants.maxPathLength)
+        case .commit: 1 + 16
+        case .batch(let messages): 1 + messages.reduce(0) { $0 + 2 + $1.wireLength }
+        }
+    }
+
+    /// Whether this message may share a record with others in a `batch`.
+    public var batchable: Bool { ![.batch, .hello, .bye].contains(kind) }
+
+    /// `messages` packed into as few messages as fit in `limit` bytes each, in order: a `batch`
+    /// where several fit together, the message itself where it stands alone.
+    public static func packed(_ messages: [TransferMessage], limit: Int) -> [TransferMessage] {
+        var out: [TransferMessage] = []
+        var group: [TransferMessage] = []
+        var size = 1
+        func flush() {
+            if group.count == 1, let only = group.first { out.append(only) } else if !group.isEmpty { out.append(.batch(group)) }
+            group.removeAll()
+            size = 1
+        }
+        for message in messages {
+            guard message.batchable, 1 + 2 + message.wireLength <= limit else {
+                flush()
+                out.append(message)
+                continue
+            }
+            if size + 2 + message.wireLength > limit { flush() }
+            group.append(message)
+            size += 2 + message.wireLength
+        }
+        flush()
+        return out
     }
 
     /// A path with its `u16` length; a sender never builds one over `maxPathLength` (`RelativePath.wire`).
@@ -268,6 +330,16 @@ extension TransferMessage {
                                     executable: mode == 1, path: try Self.readPath(&reader)))
             case .commit:
                 self = .commit(tree: try Self.readID(&reader))
+            case .batch:
+                var messages: [TransferMessage] = []
+                while !reader.isAtEnd {
+                    let message = try TransferMessage(decoding: try reader.readBytes(Int(try reader.readUInt16())))
+                    // Only what may share a record: no batch in a batch, no hello, no bye (final).
+                    guard message.batchable else { throw TransferMessageError.badField }
+                    messages.append(message)
+                }
+                guard !messages.isEmpty else { throw TransferMessageError.emptyData }
+                self = .batch(messages)
             }
             try reader.expectEnd()
         } catch let error as ByteReaderError {

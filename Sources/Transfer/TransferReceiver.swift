@@ -207,6 +207,12 @@ public struct TransferReceiver {
                 pendingEvents.append(.sessionEnded(sender: sender))
                 return [.bye]
             }
+        case .batch(let messages):
+            // As if each had come in its own record; the answers go back together too.
+            guard extensions.contains(.pipelining) else { throw .unexpected(.batch) }
+            var replies: [TransferMessage] = []
+            for message in messages { replies += try receive(message, now: now) }
+            return TransferMessage.packed(replies, limit: TransferConstants.maxBatchLength)
         case .accept, .ack, .confirm, .reject, .hello:
             throw .unexpected(message.kind)
         }

@@ -245,6 +245,9 @@ public struct TransferSender {
             }
             granted = offered
             return
+        case .batch(let messages):
+            guard extensions.contains(.pipelining) else { throw .unexpected(.batch) }
+            for message in messages { try receive(message) }
         case .offer, .data, .done, .zdata, .folder, .entry, .commit:
             throw .unexpected(message.kind)
         }

@@ -25,6 +25,8 @@ let sampleMessages: [TransferMessage] = [
     .entry(.init(id: sampleID, tree: sampleID, size: 9, executable: true, path: Array("photos/a/b.jpg".utf8))),
     .entry(.init(id: sampleID, tree: sampleID, size: nil, executable: false, path: Array(repeating: 0x61, count: 1024))),
     .commit(tree: sampleID),
+    .batch([.data([1, 2]), .done(id: sampleID, hash: Array(repeating: 1, count: 32))]),
+    .batch([.confirm(id: sampleID, status: .saved, storedName: "x"), .accept(id: sampleID, offset: 0), .ack(id: sampleID, received: 9)]),
     .zdata(originalSize: TransferConstants.maxCompressedChunk, frame: Array(repeating: 3, count: TransferConstants.maxCompressedChunk)),
 ]
 
@@ -40,11 +42,12 @@ func everyTruncationIsATypedError(_ message: TransferMessage) {
     for length in 0..<bytes.count {
         if case .data = message, length >= 2 { continue }   // a shorter data message is still valid
         if case .zdata = message, length >= 4 { continue }  // so is a shorter zdata frame
+        if case .batch = message { continue }                // a batch cut between messages is a shorter batch
         #expect(throws: TransferMessageError.self) { try TransferMessage(decoding: bytes.prefix(length)) }
     }
 }
 
-@Test(arguments: sampleMessages.filter { if case .data = $0 { false } else if case .zdata = $0 { false } else { true } })
+@Test(arguments: sampleMessages.filter { if case .data = $0 { false } else if case .zdata = $0 { false } else if case .batch = $0 { false } else { true } })
 func trailingBytesAreRefused(_ message: TransferMessage) {
     #expect(throws: TransferMessageError.trailingBytes) { try TransferMessage(decoding: message.encoded() + [0]) }
 }
@@ -52,7 +55,12 @@ func trailingBytesAreRefused(_ message: TransferMessage) {
 @Test func malformedMessagesGiveTypedErrors() {
     let cases: [([UInt8], TransferMessageError)] = [
         ([0x00], .unknownType),
-        ([0x0E], .unknownType),
+        ([0x0F], .unknownType),
+        ([0x0E], .emptyData),
+        ([0x0E, 0, 1, 0x08], .badField),
+        ([0x0E, 0, 5, 0x09, 0, 0, 0, 1], .badField),
+        ([0x0E, 0, 1, 0x0E], .emptyData),
+        ([0x0E, 0, 3, 0x08], .truncated),
         ([0x0B], .truncated),
         ([0x0C] + Array(repeating: 0, count: 40) + [2, 0, 1, 0x61], .badField),
         ([0x0B] + Array(repeating: 0, count: 32) + [0x04, 0x01], .badField),
@@ -146,4 +154,28 @@ func fileNamesAreReducedToSafeBaseNames(_ proposed: String, _ expected: String?)
     #expect(try HandshakePayload.decode([0x09, 0, 0, 0, 1]) == [.hello(.compression)])
     #expect(throws: TransferMessageError.self) { try HandshakePayload.decode([0x09, 0, 0, 1]) }
     #expect(throws: TransferMessageError.self) { try HandshakePayload.decode([0x09, 0, 0, 0, 1, 0x00]) }
+}
+
+@Test(arguments: sampleMessages)
+func wireLengthIsTheEncodedLength(_ message: TransferMessage) {
+    #expect(message.wireLength == message.encoded().count)
+}
+
+/// Packing keeps the order, never exceeds the limit with several messages, and leaves alone what
+/// cannot share a record.
+@Test func packingKeepsOrderAndSize() {
+    let small: [TransferMessage] = (0..<50).map { _ in .ack(id: sampleID, received: 1) } + [.bye]
+    let packed = TransferMessage.packed(small, limit: 200)
+    var flat: [TransferMessage] = []
+    for message in packed {
+        if case .batch(let inner) = message {
+            flat += inner
+            #expect(message.wireLength <= 200)
+        } else {
+            flat.append(message)
+        }
+    }
+    #expect(flat == small)
+    #expect(packed.last == .bye)
+    #expect(TransferMessage.packed([.data(Array(repeating: 1, count: 300))], limit: 200) == [.data(Array(repeating: 1, count: 300))])
 }

@@ -10,6 +10,10 @@ struct SendingTransferLayer: Layer {
     typealias Failure = SessionError
 
     var transfer: TransferSender
+    /// A message that did not fit the last batch: it goes next.
+    private var held: TransferMessage?
+
+    init(transfer: TransferSender) { self.transfer = transfer }
 
     mutating func receive(_ message: TransferMessage, now: Instant) throws(SessionError) {
         do { try transfer.receive(message) } catch { throw .transfer(error) }
@@ -20,6 +24,27 @@ struct SendingTransferLayer: Layer {
     mutating func nextUp() -> Never? { nil }
 
     mutating func nextDown(now: Instant) throws(SessionError) -> TransferMessage? {
+        if let held = held.take() { return held }
+        guard let first = try next() else { return nil }
+        // With pipelining, small messages ready now share a record (a `batch`), up to the size of
+        // a full data record: a small file's offer, data and done cost one record, not three.
+        let limit = min(transfer.dataPerRecord + 1, TransferConstants.maxBatchLength)
+        guard transfer.extensions.contains(.pipelining), first.batchable, 3 + first.wireLength < limit else { return first }
+        var batch = [first]
+        var size = 3 + first.wireLength
+        while let message = try next() {
+            guard message.batchable, size + 2 + message.wireLength <= limit else {
+                held = message
+                break
+            }
+            batch.append(message)
+            size += 2 + message.wireLength
+        }
+        return batch.count == 1 ? first : .batch(batch)
+    }
+
+    /// The transfer's next message, if it has one ready.
+    private mutating func next() throws(SessionError) -> TransferMessage? {
         guard transfer.hasMessageReady else { return nil }
         do { return try transfer.nextMessage() } catch { throw .transfer(error) }
     }
