@@ -44,6 +44,8 @@ public enum Catalogue {
         quickIdle.session.idleTimeout = .seconds(2)
         var quickRekey = VectorConfiguration()
         quickRekey.session.rekeyAfterRecords = 2
+        let extended = VectorConfiguration(extensions: [.compression, .pipelining])
+        let text = Array((0..<300).map { "line \($0): text compresses, so it travels as zdata against the history.\n" }.joined().utf8)
 
         return [
             Scenario(name: "small-file", vector: session(
@@ -55,6 +57,16 @@ public enum Catalogue {
             Scenario(name: "ten-kib-file", vector: session(
                 ["A 10 KiB file in three records (4096 + 4096 + 2048 bytes), each over several frames."],
                 files: [("pattern-10k.bin", tenKiB, true)])),
+            Scenario(name: "extensions-compression-pipelining", vector: session(
+                ["Extensions (docs/protocol.md §8) compression and pipelining: a hello in message 1 and in",
+                 "message 2; a text file in zdata messages of up to 16384 original bytes, each a zstd frame",
+                 "against the history; then three small files whose offers, data and done share records",
+                 "(batch) without waiting for the receiver's answers, which come back batched too.",
+                 "zstd (1.5.4, level 9) made the frames; another compressor may make others, equally valid:",
+                 "such a sender replays the receiver side of this vector, not its own."],
+                files: [("text.txt", text, true), ("a.bin", FixedInputs.pattern(300), true), ("b.bin", [], true),
+                        ("c.bin", FixedInputs.pattern(1000), true)],
+                configuration: extended)),
             Scenario(name: "small-file-mtu-23", vector: session(
                 ["The small file at the smallest ATT MTU, 23: datagrams of 20 bytes from the sender and 18",
                  "from the receiver, so both handshake messages and the record span many frames."],

@@ -45,11 +45,11 @@ public enum Recorder {
             network.reconnect(after: index > 0 ? scenario.reconnectDelay : .zero,
                               cutAfter: index < scenario.cuts.count ? scenario.cuts[index] : nil)
             log.append(.connect(number: index + 1), at: network.now)
-            do { try sender.open(connection, now: network.now) } catch {
+            do { try sender.open(connection, extensions: vector.configuration.extensions, now: network.now) } catch {
                 outcome = .failure(code: error.code, raisedBy: .sender)
                 break
             }
-            do { try receiver.open(connection, now: network.now) } catch {
+            do { try receiver.open(connection, extensions: vector.configuration.extensions, now: network.now) } catch {
                 outcome = .failure(code: error.code, raisedBy: .receiver)
                 break
             }

@@ -84,7 +84,7 @@ private struct Player<Endpoint: VectorEndpoint> {
                     throw ReplayFailure(side: side, event: timed.number, .malformedLog("no connection \(number) in the header"))
                 }
                 if !skipped {
-                    do { try endpoint.open(vector.connections[number - 1], now: timed.time) } catch {
+                    do { try endpoint.open(vector.connections[number - 1], extensions: vector.configuration.extensions, now: timed.time) } catch {
                         try raise(error, event: timed.number, time: timed.time)
                     }
                 }

@@ -1,5 +1,6 @@
 import Framing
 import Session
+import Transfer
 
 /// The endpoints' settings in a vector: every knob that changes what goes on the wire, written
 /// out in full (no defaults), so a second implementation can set itself up the same way.
@@ -7,14 +8,18 @@ public struct VectorConfiguration: Equatable, Sendable {
     public var session: SessionConfiguration
     /// Offers larger than this are rejected (receiver).
     public var maxFileSize: UInt64
+    /// The transfer extensions (docs/protocol.md §8) the receiver lists and grants and the sender
+    /// asks for: the `extensions:` header line, absent when none (every vector before them).
+    public var extensions: TransferExtensions
 
-    public init(session: SessionConfiguration = .init(), maxFileSize: UInt64 = 1 << 40) {
+    public init(session: SessionConfiguration = .init(), maxFileSize: UInt64 = 1 << 40, extensions: TransferExtensions = []) {
         self.session = session
         self.maxFileSize = maxFileSize
+        self.extensions = extensions
     }
 
     public static func == (a: VectorConfiguration, b: VectorConfiguration) -> Bool {
-        a.maxFileSize == b.maxFileSize && a.session.link == b.session.link
+        a.maxFileSize == b.maxFileSize && a.extensions == b.extensions && a.session.link == b.session.link
             && a.session.handshakeTimeout == b.session.handshakeTimeout
             && a.session.idleTimeout == b.session.idleTimeout
             && a.session.rekeyAfterRecords == b.session.rekeyAfterRecords
@@ -45,7 +50,7 @@ public struct VectorConfiguration: Equatable, Sendable {
     static let linkKeys = VectorConfiguration().linkFields.map(\.0)
 
     /// Rebuilds a configuration from the two lines' fields (every key present, checked by the caller).
-    init(session fields: [String: UInt64], link linkFields: [String: UInt64]) {
+    init(session fields: [String: UInt64], link linkFields: [String: UInt64], extensions: TransferExtensions) {
         func ms(_ key: String, _ table: [String: UInt64]) -> Duration { .milliseconds(Int64(clamping: table[key] ?? 0)) }
         func int(_ key: String) -> Int { Int(clamping: linkFields[key] ?? 0) }
         let link = LinkConfiguration(window: int("window"), ackEvery: int("ack-every"),
@@ -56,7 +61,7 @@ public struct VectorConfiguration: Equatable, Sendable {
         self.init(session: SessionConfiguration(link: link, handshakeTimeout: ms("handshake-timeout-ms", fields),
                                                 rekeyAfterRecords: fields["rekey-after-records"] ?? 0,
                                                 idleTimeout: ms("idle-timeout-ms", fields)),
-                  maxFileSize: fields["max-file-size"] ?? 0)
+                  maxFileSize: fields["max-file-size"] ?? 0, extensions: extensions)
     }
 
     private static func milliseconds(_ duration: Duration) -> UInt64 {

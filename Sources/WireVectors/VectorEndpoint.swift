@@ -1,13 +1,15 @@
 import Pipeline
 import Session
 import Sodium
+import Transfer
 
 /// The calls the vector discipline makes on an endpoint, the same for both sides, so that the
 /// recorder and the replay drive a `SenderSession` and a `ReceiverSession` alike.
 protocol VectorEndpoint: DatagramEndpoint where Failure == SessionError {
     static var side: WireVector.Side { get }
-    /// A link comes up (`connect` for the sender, `accept` for the receiver) with this connection's inputs.
-    mutating func open(_ connection: WireVector.Connection, now: Instant) throws(SessionError)
+    /// A link comes up (`connect` for the sender, `accept` for the receiver) with this connection's
+    /// inputs; `extensions`: what the receiver's extensions characteristic lists.
+    mutating func open(_ connection: WireVector.Connection, extensions: TransferExtensions, now: Instant) throws(SessionError)
     /// The link dropped.
     mutating func close(now: Instant)
 }
@@ -15,9 +17,10 @@ protocol VectorEndpoint: DatagramEndpoint where Failure == SessionError {
 extension SenderSession: VectorEndpoint {
     static var side: WireVector.Side { .sender }
 
-    mutating func open(_ connection: WireVector.Connection, now: Instant) throws(SessionError) {
+    mutating func open(_ connection: WireVector.Connection, extensions: TransferExtensions, now: Instant) throws(SessionError) {
         try connect(maxDatagramSize: connection.senderDatagramSize, peerMaxDatagramSize: connection.receiverDatagramSize,
-                    now: now, wallClock: connection.wallClock, ephemeral: SecureBytes(copying: connection.senderEphemeral))
+                    now: now, wallClock: connection.wallClock, receiverExtensions: extensions,
+                    ephemeral: SecureBytes(copying: connection.senderEphemeral))
     }
 
     mutating func close(now: Instant) { linkLost() }
@@ -26,7 +29,7 @@ extension SenderSession: VectorEndpoint {
 extension ReceiverSession: VectorEndpoint {
     static var side: WireVector.Side { .receiver }
 
-    mutating func open(_ connection: WireVector.Connection, now: Instant) throws(SessionError) {
+    mutating func open(_ connection: WireVector.Connection, extensions: TransferExtensions, now: Instant) throws(SessionError) {
         try accept(maxDatagramSize: connection.receiverDatagramSize, peerMaxDatagramSize: connection.senderDatagramSize,
                    now: now, wallClock: connection.wallClock, ephemeral: SecureBytes(copying: connection.receiverEphemeral))
     }

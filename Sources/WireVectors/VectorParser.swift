@@ -1,3 +1,4 @@
+import Transfer
 import Pipeline
 
 extension WireVector {
@@ -25,8 +26,10 @@ struct VectorParser {
     private var events: [WireVector.Event] = []
     private var connectsSeen = 0
 
-    private static let singleKeys = ["expect", "raised-by", "session", "link", "sender-secret", "sender-public",
+    private static let singleKeys = ["expect", "raised-by", "session", "link", "extensions", "sender-secret", "sender-public",
                                      "receiver-secret", "receiver-public", "pinned-receiver-key"]
+    /// Keys a vector may leave out.
+    private static let optionalKeys: Set = ["raised-by", "extensions"]
 
     mutating func take(_ line: Substring, number: Int) throws(VectorParseError) {
         if line.allSatisfy(\.isWhitespace) { return }
@@ -71,7 +74,7 @@ struct VectorParser {
 
     func finish() throws(VectorParseError) -> WireVector {
         guard sawFormat else { throw VectorParseError(line: 0, .wrongFormat) }
-        for key in Self.singleKeys where key != "raised-by" && single[key] == nil {
+        for key in Self.singleKeys where !Self.optionalKeys.contains(key) && single[key] == nil {
             throw VectorParseError(line: 0, .missingKey(key))
         }
         guard !connections.isEmpty else { throw VectorParseError(line: 0, .missingKey("connection")) }
@@ -115,8 +118,13 @@ struct VectorParser {
             }
             return result
         }
+        var extensions = TransferExtensions()
+        if let (line, value) = single["extensions"] {
+            guard let bits = UInt32(value) else { throw VectorParseError(line: line, .badValue(key: "extensions", detail: "not a u32")) }
+            extensions = TransferExtensions(rawValue: bits)
+        }
         return VectorConfiguration(session: try numbers("session", VectorConfiguration.sessionKeys),
-                                   link: try numbers("link", VectorConfiguration.linkKeys))
+                                   link: try numbers("link", VectorConfiguration.linkKeys), extensions: extensions)
     }
 
     private func keyValue(_ key: String) throws(VectorParseError) -> [UInt8] {

@@ -40,13 +40,16 @@ struct VectorParties {
 
     /// A sender that offers the vector's files and draws its transfer ids from `ids`.
     func makeSender(ids: TransferIDQueue) -> SenderSession {
-        SenderSession(identity: senderIdentity, receiverKey: pinnedKey, files: sources,
-                      configuration: vector.configuration.session, makeTransferID: { ids.next() })
+        let extensions = vector.configuration.extensions
+        return SenderSession(identity: senderIdentity, receiverKey: pinnedKey, files: sources,
+                             configuration: vector.configuration.session, compresses: extensions.contains(.compression),
+                             pipelines: extensions.contains(.pipelining), makeTransferID: { ids.next() })
     }
 
     func makeReceiver(store: MemoryFileStore) -> ReceiverSession {
         ReceiverSession(identity: receiverIdentity, trust: trust, store: store,
-                        configuration: vector.configuration.session, maxFileSize: vector.configuration.maxFileSize)
+                        configuration: vector.configuration.session, maxFileSize: vector.configuration.maxFileSize,
+                        decompresses: vector.configuration.extensions.contains(.compression))
     }
 
     /// The files the receiver should end up holding, by name.

@@ -17,6 +17,7 @@ extension WireVector {
         }
         lines.append("session: " + configuration.sessionFields.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
         lines.append("link: " + configuration.linkFields.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
+        if !configuration.extensions.isEmpty { lines.append("extensions: \(configuration.extensions.rawValue)") }
         lines.append("sender-secret: \(Hex.encode(senderSecret))")
         lines.append("sender-public: \(Hex.encode(senderPublic))")
         lines.append("receiver-secret: \(Hex.encode(receiverSecret))")
