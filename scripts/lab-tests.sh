@@ -6,7 +6,7 @@
 #   per image (default both; $BLESEND_LAB_IMAGES):
 #     boot: default main.conf          -> Tests/Lab/e2e.sh main  (every case but the MTU one)
 #     boot: [GATT] ExchangeMTU=48      -> Tests/Lab/e2e.sh mtu   (forced small MTU)
-#   on the images in --faults-on (default host; $BLESEND_LAB_FAULTS_ON; lab/README.md says why):
+#   on the images in --faults-on (default both; $BLESEND_LAB_FAULTS_ON):
 #     boot: default main.conf          -> Tests/Lab/faults.sh    (faults, attacks, soak; ~6-8 min)
 #   on the image in --package-on (default trixie; $BLESEND_LAB_PACKAGE_ON; "" skips it):
 #     scripts/package.sh builds the .deb; a boot installs and tests it (scripts/test-package.sh;
@@ -23,7 +23,7 @@ cd "$ROOT" || exit 2
 build=1
 goodput=0
 images=${BLESEND_LAB_IMAGES:-host trixie}
-faults_on=${BLESEND_LAB_FAULTS_ON:-host}
+faults_on=${BLESEND_LAB_FAULTS_ON:-host trixie}
 package_on=${BLESEND_LAB_PACKAGE_ON-trixie}
 vm_opts=()
 while [ $# -gt 0 ]; do
