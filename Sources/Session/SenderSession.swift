@@ -97,6 +97,11 @@ public struct SenderSession {
         guard var transfer = parked.take() else { return }
         transfer.dataPerRecord = RecordSizing.dataPerRecord(datagramSize: maxDatagramSize)
         let opening = transfer.openingMessages(receiverOffers: receiverExtensions)
+        // Nothing this receiver can take is left (folders, and it takes none): no handshake.
+        guard !opening.isEmpty else {
+            parked = transfer
+            return
+        }
         let channel: InitiatorChannel
         do {
             channel = try InitiatorChannel(identity: identity, receiverKey: receiverKey, opening: opening, wallClock: wallClock,

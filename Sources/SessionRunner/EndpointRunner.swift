@@ -36,6 +36,11 @@ public enum EndpointRunner {
         let driver = await Driver.choose(for: transport)
         try session.connect(maxDatagramSize: transport.maxDatagramSize, peerMaxDatagramSize: transport.peerMaxDatagramSize,
                             now: clock.now, wallClock: wallClock(), receiverExtensions: receiverExtensions)
+        if session.isFinished {
+            // Nothing was left that this receiver takes (`connect` said so without a handshake).
+            session.takeEvents().forEach(onEvent)
+            return .finished
+        }
         var endpoint = SenderEndpoint(session: session)
         defer { session = endpoint.session }
         return try await driver.run(&endpoint, transport: transport, clock: clock) { events in

@@ -24,15 +24,15 @@ public final class MemoryFileStore: FileStore {
             throw StorageError(.noSpace, "not enough space for \(name)")
         }
         openTemporaries += 1
-        return MemoryIncomingFile(store: self, name: name)
+        return MemoryIncomingFile(store: self, name: name) { [unowned self] file, commit in try self.finish(file, commit: commit) }
     }
 
-    fileprivate func reserve(_ count: Int) throws {
+    func reserve(_ count: Int) throws {
         if let capacity, used + count > capacity { throw StorageError(.noSpace, "disk full") }
         used += count
     }
 
-    fileprivate func finish(_ file: MemoryIncomingFile, commit: Bool) throws -> String {
+    private func finish(_ file: MemoryIncomingFile, commit: Bool) throws -> String {
         openTemporaries -= 1
         guard commit else { return "" }
         var stored = file.name
@@ -73,16 +73,22 @@ public final class MemoryFileStore: FileStore {
     }
 }
 
+/// One file being written in memory; `finish` says where it goes when committed (true) or
+/// discarded (false), and returns the name it got.
 final class MemoryIncomingFile: IncomingFile {
+    typealias Finish = (MemoryIncomingFile, _ commit: Bool) throws -> String
+
     private let store: MemoryFileStore
     let name: String
     var bytes: [UInt8] = []
     private var length: UInt64 = 0
     private var open = true
+    private let finish: Finish
 
-    init(store: MemoryFileStore, name: String) {
+    init(store: MemoryFileStore, name: String, finish: @escaping Finish) {
         self.store = store
         self.name = name
+        self.finish = finish
     }
 
     func write(_ data: [UInt8], at offset: UInt64) throws {
@@ -100,12 +106,12 @@ final class MemoryIncomingFile: IncomingFile {
     func commit() throws -> String {
         guard open else { throw StorageError(.io, "file closed") }
         open = false
-        return try store.finish(self, commit: true)
+        return try finish(self, true)
     }
 
     func discard() {
         guard open else { return }
         open = false
-        _ = try? store.finish(self, commit: false)
+        _ = try? finish(self, false)
     }
 }

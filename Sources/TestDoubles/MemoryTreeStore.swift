@@ -36,11 +36,12 @@ final class MemoryIncomingTree: IncomingTree {
         guard state == .open else { throw StorageError(.io, "folder closed") }
         guard files[path] == nil, !folders.contains(path) else { throw StorageError(.exists, "\(path) exists") }
         files[path] = ([], executable)   // claimed; filled by the file's commit
-        return try MemoryTreeFile(tree: self, path: path, opening: store)
-    }
-
-    fileprivate func finish(_ path: String, bytes: [UInt8]?) {
-        if let bytes { files[path]?.bytes = bytes } else { files[path] = nil }
+        store.openFile()
+        return MemoryIncomingFile(store: store, name: path) { [weak self, store] file, commit in
+            store.closeFile()
+            if commit { self?.files[path]?.bytes = file.bytes } else { self?.files[path] = nil }
+            return path
+        }
     }
 
     func commit() throws -> String {
@@ -54,47 +55,5 @@ final class MemoryIncomingTree: IncomingTree {
         guard state == .open else { return }
         state = .discarded
         store.closeTree()
-    }
-}
-
-final class MemoryTreeFile: IncomingFile {
-    private weak var tree: MemoryIncomingTree?
-    private let store: MemoryFileStore
-    let path: String
-    private var bytes: [UInt8] = []
-    private var open = true
-
-    init(tree: MemoryIncomingTree, path: String, opening store: MemoryFileStore) throws {
-        self.tree = tree
-        self.path = path
-        self.store = store
-        store.openFile()
-    }
-
-    private var length: UInt64 = 0
-
-    func write(_ data: [UInt8], at offset: UInt64) throws {
-        guard open, offset == length else { throw StorageError(.io, "write out of order") }
-        if store.keepsBytes {
-            bytes += data
-        } else {
-            store.checkPattern(data, at: offset)
-        }
-        length += UInt64(data.count)
-    }
-
-    func commit() throws -> String {
-        guard open else { throw StorageError(.io, "file closed") }
-        open = false
-        store.closeFile()
-        tree?.finish(path, bytes: bytes)
-        return path
-    }
-
-    func discard() {
-        guard open else { return }
-        open = false
-        store.closeFile()
-        tree?.finish(path, bytes: nil)
     }
 }

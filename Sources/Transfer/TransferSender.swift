@@ -131,14 +131,15 @@ public struct TransferSender {
     /// The messages that open a connection (they ride in handshake message 1): a `hello` asking
     /// for the extensions both this sender and the receiver (`receiverOffers`, from its extensions
     /// characteristic) can use, if any, then an offer: the oldest file not yet settled again (same
-    /// transfer id: a resume), or the next file.
+    /// transfer id: a resume), or the next file. Nothing if nothing is left that this receiver
+    /// can take (only folders, and it takes none): the sender is then finished.
     public mutating func openingMessages(receiverOffers: TransferExtensions = []) -> [TransferMessage] {
         requested = usable.intersection(receiverOffers)
         granted = nil
         answered = false
         guard let offer = nextOffer(eager: false, allowed: requested) else {
-            byeSent = true
-            return [.bye]
+            finish()
+            return []
         }
         return requested.isEmpty ? [offer] : [.hello(requested), offer]
     }

@@ -74,3 +74,17 @@ func compressionCarriesTextSmallerAndRandomBytesAsTheyAre(lossy: Bool) throws {
     }
     receiver.discardAll()
 }
+
+/// A sender with only a folder, connecting to a receiver that lists no `folders`: no handshake,
+/// the session is finished and says why.
+@Test func aSenderWithOnlyAFolderDoesNotHandshakeWithAnOlderReceiver() throws {
+    let pair = Pair()
+    let tree = TransferID(bytes: Array(repeating: 3, count: 16))!
+    var sender = SenderSession(identity: pair.senderID, receiverKey: pair.receiverID.publicKey,
+                               items: [.folder(tree: tree, path: Array("t".utf8)), .commit(tree: tree, name: "t")])
+    try sender.connect(maxDatagramSize: 244, now: .zero, wallClock: LoopbackRun.wallClockBase, receiverExtensions: [.pipelining])
+    #expect(!sender.isConnected)
+    #expect(sender.isFinished)
+    #expect(sender.takeEvents() == [.transfer(.fileFailed(index: 0, .foldersNotSupported)), .transfer(.finished)])
+    #expect(try sender.nextDatagram(now: .zero) == nil)
+}

@@ -160,3 +160,12 @@ func aFolderCutMidwayResumesAndArrivesWhole(cutAfter: Int) throws {
     #expect(throws: TransferError.unexpected(.commit)) { try receiver.receive(.commit(tree: tree), now: .zero) }
     receiver.discardAll()
 }
+
+/// Only a folder, for a receiver that takes none: nothing to open a connection with, so no
+/// handshake at all; the folder is reported once.
+@Test func onlyAFolderForAReceiverWithoutFoldersOpensNothing() {
+    var sender = TransferSender(items: treeItems("t", sampleTree), makeHasher: { TestHasher() }, makeID: { sampleID })
+    #expect(sender.openingMessages(receiverOffers: [.pipelining, .compression]).isEmpty)
+    #expect(sender.isFinished)
+    #expect(sender.takeEvents() == [.fileFailed(index: 0, .foldersNotSupported), .finished])
+}
