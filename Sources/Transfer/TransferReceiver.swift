@@ -127,8 +127,8 @@ public struct TransferReceiver {
         return hello + replies
     }
 
-    /// The link is gone. Partial files stay, waiting for a resume, until they expire; one that
-    /// holds no byte yet is removed at once (resuming it is the same as starting afresh).
+    /// The link is gone. Partial files and folders stay, waiting for a resume, until they expire;
+    /// a file that holds no byte yet is removed at once (resuming it is the same as starting afresh).
     public mutating func connectionLost(now: Instant) {
         if case .receiving(let key) = current, let partial = partials[key] {
             if partial.received == 0 {
@@ -136,6 +136,10 @@ public struct TransferReceiver {
             } else {
                 partials[key]?.lastActivity = now
             }
+        }
+        // This sender's folders wait from now, however long their last file took.
+        for (key, open) in openTrees where key.senderKey == senderKey {
+            openTrees[key]?.lastActivity = max(open.lastActivity, now)
         }
         current = .none
     }

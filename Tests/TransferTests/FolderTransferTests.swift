@@ -169,3 +169,21 @@ func aFolderCutMidwayResumesAndArrivesWhole(cutAfter: Int) throws {
     #expect(sender.isFinished)
     #expect(sender.takeEvents() == [.fileFailed(index: 0, .foldersNotSupported), .finished])
 }
+
+/// A folder whose last file took longer than the partial lifetime, then lost its link, waits the
+/// whole lifetime from the loss, like the file does; then both go.
+@Test func aFolderWaitsFromTheLostLinkNotFromItsLastEntry() throws {
+    let store = MemoryFileStore()
+    var receiver = TransferReceiver(store: store, makeHasher: { TestHasher() }, partialLifetime: .seconds(600), trees: store)
+    let tree = TransferID(bytes: Array(repeating: 7, count: 16))!
+    let entry = TransferID(bytes: Array(repeating: 8, count: 16))!
+    _ = try receiver.begin(sender: "s", senderKey: [1], opening: [.hello(.folders), .folder(id: sampleID, tree: tree, path: Array("t".utf8))], now: .zero)
+    _ = try receiver.receive(.entry(.init(id: entry, tree: tree, size: 1 << 20, executable: false, path: Array("t/big".utf8))), now: .zero)
+    _ = try receiver.receive(.data([1, 2, 3]), now: Instant(nanoseconds: 700_000_000_000))
+    receiver.connectionLost(now: Instant(nanoseconds: 700_000_000_000))
+    receiver.expirePartials(now: Instant(nanoseconds: 750_000_000_000))
+    #expect(receiver.openTreeCount == 1 && receiver.partialCount == 1)
+    receiver.expirePartials(now: Instant(nanoseconds: 1_301_000_000_000))
+    #expect(receiver.openTreeCount == 0 && receiver.partialCount == 0)
+    #expect(store.openTemporaries == 0 && store.openTrees == 0)
+}

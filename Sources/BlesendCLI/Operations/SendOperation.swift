@@ -115,11 +115,15 @@ struct SendOperation {
             ("bytes", .of(progress.savedBytes)), ("seconds", .double((elapsed * 10).rounded() / 10)),
             ("air_bytes", .of(session.payloadBytesSent)),
         ]))
-        // File data went compressed: say how much of the air it took.
-        if session.payloadBytesSent < session.fileBytesSent, session.payloadBytesSent > 0 {
-            let ratio = Double(session.fileBytesSent) / Double(session.payloadBytesSent)
-            reporter.say("blesend: \(progress.savedFiles) file\(progress.savedFiles == 1 ? "" : "s"), \(Formatting.bytes(progress.savedBytes)); "
-                         + "\(Formatting.bytes(session.payloadBytesSent)) of file data on the air (compressed \((ratio * 100).rounded() / 100)×)")
+        // Several files, or compressed data: the whole run in one line, with what the air carried.
+        let compressed = session.payloadBytesSent < session.fileBytesSent && session.payloadBytesSent > 0
+        if progress.totalFiles > 1 || compressed {
+            var line = "blesend: \(progress.savedFiles) of \(progress.totalFiles) file\(progress.totalFiles == 1 ? "" : "s") sent, "
+                + "\(Formatting.bytes(progress.savedBytes)); \(Formatting.bytes(session.payloadBytesSent)) of file data on the air"
+            if compressed {
+                line += " (compressed \((Double(session.fileBytesSent) / Double(session.payloadBytesSent) * 100).rounded() / 100)×)"
+            }
+            reporter.say(line + " in \(Formatting.seconds(elapsed))")
         }
         if let first = progress.failures.first { throw first }
     }
