@@ -152,6 +152,10 @@ def main():
         say("error", message="receiver %s not found" % args.peer)
         return 2
 
+    # The previous sender's link may still be up: bluetoothd ends it about 2 s after its
+    # Disconnect. Connecting onto it would lose the link a moment later (as blesend's
+    # GattCentral.waitForEarlierDisconnect knows); wait up to 3 s for it to go.
+    wait_until(lambda: not (device_props() or {}).get("Connected"), 3)
     device = dbus.Interface(bus.get_object(BLUEZ, dpath), DEVICE1)
     device.Connect(timeout=30)
     dprops = dbus.Interface(bus.get_object(BLUEZ, dpath), PROPERTIES)
