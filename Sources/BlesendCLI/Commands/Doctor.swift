@@ -21,7 +21,7 @@ struct DoctorOptions: ParsableArguments {
         let receiverChecks = role == .receiver
             ? """
                 peripheral role  the adapter can advertise (Adapter1.Roles has "peripheral")
-                advertising      LEAdvertisingManager1.SupportedInstances above 0, one of them free\n
+                advertising      LEAdvertisingManager1.SupportedInstances above 0\n
               """
             : ""
         let job = role == .sender ? "send" : "receive"
@@ -30,14 +30,14 @@ struct DoctorOptions: ParsableArguments {
             ✗ in the way (the one command or setting that fixes it is under it), ! worth knowing. \
             Checks that need a failed one are listed as not checked. It only looks; nothing is changed.
 
-              system bus       DBUS_SYSTEM_BUS_ADDRESS, or /run/dbus/system_bus_socket, answers
-              bluetoothd       owns org.bluez on the bus; its version (bluetoothd --version)
+              system bus       the bus answers (DBUS_SYSTEM_BUS_ADDRESS, or the default)
+              bluetoothd       runs (owns org.bluez); its version: bluetoothd --version
               permission       bluetoothd answers this user (a GetManagedObjects call)
               adapter          the one --adapter names, or the first
               rfkill           /sys/class/rfkill blocks no Bluetooth radio
               powered          the adapter is powered on
               LE               the adapter does Bluetooth Low Energy (Adapter1.Roles)
-            \(receiverChecks)  main.conf        /etc/bluetooth/main.conf: ControllerMode, Privacy, ExchangeMTU, GATT Channels
+            \(receiverChecks)  main.conf        its ControllerMode, Privacy, ExchangeMTU, GATT Channels
               kernel           4.x or later, for L2CAP channels
 
             Examples:

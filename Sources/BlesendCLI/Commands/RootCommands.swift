@@ -10,7 +10,7 @@ public struct BlesendCommand: AsyncParsableCommand {
           blesend keygen                              # once: make your key pair
           blesend pubkey                              # show your key, to give to a receiver
           blesend --to <receiver key or .pub> FILE    # send
-          blesend doctor                              # if Bluetooth does not work: what is wrong, how to fix it
+          blesend doctor                              # is Bluetooth set up right?
         """,
         version: BlesendVersion.line(tool: "blesend"),
         subcommands: [Send.self, Keygen.self, Pubkey.self, SenderDoctor.self],
@@ -29,7 +29,7 @@ public struct BlerecvCommand: AsyncParsableCommand {
           blesend keygen                                   # once: make this machine's key pair
           blerecv trust <sender key or .pub> --name alice --dir keys
           blerecv --trust keys --out ~/Downloads
-          blerecv doctor                                   # if Bluetooth does not work: what is wrong, how to fix it
+          blerecv doctor                                   # is Bluetooth set up right?
         """,
         version: BlesendVersion.line(tool: "blerecv"),
         subcommands: [Receive.self, Trust.self, ReceiverDoctor.self],

@@ -221,7 +221,7 @@ enum DoctorJudge {
         guard let kernel else { return .warn(.kernel, "uname gave no kernel release") }
         switch kernel.hasLEChannels {
         case true?:
-            return .ok(.kernel, "\(kernel.text): L2CAP channels available (LE credit-based channels are in every 4.x or later kernel; decided from the version)")
+            return .ok(.kernel, "\(kernel.text): L2CAP channels available (any 4.x or later kernel has them; judged by the version alone)")
         case false?:
             return .warn(.kernel, "\(kernel.text): L2CAP channels may be missing (a kernel before 4.0); blesend then uses GATT, which is slower",
                          fix: "a 4.x or later kernel")
