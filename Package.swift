@@ -102,6 +102,8 @@ let package = Package(
 
         // Tests: one target per module, plus shared test helpers (a private dbus-daemon, running binaries).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // A stand-in bluetoothd (org.bluez on a private bus) for the BlueZ and CLI tests.
+        .target(name: "BluetoothdStandIn", dependencies: ["DBus"], path: "Tests/BluetoothdStandIn"),
         .testTarget(name: "SodiumTests", dependencies: ["Sodium", "TestSupport"]),
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "ZstdTests", dependencies: ["Zstd", "CZstd"]),
@@ -121,14 +123,14 @@ let package = Package(
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
         .testTarget(name: "CLITests", dependencies: [
             "BlesendCLI", "BlueZ", "L2CAP", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Transfer", "Pipeline", "Keys", "TestSupport",
-            .product(name: "Logging", package: "swift-log"),
+            "BluetoothdStandIn", .product(name: "Logging", package: "swift-log"),
         ]),
         // The attack table of docs/threat-model.md: one test per row, real pipeline, real folders.
         .testTarget(name: "AttackTableTests", dependencies: [
             "BlesendCLI", "Simulation", "Session", "SessionRunner", "Storage", "Keys", "MemoryTransport", "TestDoubles", "Transfer",
             "Framing", "Handshake", "Sodium", "Pipeline", "TestSupport",
         ]),
-        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "Pipeline", "SocketIO", "L2CAP", "TestSupport"]),
+        .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "Pipeline", "SocketIO", "L2CAP", "TestSupport", "BluetoothdStandIn"]),
         .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "Pipeline", "SocketIO"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
         .testTarget(name: "WireVectorTests", dependencies: ["WireVectors", "Framing", "Handshake", "Pipeline", "Sodium", "TestSupport"]),

@@ -33,6 +33,9 @@ extension CLIError {
         case .busUnavailable(let detail):
             self.init(.bluetoothUnavailable, "cannot reach the D-Bus system bus: \(detail)",
                       hint: "is dbus running? DBUS_SYSTEM_BUS_ADDRESS can point elsewhere")
+        case .accessDenied(let detail):
+            self.init(.bluetoothUnavailable, "the system bus does not let this user talk to bluetoothd (\(detail))",
+                      hint: SetupFix.joinBluetoothGroup)
         case .noAdapter(let name):
             self.init(.bluetoothUnavailable, name.map { "no Bluetooth adapter called \($0)" } ?? "no Bluetooth adapter found",
                       hint: "list adapters with: bluetoothctl list   (then pass --adapter hciN)")

@@ -11,7 +11,8 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     /// The peer refused us, or is not the peer we pinned (untrusted or mismatched key).
     case peerRefused = 66
     /// bluetoothd is not running, the system bus is unreachable, or there is no usable adapter; or
-    /// (blesend) another program on this machine holds the receiver's transfer characteristic.
+    /// (blesend) another program on this machine holds the receiver's transfer characteristic; or
+    /// (`doctor`) a check the role needs failed.
     case bluetoothUnavailable = 67
     /// No receiver was found before `--timeout`.
     case peerNotFound = 68

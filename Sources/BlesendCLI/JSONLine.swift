@@ -1,5 +1,5 @@
 /// One newline-delimited JSON event (docs/json-events.md), with keys in a fixed order:
-/// `event` first, then the fields as given.
+/// `event` first, then the fields as given. `render` also writes the one object of `doctor --json`.
 struct JSONLine {
     enum Value {
         case string(String)
@@ -7,6 +7,9 @@ struct JSONLine {
         case double(Double)
         case bool(Bool)
         case null
+        case array([Value])
+        /// Keys in the order given.
+        case object([(String, Value)])
     }
 
     var fields: [(String, Value)]
@@ -15,9 +18,7 @@ struct JSONLine {
         self.fields = [("event", .string(event))] + fields
     }
 
-    var text: String {
-        "{" + fields.map { "\(Self.quote($0.0)):\(Self.render($0.1))" }.joined(separator: ",") + "}"
-    }
+    var text: String { Self.render(.object(fields)) }
 
     static func render(_ value: Value) -> String {
         switch value {
@@ -26,6 +27,8 @@ struct JSONLine {
         case .double(let d): d.isFinite ? String(d) : "null"
         case .bool(let b): b ? "true" : "false"
         case .null: "null"
+        case .array(let items): "[" + items.map(render).joined(separator: ",") + "]"
+        case .object(let fields): "{" + fields.map { "\(quote($0.0)):\(render($0.1))" }.joined(separator: ",") + "}"
         }
     }
 

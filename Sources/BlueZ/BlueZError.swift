@@ -7,6 +7,9 @@ public enum BlueZError: Error, Equatable, Sendable {
     case bluetoothdNotRunning
     /// The D-Bus system bus itself could not be reached.
     case busUnavailable(String)
+    /// The bus refused to pass our call to bluetoothd (its policy: not root, not in the
+    /// `bluetooth` group where the policy asks for that); carries the bus's message.
+    case accessDenied(String)
     /// No such adapter (named), or no adapter at all (nil).
     case noAdapter(String?)
     /// The adapter exists but is powered off (or blocked).
@@ -48,6 +51,8 @@ public enum BlueZError: Error, Equatable, Sendable {
         case .remote(let r) where r.name == "org.freedesktop.DBus.Error.ServiceUnknown"
             || r.name == "org.freedesktop.DBus.Error.NameHasNoOwner":
             return .bluetoothdNotRunning
+        case .remote(let r) where r.name == "org.freedesktop.DBus.Error.AccessDenied":
+            return .accessDenied(r.message)
         case .remote(let r) where r.name == "org.bluez.Error.NotReady":
             return .adapterPoweredOff(r.message)
         case .remote(let r) where r.name.hasPrefix("org.bluez."):

@@ -11,7 +11,8 @@ public enum DBusBus: Sendable, Equatable {
     /// An explicit address such as `unix:path=/tmp/x/bus`.
     case address(String)
 
-    func resolve() throws(DBusError) -> String {
+    /// The address a connection to this bus would use.
+    public func resolve() throws(DBusError) -> String {
         switch self {
         case .system:
             if let a = getenv("DBUS_SYSTEM_BUS_ADDRESS") { return String(cString: a) }

@@ -24,3 +24,12 @@ struct BlueZErrorTests {
         #expect(BlueZError.acquireRefused(refusal("org.freedesktop.DBus.Error.ServiceUnknown", "")) == .bluetoothdNotRunning)
     }
 }
+
+/// The bus's own refusal (its policy keeps this user from bluetoothd) is told apart from
+/// bluetoothd's errors, so that the user hears about the bluetooth group, not a D-Bus error.
+@Test func theBusRefusingACallIsAccessDenied() {
+    let denied = BlueZError.from(.remote(DBusRemoteError(
+        name: "org.freedesktop.DBus.Error.AccessDenied", message: "Rejected send message, 2 matched rules")))
+    #expect(denied == .accessDenied("Rejected send message, 2 matched rules"))
+    #expect(BlueZError.from(.remote(DBusRemoteError(name: "org.bluez.Error.NotPermitted", message: "x"))) != .accessDenied("x"))
+}

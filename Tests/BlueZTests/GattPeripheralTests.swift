@@ -1,3 +1,4 @@
+import BluetoothdStandIn
 import DBus
 import Glibc
 import Synchronization
@@ -5,87 +6,7 @@ import TestSupport
 import Testing
 @testable import BlueZ
 
-/// A stand-in for bluetoothd on a private bus: it owns `org.bluez` (and can let it go and take it
-/// back, as a restarting bluetoothd does), serves one powered adapter with the GATT and advertising
-/// managers, and reads a registered application back with `GetManagedObjects`, as bluetoothd does.
-final class FakeBluetoothd: Sendable {
-    static let adapter = "/org/bluez/hci0"
-    let connection: DBusConnection
-    let tree: DBusObjectTree
-    /// The manager calls received, in order ("RegisterApplication", ...).
-    let calls = Mutex<[String]>([])
-    /// What `GetManagedObjects` answered at the last `RegisterApplication`.
-    let application = Mutex<DBusManagedObjects?>(nil)
-    /// The connection that registered the application.
-    let peripheral = Mutex<String?>(nil)
-    /// The connections with an advertisement registered.
-    let advertisers = Mutex<Set<String>>([])
-    /// Runs inside `RegisterAdvertisement`, before it answers.
-    let whileRegisteringAdvertisement = Mutex<(@Sendable () async throws -> Void)?>(nil)
-
-    init(address: String) async throws {
-        connection = try await DBusConnection.connect(.address(address))
-        tree = try DBusObjectTree(root: "/")
-        try tree.setObject(path: Self.adapter, interfaces: [BlueZ.adapter: ["Powered": .bool(true), "Address": .string("00:AA:01:00:00:00")]])
-        try tree.setMethod(path: Self.adapter, interface: BlueZ.gattManager, member: "RegisterApplication") { [self] call in
-            record("RegisterApplication")
-            guard let sender = call.sender, let path = try call.argument(0).objectPath else { throw DBusErrorReply.invalidArgs("(oa{sv})") }
-            let objects = try await connection.managedObjects(destination: sender, path: path)
-            application.withLock { $0 = objects }
-            peripheral.withLock { $0 = sender }
-            return []
-        }
-        // As bluetoothd: a second advertisement from the same connection and path is refused.
-        try tree.setMethod(path: Self.adapter, interface: BlueZ.advertisingManager, member: "RegisterAdvertisement") { [self] call in
-            record("RegisterAdvertisement")
-            if let during = whileRegisteringAdvertisement.withLock({ $0 }) { try await during() }
-            let sender = call.sender ?? ""
-            guard advertisers.withLock({ $0.insert(sender).inserted }) else {
-                throw DBusErrorReply(name: "org.bluez.Error.AlreadyExists", message: "Already Exists")
-            }
-            return []
-        }
-        try tree.setMethod(path: Self.adapter, interface: BlueZ.advertisingManager, member: "UnregisterAdvertisement") { [self] call in
-            record("UnregisterAdvertisement")
-            _ = advertisers.withLock { $0.remove(call.sender ?? "") }
-            return []
-        }
-        for (iface, member) in [(BlueZ.gattManager, "UnregisterApplication")] {
-            try tree.setMethod(path: Self.adapter, interface: iface, member: member) { [self] _ in
-                record(member)
-                return []
-            }
-        }
-        try await tree.export(on: connection)
-        try await claimName()
-    }
-
-    private func record(_ call: String) { calls.withLock { $0.append(call) } }
-
-    func claimName() async throws {
-        let reply = try await connection.call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "RequestName", arguments: [.string(BlueZ.service), .uint32(0)])
-        #expect(reply.first == .uint32(1))  // primary owner
-    }
-
-    /// Leaves the bus as bluetoothd does when it stops, forgetting what was registered.
-    func releaseName() async throws {
-        advertisers.withLock { $0 = [] }
-        _ = try await connection.call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "ReleaseName", arguments: [.string(BlueZ.service)])
-    }
-
-    func setPowered(_ on: Bool) async throws {
-        tree.setProperty(path: Self.adapter, interface: BlueZ.adapter, name: "Powered", value: .bool(on))
-        try await connection.emitPropertiesChanged(path: Self.adapter, interface: BlueZ.adapter, changed: ["Powered": .bool(on)])
-    }
-
-    func disconnected(_ device: String) async throws {
-        try await connection.emitPropertiesChanged(path: device, interface: BlueZ.device, changed: ["Connected": .bool(false)])
-    }
-
+extension FakeBluetoothd {
     /// A call on the registered application's transfer characteristic, as bluetoothd makes it.
     func callTransfer(_ member: String, _ arguments: [DBusValue]) async throws -> [DBusValue] {
         let destination = try #require(peripheral.withLock { $0 })

@@ -26,3 +26,12 @@ import Transfer
     #expect(error.message.contains("Write acquired"))
     #expect(error.hint != nil)
 }
+
+// A user the system bus keeps from bluetoothd hears about the bluetooth group (the same fix
+// `doctor` gives), not a bare D-Bus error.
+@Test func theBusRefusingUsIsBluetoothUnavailableWithTheGroupHint() {
+    let error = CLIError(BlueZError.accessDenied("Rejected send message"), adapter: nil)
+    #expect(error.status == .bluetoothUnavailable)
+    #expect(error.message.contains("Rejected send message"))
+    #expect(error.hint?.contains("sudo usermod -aG bluetooth $USER") == true)
+}

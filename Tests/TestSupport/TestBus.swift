@@ -13,7 +13,10 @@ public final class TestBus: @unchecked Sendable {
 
     public struct SpawnError: Error, CustomStringConvertible { public var description: String }
 
-    public init() throws {
+    /// - Parameter extraRules: dbus-daemon policy rules placed after the allow-all ones (a later
+    ///   rule wins), e.g. `<deny send_destination="org.bluez"/>` to have the bus refuse calls to a
+    ///   service with `org.freedesktop.DBus.Error.AccessDenied`, as the system bus's policy can.
+    public init(extraRules: String = "") throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dbus-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         directory = dir
@@ -28,6 +31,7 @@ public final class TestBus: @unchecked Sendable {
                 <allow send_destination="*" eavesdrop="true"/>
                 <allow eavesdrop="true"/>
                 <allow own="*"/>
+                \(extraRules)
               </policy>
             </busconfig>
             """

@@ -10,9 +10,10 @@ public struct BlesendCommand: AsyncParsableCommand {
           blesend keygen                              # once: make your key pair
           blesend pubkey                              # show your key, to give to a receiver
           blesend --to <receiver key or .pub> FILE    # send
+          blesend doctor                              # is Bluetooth set up right?
         """,
         version: BlesendVersion.line(tool: "blesend"),
-        subcommands: [Send.self, Keygen.self, Pubkey.self],
+        subcommands: [Send.self, Keygen.self, Pubkey.self, SenderDoctor.self],
         defaultSubcommand: Send.self)
 
     public init() {}
@@ -28,9 +29,10 @@ public struct BlerecvCommand: AsyncParsableCommand {
           blesend keygen                                   # once: make this machine's key pair
           blerecv trust <sender key or .pub> --name alice --dir keys
           blerecv --trust keys --out ~/Downloads
+          blerecv doctor                                   # is Bluetooth set up right?
         """,
         version: BlesendVersion.line(tool: "blerecv"),
-        subcommands: [Receive.self, Trust.self],
+        subcommands: [Receive.self, Trust.self, ReceiverDoctor.self],
         defaultSubcommand: Receive.self)
 
     public init() {}

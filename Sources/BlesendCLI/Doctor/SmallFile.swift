@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reading the small system files `doctor` looks at (main.conf, /sys/class/rfkill), with a size cap.
+enum SmallFile {
+    enum Outcome: Equatable {
+        case text(String)
+        /// No such file.
+        case absent
+        /// There, but not readable: why (`strerror`, or the size cap).
+        case failed(String)
+    }
+
+    static func read(_ path: String, limit: Int) -> Outcome {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return errno == ENOENT ? .absent : .failed(String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16_384)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return .failed(String(cString: strerror(errno)))
+            }
+            if n == 0 { break }
+            bytes += buffer[0..<n]
+            if bytes.count > limit { return .failed("larger than \(limit / 1024) KiB") }
+        }
+        return .text(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The first line of a small file, spaces and newline removed; nil when it cannot be read.
+    static func firstLine(_ path: String) -> String? {
+        guard case .text(let text) = read(path, limit: 4096) else { return nil }
+        return text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first.map {
+            String($0.filter { $0 != " " && $0 != "\t" && $0 != "\r" })
+        }
+    }
+
+    /// The names in `directory` without `.` and `..`; nil when it cannot be read.
+    static func names(in directory: String) -> [String]? {
+        guard let stream = opendir(directory) else { return nil }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+}
