@@ -306,8 +306,28 @@ run_main() {
   check "stream differs" same "$W/files/s.bin" "$W/out-stdout/out"
   end "$SLOG.err" "$RECV_LOG.err"
 
+  # Issue 14: blesend doctor / blerecv doctor pass here, and name a powered-off adapter with its fix.
+  begin "doctor: passes on both adapters; names hci0 powered off with its fix (exit 67)"
+  stop_recv
+  local drc
+  "$SEND" doctor --adapter hci1 > "$W/logs/doctor-send.out" 2>&1; drc=$?
+  check "blesend doctor --adapter hci1 exit $drc, want 0" [ "$drc" = 0 ]
+  check "no 'ready to send'" grep -q '^blesend doctor: ready to send' "$W/logs/doctor-send.out"
+  "$RECV" doctor --adapter hci0 --json > "$W/logs/doctor-recv.json" 2>&1; drc=$?
+  check "blerecv doctor --adapter hci0 --json exit $drc, want 0" [ "$drc" = 0 ]
+  check "--json is not one object with ok true, role receiver" /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["ok"] and d["role"]=="receiver" else 1)' "$W/logs/doctor-recv.json"
+  btmgmt --index 0 power off > /dev/null 2>&1
+  wait_until 10 sh -c 'busctl --system get-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered | grep -q false'
+  "$RECV" doctor --adapter hci0 > "$W/logs/doctor-off.out" 2>&1; drc=$?
+  check "blerecv doctor with hci0 off exit $drc, want 67" [ "$drc" = 67 ]
+  check "no '✗ powered … hci0 is powered off' line" grep -q '^✗ powered .*hci0 is powered off' "$W/logs/doctor-off.out"
+  check "no fix for it" grep -q 'fix: busctl --system set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b true' "$W/logs/doctor-off.out"
+  btmgmt --index 0 power on > /dev/null 2>&1
+  wait_until 10 sh -c 'busctl --system get-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered | grep -q true'
+  end "$W/logs/doctor-send.out" "$W/logs/doctor-recv.json" "$W/logs/doctor-off.out"
+
   # 11. bluetoothd not running (LAST: stops bluetoothd)
-  begin "bluetoothd not running: blesend exits 67 with a hint"
+  begin "bluetoothd not running: blesend exits 67 with a hint, and blesend doctor names it"
   local btpid
   btpid=$(cat /run/blesend-lab/bluetoothd.pid 2>/dev/null)
   if [ -n "$btpid" ] && kill "$btpid" 2>/dev/null; then
@@ -319,7 +339,11 @@ run_main() {
   check "blesend exit $SRC, want 67" [ "$SRC" = 67 ]
   check "no 'bluetoothd is not running' message" grep -q 'bluetoothd is not running' "$SLOG.err"
   check "no hint" grep -q 'hint:' "$SLOG.err"
-  end "$SLOG.err"
+  "$SEND" doctor --adapter hci1 > "$W/logs/doctor-nobluez.out" 2>&1; local drc=$?
+  check "blesend doctor without bluetoothd exit $drc, want 67" [ "$drc" = 67 ]
+  check "no '✗ bluetoothd … not running' line" grep -q '^✗ bluetoothd .*bluetoothd is not running' "$W/logs/doctor-nobluez.out"
+  check "no fix for it" grep -q 'fix: sudo systemctl start bluetooth' "$W/logs/doctor-nobluez.out"
+  end "$SLOG.err" "$W/logs/doctor-nobluez.out"
 }
 
 # =====================================================================================
