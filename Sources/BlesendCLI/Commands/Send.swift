@@ -24,7 +24,7 @@ struct Send: AsyncParsableCommand {
         devices and pipes inside it are skipped with a warning; only the executable bit of a \
         file's mode travels. Many files go one after another without a pause between them.
 
-        Compression: where the receiver takes it, file data travels zstd-compressed, chunk by         chunk and only where that makes it smaller (text shrinks; photos, archives and random         bytes go as they are). Compressed sizes say something about the content to someone         watching the radio (docs/threat-model.md); --no-compress turns it off.
+        Compression: where the receiver takes it, file data travels zstd-compressed, chunk by chunk and only where that makes it smaller (text shrinks; photos, archives and random bytes go as they are). Compressed sizes say something about the content to someone watching the radio (docs/threat-model.md); --no-compress turns it off.
 
         Examples:
           blesend --to blesend-pub1:... report.pdf
