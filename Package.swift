@@ -109,7 +109,7 @@ let package = Package(
         .testTarget(name: "ZstdTests", dependencies: ["Zstd", "CZstd"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
         .testTarget(name: "FramingTests", dependencies: ["Framing", "Pipeline", "MemoryTransport"]),
-        .testTarget(name: "HandshakeTests", dependencies: ["Handshake", "Sodium", "TestSupport"]),
+        .testTarget(name: "HandshakeTests", dependencies: ["Handshake", "Sodium", "CSodium", "TestSupport"]),
         .testTarget(name: "RecordTests", dependencies: ["Record", "Sodium", "TestSupport"]),
         .testTarget(name: "TransferTests", dependencies: ["Transfer", "TestDoubles", "Pipeline"]),
         .testTarget(name: "KeysTests", dependencies: ["Keys"]),
