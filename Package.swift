@@ -48,6 +48,8 @@ let package = Package(
         .target(name: "Record", dependencies: ["Pipeline", "Sodium"]),
         .target(name: "Transfer", dependencies: ["Pipeline", .product(name: "DequeModule", package: "swift-collections")]),
         .target(name: "Keys", dependencies: ["Sodium"]),
+        // Private discovery: the service data from which a receiver's trusted senders recognise it.
+        .target(name: "Discovery", dependencies: ["Keys", "Sodium"]),
         .target(name: "Storage", dependencies: ["Transfer", "CFileCalls"]),
         .target(name: "Session", dependencies: [
             "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium", "Zstd",
@@ -109,10 +111,11 @@ let package = Package(
         .testTarget(name: "ZstdTests", dependencies: ["Zstd", "CZstd"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
         .testTarget(name: "FramingTests", dependencies: ["Framing", "Pipeline", "MemoryTransport"]),
-        .testTarget(name: "HandshakeTests", dependencies: ["Handshake", "Sodium", "TestSupport"]),
+        .testTarget(name: "HandshakeTests", dependencies: ["Handshake", "Sodium", "CSodium", "TestSupport"]),
         .testTarget(name: "RecordTests", dependencies: ["Record", "Sodium", "TestSupport"]),
         .testTarget(name: "TransferTests", dependencies: ["Transfer", "TestDoubles", "Pipeline"]),
         .testTarget(name: "KeysTests", dependencies: ["Keys"]),
+        .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Keys", "Sodium", "CSodium"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Transfer"]),
         .testTarget(name: "SessionTests", dependencies: [
             "Session", "Simulation", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline", "Zstd",
