@@ -27,9 +27,10 @@ import Transfer
 ///   what that sender writes; a shadow link reassembles the same datagrams to tell), and then only
 ///   for that sender's name; no `authenticated` or transfer event comes without it;
 /// - bounded memory: a file never holds more than its offer announced nor more than `maxFileSize`;
-///   at most one temporary file per connection; the link's reorder buffer stays under its window;
+///   at most one temporary file per connection, at most 4 folders being built (extension
+///   `folders`: the store takes folders too); the link's reorder buffer stays under its window;
 /// - a committed file's content hashes to the hash the sender sent in `done`;
-/// - after `shutdown` no temporary file is left.
+/// - after `shutdown` no temporary file and no folder being built is left.
 let receiverSessionTarget = FuzzTarget(
     name: "receiver-session",
     summary: "a peer's datagrams into ReceiverSession before and after the handshake; file-store audit",
@@ -48,9 +49,11 @@ private final class AuditingFileStore: FileStore {
     /// Set by the harness once the connection's first message is a genuine message 1 from the
     /// trusted sender.
     var allowedSender: String?
-    private(set) var begun = 0
-    private(set) var open = 0
-    private(set) var committed: [[UInt8]] = []
+    fileprivate(set) var begun = 0
+    fileprivate(set) var open = 0
+    fileprivate(set) var committed: [[UInt8]] = []
+    /// Folders begun and neither committed nor discarded.
+    fileprivate(set) var openTrees = 0
 
     func begin(name: String, size: UInt64?, sender: String) throws -> any IncomingFile {
         require(allowedSender != nil, "a file (\(name)) was created before a trusted sender authenticated")
@@ -63,6 +66,50 @@ private final class AuditingFileStore: FileStore {
     fileprivate func closed(_ file: AuditedFile, committing: Bool) {
         open -= 1
         if committing { committed.append(file.bytes) }
+    }
+}
+
+extension AuditingFileStore: TreeStore {
+    func beginTree(named topName: String) throws -> any IncomingTree {
+        require(allowedSender != nil, "a folder (\(topName)) was begun before a trusted sender authenticated")
+        openTrees += 1
+        return AuditedTree(store: self)
+    }
+}
+
+/// A folder being built: its files are audited like any file.
+private final class AuditedTree: IncomingTree {
+    let store: AuditingFileStore
+    var isOpen = true
+
+    init(store: AuditingFileStore) { self.store = store }
+
+    func makeFolder(_ components: [String]) throws {
+        require(isOpen, "a folder made in a closed tree")
+        require(!components.isEmpty && components.allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." && !$0.contains("/") },
+                "unsafe folder path \(components)")
+    }
+
+    func beginFile(_ components: [String], size: UInt64?, executable: Bool) throws -> any IncomingFile {
+        require(isOpen, "a file begun in a closed tree")
+        require(!components.isEmpty && components.allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." && !$0.contains("/") },
+                "unsafe file path \(components)")
+        store.begun += 1
+        store.open += 1
+        return AuditedFile(store: store, size: size)
+    }
+
+    func commit() throws -> String {
+        require(isOpen, "commit of a closed tree")
+        isOpen = false
+        store.openTrees -= 1
+        return "tree"
+    }
+
+    func discard() {
+        guard isOpen else { return }
+        isOpen = false
+        store.openTrees -= 1
     }
 }
 
@@ -220,6 +267,7 @@ private struct AuditedReceiver: DatagramEndpoint {
         }
         require(store.begun == 0 || authenticatedSeen, "a file was created in a call that did not authenticate")
         require(store.open <= 1, "\(store.open) temporary files on one connection")
+        require(store.openTrees <= 4, "\(store.openTrees) folders being built")
         if let statistics = session.linkStatistics {
             require(statistics.maxReorderBuffered < window, "reorder buffer reached \(statistics.maxReorderBuffered)")
         }
@@ -230,6 +278,7 @@ private struct AuditedReceiver: DatagramEndpoint {
         session.shutdown()
         audit()
         require(store.open == 0, "\(store.open) temporary files left after shutdown")
+        require(store.openTrees == 0, "\(store.openTrees) folders left after shutdown")
     }
 }
 
@@ -276,7 +325,7 @@ private func runReceiverSession(_ bytes: [UInt8]) {
             switch operation & 3 {
             case 0:
                 let plaintext = input.chunk()
-                if case .done(_, let hash)? = try? TransferMessage(decoding: plaintext) { harness.doneHashes.append(hash) }
+                if let message = try? TransferMessage(decoding: plaintext) { harness.doneHashes += doneHashes(in: message) }
                 var sealed: [[UInt8]] = []
                 guard (try? channel.encode(Record(plaintext: plaintext, isFinal: operation & 4 != 0), into: &sealed)) != nil
                 else { continue }
@@ -294,22 +343,39 @@ private func runReceiverSession(_ bytes: [UInt8]) {
     }
 }
 
+/// The hashes of the `done` messages in `message` (a `batch` may hold several).
+private func doneHashes(in message: TransferMessage) -> [[UInt8]] {
+    switch message {
+    case .done(_, let hash): [hash]
+    case .batch(let messages): messages.flatMap(doneHashes(in:))
+    default: []
+    }
+}
+
 private func receiverSessionSeeds() -> [FuzzSeed] {
     let id = TransferID(halves: (0x0123_4567_89AB_CDEF, 0x0F1E_2D3C_4B5A_6978))
     let content = Array("hello, fuzzer\n".utf8)
     let hash = BLAKE2b.hash(content, outputLength: 32)
     let payload = openingPayload(timestamp: 1_700_000_000_000_000_000, name: "report.pdf", size: UInt64(content.count))
 
-    func trusted(_ datagramSizeBit: UInt8, _ conversation: [TransferMessage]) -> [UInt8] {
+    func trusted(_ datagramSizeBit: UInt8, _ conversation: [TransferMessage], opening: [UInt8]? = nil) -> [UInt8] {
         var builder = FuzzInputBuilder()
         builder.byte(Mode.trustedHandshake.rawValue | datagramSizeBit)
-        builder.chunk16(payload)
+        builder.chunk16(opening ?? payload)
         for message in conversation {
             builder.byte(message == .bye ? 4 : 0)
             builder.chunk(message.encoded())
         }
         return builder.bytes
     }
+
+    // Extensions (protocol.md §8): a hello asking for every one, then a folder's top as the opening.
+    let tree = TransferID(halves: (0x7777_7777_7777_7777, 0x0000_0000_0000_0001))
+    let entry = TransferID(halves: (0x1111_1111_1111_1111, 0x0000_0000_0000_0002))
+    let subfolder = TransferID(halves: (0x2222_2222_2222_2222, 0x0000_0000_0000_0003))
+    var folderOpening: [UInt8] = []
+    folderOpening.appendBigEndian(UInt64(1_700_000_000_000_000_000))
+    HandshakePayload.encode([.hello(.known), .folder(id: id, tree: tree, path: Array("album".utf8))], into: &folderOpening)
 
     // Raw datagrams: the sender's side of a real handshake at a small datagram size.
     var raw = FuzzInputBuilder()
@@ -335,5 +401,11 @@ private func receiverSessionSeeds() -> [FuzzSeed] {
                                                        .done(id: id, hash: hash), .bye])),
         FuzzSeed("trusted-bad-hash", trusted(4, [.data(content), .done(id: id, hash: [UInt8](repeating: 0, count: 32)), .bye])),
         FuzzSeed("trusted-too-much-data", trusted(4, [.data(content + content)])),
+        FuzzSeed("trusted-folder-pipelined", trusted(4, [
+            .batch([.entry(.init(id: entry, tree: tree, size: UInt64(content.count), executable: true, path: Array("album/a.txt".utf8))),
+                    .data(content), .done(id: entry, hash: hash)]),
+            .folder(id: subfolder, tree: tree, path: Array("album/empty".utf8)),
+            .commit(tree: tree), .bye,
+        ], opening: folderOpening)),
     ]
 }
