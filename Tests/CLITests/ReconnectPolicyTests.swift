@@ -109,4 +109,11 @@ struct ReconnectPolicyTests {
         #expect(scan(p.connectFailed(.l2cap(.connectFailed(errno: 111)), now: at(6))) != nil)
         #expect(try #require(failure(p.connectFailed(.l2capNotOffered, now: at(7)))).status == .transportUnavailable)
     }
+
+    /// The bus refusing this user is not something a reconnect changes, even mid-transfer.
+    @Test func accessDeniedEndsAtOnceEvenWhileReconnecting() throws {
+        var p = policy()
+        _ = p.linkLost(progressed: true, now: at(5))
+        #expect(try #require(failure(p.connectFailed(.accessDenied("Rejected send message"), now: at(6)))).status == .bluetoothUnavailable)
+    }
 }

@@ -57,7 +57,9 @@ struct ReconnectPolicy {
     /// Connecting failed.
     mutating func connectFailed(_ error: BlueZError, now: ContinuousClock.Instant) -> Decision {
         switch error {
-        case .characteristicBusy, .l2capNotOffered:
+        // Nothing a retry changes: another program holds the characteristic, the receiver has no
+        // channel, or the bus does not let this user talk to bluetoothd.
+        case .characteristicBusy, .l2capNotOffered, .accessDenied:
             return .fail(CLIError(error, adapter: adapter))
         case .l2cap where !reconnecting:
             return .fail(CLIError(error, adapter: adapter))
