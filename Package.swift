@@ -76,7 +76,7 @@ let package = Package(
 
         // Command line.
         .target(name: "BlesendCLI", dependencies: [
-            "Session", "SessionRunner", "Keys", "BlueZ", "Storage", "Pipeline",
+            "Session", "SessionRunner", "Keys", "BlueZ", "Storage", "Pipeline", "Discovery",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

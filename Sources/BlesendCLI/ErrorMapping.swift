@@ -46,6 +46,9 @@ extension CLIError {
             let wait = timeout.map { " within \(Self.seconds($0)) s" } ?? ""
             self.init(.peerNotFound, "no receiver found\(wait)",
                       hint: "is blerecv running nearby? Move closer, lower --min-rssi, or raise --timeout")
+        case .notListed:
+            self.init(.peerRefused, "a blesend receiver is nearby but does not list your key: it does not trust you, or it is not the one you pinned",
+                      hint: "give the receiver your public key (blesend pubkey) to add with blerecv trust, and check --to")
         case .timeout(let what):
             self.init(.linkLost, "the receiver did not answer in time (\(what))", hint: "move closer and try again")
         case .linkLost:

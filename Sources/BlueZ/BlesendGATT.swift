@@ -1,3 +1,5 @@
+import DBus
+
 /// What a receiver serves: the UUIDs (docs/protocol.md §1), the GATT application and the
 /// advertisement, as values.
 public enum BlesendGATT {
@@ -57,8 +59,20 @@ public enum BlesendGATT {
     }
 
     /// Connectable and discoverable, with the service UUID. `localName` is off by default: no stable
-    /// personal identifier on the air.
-    static func advertisement(localName: String?) -> LEAdvertisement {
-        LEAdvertisement(kind: .peripheral, serviceUUIDs: [serviceUUID], discoverable: true, localName: localName)
+    /// personal identifier on the air. With `discovery` (private discovery, docs/protocol.md §1.1),
+    /// the data goes as service data under the service UUID instead of the UUID list: BlueZ 5.66
+    /// fits Flags and one of the two in a legacy advertisement, not both.
+    static func advertisement(localName: String?, discovery: [UInt8]? = nil) -> LEAdvertisement {
+        guard let discovery else {
+            return LEAdvertisement(kind: .peripheral, serviceUUIDs: [serviceUUID], discoverable: true, localName: localName)
+        }
+        return LEAdvertisement(kind: .peripheral, serviceUUIDs: [], discoverable: true, localName: localName,
+                               serviceData: [serviceUUID: discovery])
+    }
+
+    /// The private-discovery service data in a device's `ServiceData` property, if it has any.
+    static func discoveryData(_ props: [String: DBusValue]) -> [UInt8]? {
+        guard let data = props["ServiceData"]?.properties else { return nil }
+        return data.first { $0.key.lowercased() == serviceUUID }?.value.bytes
     }
 }

@@ -16,6 +16,8 @@ public enum BlueZError: Error, Equatable, Sendable {
     case adapterPoweredOff(String)
     /// No peer advertising the transfer service was found before the timeout.
     case notFound
+    /// Receivers are near, and their private-discovery data lists another sender, not this one.
+    case notListed
     /// The peer did not get ready in time (connect, service resolution).
     case timeout(String)
     /// The link went away.

@@ -21,7 +21,12 @@ actor BluezRegistration {
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
-    init(bus: DBusConnection, adapterPath: String, applicationPath: String, advertisementPath: String) {
+    /// Run before every `RegisterAdvertisement` (fresh private-discovery data: a new salt).
+    private let beforeAdvertising: (@Sendable () -> Void)?
+
+    init(bus: DBusConnection, adapterPath: String, applicationPath: String, advertisementPath: String,
+         beforeAdvertising: (@Sendable () -> Void)? = nil) {
+        self.beforeAdvertising = beforeAdvertising
         self.bus = bus
         self.adapterPath = adapterPath
         self.applicationPath = applicationPath
@@ -96,6 +101,7 @@ actor BluezRegistration {
 
     private func advertise() async throws(BlueZError) {
         guard !advertising, !closed else { return }
+        beforeAdvertising?()
         _ = try await bus.bluez(
             adapterPath, BlueZ.advertisingManager, "RegisterAdvertisement", [.objectPath(advertisementPath), .properties([:])])
         advertising = true

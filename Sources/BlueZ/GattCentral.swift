@@ -1,6 +1,7 @@
 import DBus
 import L2CAP
 import Pipeline
+import Synchronization
 
 /// The sender side: finds a receiver advertising the transfer service, connects, and returns the
 /// connection: an L2CAP channel where the receiver publishes a PSM and `transport` allows it, else
@@ -13,9 +14,12 @@ public enum GattCentral {
     /// first receiver found (skipping ones whose RSSI is known and below `radio.minimumRSSI`; an
     /// absent RSSI is treated as unknown and accepted) and opens the transport `radio.transport` asks for.
     /// `excluding` lists device paths not to connect to again (receivers that failed the handshake).
+    /// `recognises` judges private-discovery data (docs/protocol.md §1.1): a receiver that lists
+    /// this sender is tried first, one that does not is never tried, and if only such receivers
+    /// are seen for `notListedPatience` the scan ends with `notListed`.
     public static func connect(
         _ radio: RadioOptions, scanTime: Duration? = nil, excluding: Set<String> = [], bus: DBusConnection? = nil,
-        progress: @escaping @Sendable (ConnectStep) -> Void = { _ in }
+        recognises: (@Sendable ([UInt8]) -> Bool?)? = nil, progress: @escaping @Sendable (ConnectStep) -> Void = { _ in }
     ) async throws(BlueZError) -> PeerConnection {
         let connection: DBusConnection
         if let bus { connection = bus } else { connection = try await BlueZAdapter.systemBus() }
@@ -23,7 +27,7 @@ public enum GattCentral {
         do {
             let adapterPath = try await BlueZAdapter.resolve(connection, name: radio.adapter)
             let device = try await discover(connection, adapterPath: adapterPath, timeout: scanTime ?? radio.scanTimeout,
-                                            minimumRSSI: radio.minimumRSSI, excluding: excluding)
+                                            minimumRSSI: radio.minimumRSSI, excluding: excluding, recognises: recognises)
             progress(.found(device: device))
             return try await open(connection, adapterPath: adapterPath, device: device, transport: radio.transport, ownsBus: ownsBus,
                                   progress: progress)
@@ -33,16 +37,52 @@ public enum GattCentral {
         }
     }
 
-    static func isCandidate(_ props: [String: DBusValue], adapterPath: String, minimumRSSI: Int16?) -> Bool {
-        guard props["Adapter"]?.objectPath == adapterPath else { return false }
+    /// What a scan makes of one device.
+    enum Sighting: Equatable {
+        /// A receiver whose private-discovery data lists this sender: connect first.
+        case listsUs
+        /// A receiver that advertises the service without discovery data (an older one, or one
+        /// without private discovery): it may be the pinned one; only the handshake tells.
+        case plain
+        /// A receiver whose discovery data does not list this sender.
+        case otherReceiver
+        case none
+    }
+
+    /// `recognises` judges private-discovery service data: whether it lists this sender, nil if it
+    /// cannot read it (nil function: this sender does not look at it).
+    static func sighting(_ props: [String: DBusValue], adapterPath: String, minimumRSSI: Int16?,
+                         recognises: (@Sendable ([UInt8]) -> Bool?)?) -> Sighting {
+        guard props["Adapter"]?.objectPath == adapterPath else { return .none }
+        if let minimumRSSI, let rssi = props["RSSI"]?.int16, rssi < minimumRSSI { return .none }
+        // Data it cannot read is ignored (a later layout): the device counts as a plain receiver.
+        if let recognises, let data = BlesendGATT.discoveryData(props), let listed = recognises(data) {
+            return listed ? .listsUs : .otherReceiver
+        }
+        if recognises != nil, BlesendGATT.discoveryData(props) != nil { return .plain }
         let uuids = (props["UUIDs"]?.strings ?? []).map { $0.lowercased() }
-        guard uuids.contains(BlesendGATT.serviceUUID) else { return false }
-        if let minimumRSSI, let rssi = props["RSSI"]?.int16, rssi < minimumRSSI { return false }
-        return true
+        return uuids.contains(BlesendGATT.serviceUUID) ? .plain : .none
+    }
+
+    /// How long a sender that sees only receivers not listing it keeps looking before it says so.
+    public static let notListedPatience: Duration = .seconds(2)
+
+    /// Set once, read from several tasks.
+    private final class Flag: Sendable {
+        private let state = Mutex(false)
+        func set() { state.withLock { $0 = true } }
+        var isSet: Bool { state.withLock { $0 } }
+    }
+
+    private enum ScanOutcome: Sendable {
+        case device(String)
+        case onlyOthers
+        case timeout
     }
 
     private static func discover(
-        _ bus: DBusConnection, adapterPath: String, timeout: Duration, minimumRSSI: Int16?, excluding: Set<String>
+        _ bus: DBusConnection, adapterPath: String, timeout: Duration, minimumRSSI: Int16?, excluding: Set<String>,
+        recognises: (@Sendable ([UInt8]) -> Bool?)?
     ) async throws(BlueZError) -> String {
         let added: AsyncStream<DBusObjectManagerEvent>
         let changed: AsyncStream<DBusPropertiesChanged>
@@ -53,32 +93,60 @@ public enum GattCentral {
             throw BlueZError.from(error)
         }
         await forgetStaleDevices(bus, adapterPath: adapterPath)
-        _ = try await bus.bluez(adapterPath, BlueZ.adapter, "SetDiscoveryFilter", [.properties([
-            "UUIDs": .strings([BlesendGATT.serviceUUID]),
-            "Transport": .string("le"),
-        ])])
+        // A receiver with private discovery advertises its data instead of the UUID list, and
+        // bluetoothd's UUID filter matches lists only: with a recogniser, look at every LE device.
+        var filter: [String: DBusValue] = ["Transport": .string("le")]
+        if recognises == nil { filter["UUIDs"] = .strings([BlesendGATT.serviceUUID]) }
+        _ = try await bus.bluez(adapterPath, BlueZ.adapter, "SetDiscoveryFilter", [.properties(filter)])
         _ = try await bus.bluez(adapterPath, BlueZ.adapter, "StartDiscovery")
-        do {
-            // Devices bluetoothd already knows (seen in this scan, or cached).
-            let objects = try await bus.managedObjects(destination: BlueZ.service, path: "/")
-            var found: String? = objects.keys.sorted().first { path in
-                guard let props = objects[path]?[BlueZ.device] else { return false }
-                return !excluding.contains(path) && isCandidate(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI)
+        let othersSeen = Flag()
+        let judge: @Sendable (String, [String: DBusValue]) -> Bool = { path, props in
+            guard !excluding.contains(path) else { return false }
+            switch sighting(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI, recognises: recognises) {
+            case .listsUs, .plain: return true
+            case .otherReceiver: othersSeen.set()
+            case .none: break
             }
-            if found == nil {
-                found = await withTaskGroup(of: String?.self) { group -> String? in
+            return false
+        }
+        do {
+            // Devices bluetoothd already knows (seen in this scan, or cached); one that lists us first.
+            let objects = try await bus.managedObjects(destination: BlueZ.service, path: "/")
+            let known = objects.keys.sorted().compactMap { path -> (String, Sighting)? in
+                guard let props = objects[path]?[BlueZ.device], !excluding.contains(path) else { return nil }
+                return (path, sighting(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI, recognises: recognises))
+            }
+            if known.contains(where: { $0.1 == .otherReceiver }) { othersSeen.set() }
+            var outcome: ScanOutcome = .timeout
+            if let path = (known.first { $0.1 == .listsUs } ?? known.first { $0.1 == .plain })?.0 {
+                outcome = .device(path)
+            } else {
+                outcome = await withTaskGroup(of: ScanOutcome?.self) { group -> ScanOutcome in
                     group.addTask {
                         for await event in added {
-                            if case .added(let path, let ifaces) = event, let props = ifaces[BlueZ.device], !excluding.contains(path),
-                               isCandidate(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI) { return path }
+                            if case .added(let path, let ifaces) = event, let props = ifaces[BlueZ.device], judge(path, props) {
+                                return .device(path)
+                            }
                         }
                         return nil
                     }
                     group.addTask {
-                        for await change in changed where (change.changed["UUIDs"] != nil || change.changed["RSSI"] != nil)
-                            && !excluding.contains(change.path) {
+                        for await change in changed
+                            where change.changed["UUIDs"] != nil || change.changed["RSSI"] != nil || change.changed["ServiceData"] != nil {
                             if let props = try? await bus.allProperties(destination: BlueZ.service, path: change.path, interface: BlueZ.device),
-                               isCandidate(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI) { return change.path }
+                               judge(change.path, props) { return .device(change.path) }
+                        }
+                        return nil
+                    }
+                    group.addTask {
+                        // Only receivers that do not list this sender, for `notListedPatience`: say so
+                        // rather than connect to each (private discovery).
+                        while !Task.isCancelled {
+                            if othersSeen.isSet {
+                                try? await Task.sleep(for: notListedPatience)
+                                return Task.isCancelled ? nil : .onlyOthers
+                            }
+                            try? await Task.sleep(for: .milliseconds(200))
                         }
                         return nil
                     }
@@ -95,16 +163,25 @@ public enum GattCentral {
                     }
                     group.addTask {
                         try? await Task.sleep(for: timeout)
-                        return nil
+                        return .timeout
                     }
-                    let first = await group.next() ?? nil
+                    var result = ScanOutcome.timeout
+                    while let next = await group.next() {
+                        if let next {
+                            result = next
+                            break
+                        }
+                    }
                     group.cancelAll()
-                    return first
+                    return result
                 }
             }
             _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "StopDiscovery", timeout: .seconds(5))
-            guard let found else { throw BlueZError.notFound }
-            return found
+            switch outcome {
+            case .device(let path): return path
+            case .onlyOthers: throw BlueZError.notListed
+            case .timeout: throw BlueZError.notFound
+            }
         } catch let e as BlueZError {
             _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "StopDiscovery", timeout: .seconds(5))
             throw e

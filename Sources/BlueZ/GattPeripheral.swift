@@ -63,10 +63,12 @@ public actor GattPeripheral {
     /// `localName` is off by default (no stable personal identifier in the advertisement). With
     /// `l2cap`, also listens for L2CAP channels and publishes the PSM; if the kernel or adapter
     /// cannot, serves GATT only and says why in `l2capUnavailable`. `extensions` (a bit set, 0 for
-    /// none) is published in the extensions characteristic (docs/protocol.md §8).
+    /// none) is published in the extensions characteristic (docs/protocol.md §8). `discovery`, if
+    /// given, makes the private-discovery service data afresh for every registration of the
+    /// advertisement (a new salt each time; docs/protocol.md §1.1).
     public static func start(
         adapter: String? = nil, localName: String? = nil, versionCharacteristic: Bool = true, l2cap: Bool = true,
-        extensions: UInt32 = 0, bus: DBusConnection? = nil
+        extensions: UInt32 = 0, discovery: (@Sendable () -> [UInt8])? = nil, bus: DBusConnection? = nil
     ) async throws(BlueZError) -> GattPeripheral {
         let connection: DBusConnection
         if let bus { connection = bus } else { connection = try await BlueZAdapter.systemBus() }
@@ -86,7 +88,8 @@ public actor GattPeripheral {
             }
             let peripheral = try GattPeripheral(
                 bus: connection, ownsBus: bus == nil, adapterPath: adapterPath, localName: localName,
-                versionCharacteristic: versionCharacteristic, extensions: extensions, listener: listener, l2capUnavailable: unavailable)
+                versionCharacteristic: versionCharacteristic, extensions: extensions, discovery: discovery, listener: listener,
+                l2capUnavailable: unavailable)
             try await peripheral.register()
             return peripheral
         } catch {
@@ -97,7 +100,7 @@ public actor GattPeripheral {
 
     private init(
         bus: DBusConnection, ownsBus: Bool, adapterPath: String, localName: String?, versionCharacteristic: Bool,
-        extensions: UInt32, listener: L2CAPListener?, l2capUnavailable: L2CAPError?
+        extensions: UInt32, discovery: (@Sendable () -> [UInt8])?, listener: L2CAPListener?, l2capUnavailable: L2CAPError?
     ) throws(BlueZError) {
         self.bus = bus
         self.ownsBus = ownsBus
@@ -108,7 +111,8 @@ public actor GattPeripheral {
         do {
             application = try GattApplicationExport(
                 BlesendGATT.application(versionCharacteristic: versionCharacteristic, psm: listener?.psm, extensions: extensions), root: Self.appPath, bus: bus)
-            advertisement = try LEAdvertisementExport(BlesendGATT.advertisement(localName: localName), path: Self.advertisementPath, bus: bus)
+            advertisement = try LEAdvertisementExport(
+                BlesendGATT.advertisement(localName: localName, discovery: discovery?()), path: Self.advertisementPath, bus: bus)
         } catch {
             listener?.close()
             throw BlueZError.dbus(error)
@@ -116,8 +120,13 @@ public actor GattPeripheral {
         let links = AcceptQueue<PeerConnection>()
         let server = TransferCharacteristicServer(
             notifier: application.notifier(characteristic: BlesendGATT.transferCharacteristicUUID), links: links)
+        var refresh: (@Sendable () -> Void)?
+        if let discovery {
+            refresh = { [advertisement] in advertisement.update(BlesendGATT.advertisement(localName: localName, discovery: discovery())) }
+        }
         let registration = BluezRegistration(
-            bus: bus, adapterPath: adapterPath, applicationPath: Self.appPath, advertisementPath: Self.advertisementPath)
+            bus: bus, adapterPath: adapterPath, applicationPath: Self.appPath, advertisementPath: Self.advertisementPath,
+            beforeAdvertising: refresh)
         self.application = application
         self.links = links
         self.server = server

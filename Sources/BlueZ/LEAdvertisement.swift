@@ -13,4 +13,6 @@ struct LEAdvertisement: Equatable, Sendable {
     /// General discoverable, whatever the adapter's own Discoverable setting (nil: the adapter's).
     var discoverable: Bool?
     var localName: String?
+    /// Service data by service UUID (BlueZ puts it in the advertising data, 13 bytes at most each).
+    var serviceData: [String: [UInt8]] = [:]
 }

@@ -15,6 +15,13 @@ final class LEAdvertisementExport: Sendable {
         try tree.setMethod(path: path, interface: BlueZ.advertisement, member: "Release") { _ in [] }
     }
 
+    /// Serves `advertisement` from now on (bluetoothd reads it at the next `RegisterAdvertisement`).
+    func update(_ advertisement: LEAdvertisement) {
+        for (name, value) in advertisement.properties {
+            _ = tree.setProperty(path: path, interface: BlueZ.advertisement, name: name, value: value)
+        }
+    }
+
     func export() async throws(DBusError) {
         try await tree.export(on: bus)
     }
@@ -31,6 +38,7 @@ extension LEAdvertisement {
         if !serviceUUIDs.isEmpty { properties["ServiceUUIDs"] = .strings(serviceUUIDs) }
         if let discoverable { properties["Discoverable"] = .bool(discoverable) }
         if let localName { properties["LocalName"] = .string(localName) }
+        if !serviceData.isEmpty { properties["ServiceData"] = .properties(serviceData.mapValues { .bytes($0) }) }
         return properties
     }
 }

@@ -18,12 +18,17 @@ public protocol PeerListener: Sendable {
 /// The real connector: BlueZ on the system bus, with these radio options.
 public struct BlueZConnector: PeerConnector {
     public let radio: RadioOptions
+    /// Judges private-discovery data (nil: every receiver is a candidate, as before it).
+    public let recognises: (@Sendable ([UInt8]) -> Bool?)?
 
-    public init(radio: RadioOptions) { self.radio = radio }
+    public init(radio: RadioOptions, recognises: (@Sendable ([UInt8]) -> Bool?)? = nil) {
+        self.radio = radio
+        self.recognises = recognises
+    }
 
     public func connect(scanTime: Duration, excluding: Set<String>,
                         progress: @escaping @Sendable (ConnectStep) -> Void) async throws(BlueZError) -> PeerConnection {
-        try await GattCentral.connect(radio, scanTime: scanTime, excluding: excluding, progress: progress)
+        try await GattCentral.connect(radio, scanTime: scanTime, excluding: excluding, recognises: recognises, progress: progress)
     }
 }
 

@@ -198,4 +198,54 @@ struct GattPeripheralTests {
             ])
         }
     }
+
+    /// Private discovery: the advertisement carries the data as service data under the service
+    /// UUID instead of the UUID list, and every registration asks for fresh data (a new salt).
+    @Test func privateDiscoveryDataIsFreshAtEveryRegistration() async throws {
+        let bus = try TestBus()
+        defer { bus.stop() }
+        let bluetoothd = try await FakeBluetoothd(address: bus.address)
+        let connection = try await DBusConnection.connect(.address(bus.address))
+        let counter = Mutex<UInt8>(0)
+        let peripheral = try await GattPeripheral.start(adapter: "hci0", discovery: {
+            counter.withLock { $0 += 1; return [0x01] + Array(repeating: $0, count: 9) }
+        }, bus: connection)
+        _ = try await bluetoothd.callTransfer("WriteValue", [.bytes([7]), .properties(["device": .objectPath(device)])])
+        _ = try await peripheral.accept()
+        try await bluetoothd.disconnected(device)
+        try await eventually { bluetoothd.advertisements.withLock { $0 }.count == 2 }
+        let registered = bluetoothd.advertisements.withLock { $0 }
+        #expect(registered.count == 2)
+        for (n, properties) in registered.enumerated() {
+            #expect(properties["ServiceUUIDs"] == nil)
+            let data = properties["ServiceData"]?.properties?[BlesendGATT.serviceUUID]?.bytes
+            // The first registration takes the second value: the first was made with the export.
+            #expect(data == [0x01] + Array(repeating: UInt8(n + 2), count: 9))
+        }
+        await peripheral.close()
+        await connection.close()
+        await bluetoothd.connection.close()
+    }
+
+    @Test func aSenderRecognisesListedReceiversAndIgnoresDataItCannotRead() {
+        let adapter = FakeBluetoothd.adapter
+        func props(uuids: [String] = [], data: [UInt8]? = nil, rssi: Int16 = -40) -> [String: DBusValue] {
+            var p: [String: DBusValue] = ["Adapter": .objectPath(adapter), "RSSI": .int16(rssi)]
+            if !uuids.isEmpty { p["UUIDs"] = .strings(uuids) }
+            if let data { p["ServiceData"] = .properties([BlesendGATT.serviceUUID: .bytes(data)]) }
+            return p
+        }
+        let recognise: @Sendable ([UInt8]) -> Bool? = { data in data.first == 1 ? data.last == 0xAA : nil }
+        func sight(_ p: [String: DBusValue], min: Int16? = -80) -> GattCentral.Sighting {
+            GattCentral.sighting(p, adapterPath: adapter, minimumRSSI: min, recognises: recognise)
+        }
+        #expect(sight(props(data: [1, 0xAA])) == .listsUs)
+        #expect(sight(props(data: [1, 0xBB])) == .otherReceiver)
+        #expect(sight(props(data: [9, 0xAA])) == .plain)             // a layout it cannot read: ignored
+        #expect(sight(props(uuids: [BlesendGATT.serviceUUID])) == .plain)
+        #expect(sight(props(uuids: ["0000180f-0000-1000-8000-00805f9b34fb"])) == .none)
+        #expect(sight(props(data: [1, 0xAA], rssi: -95)) == .none)    // too weak
+        // A sender that does not look at the data: the UUID list alone decides.
+        #expect(GattCentral.sighting(props(data: [1, 0xBB]), adapterPath: adapter, minimumRSSI: nil, recognises: nil) == .none)
+    }
 }

@@ -30,6 +30,8 @@ public final class FakeBluetoothd: Sendable {
     public let peripheral = Mutex<String?>(nil)
     /// The connections with an advertisement registered.
     public let advertisers = Mutex<Set<String>>([])
+    /// The properties of every advertisement registered, in order, as read at registration.
+    public let advertisements = Mutex<[[String: DBusValue]]>([])
     /// Runs inside `RegisterAdvertisement`, before it answers.
     public let whileRegisteringAdvertisement = Mutex<(@Sendable () async throws -> Void)?>(nil)
 
@@ -67,6 +69,11 @@ public final class FakeBluetoothd: Sendable {
             let sender = call.sender ?? ""
             guard advertisers.withLock({ $0.insert(sender).inserted }) else {
                 throw DBusErrorReply(name: "org.bluez.Error.AlreadyExists", message: "Already Exists")
+            }
+            // As bluetoothd does: read the advertisement's properties at registration.
+            if let path = try call.argument(0).objectPath,
+               let properties = try? await connection.allProperties(destination: sender, path: path, interface: "org.bluez.LEAdvertisement1") {
+                advertisements.withLock { $0.append(properties) }
             }
             return []
         }

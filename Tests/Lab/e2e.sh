@@ -6,6 +6,7 @@
 #   mtu   only the small-MTU case; boot with BT_MAINCONF='[GATT]\nExchangeMTU=48' (below 48 bluetoothd 5.66
 #         cannot create its GATT database: setsockopt(L2CAP_OPTIONS) EINVAL, the adapters never come up)
 #   all   both groups in one boot (MTU case then only checks the file, not that the MTU is small)
+#   discovery  private discovery with two receivers; boot with BTVIRT_ARGS='-L -l3' BT_NCTRL=3
 # Runs inside the VM after bt-up.sh (BLESEND_LAB_BT=1): receiver blerecv on hci0 (00:AA:01:00:00:00),
 # sender blesend on hci1. Binaries: $BLESEND_BIN (default .build/debug). Prints "ok - name" /
 # "not ok - name" per case, then "N passed, M failed"; exit status 1 if M > 0, 2 on setup errors.
@@ -372,11 +373,65 @@ run_mtu() {
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
 }
 
+# =====================================================================================
+# Private discovery (issue 14): needs three controllers, BTVIRT_ARGS='-L -l3' BT_NCTRL=3.
+run_discovery() {
+  local a_out=$W/out-a b_out=$W/out-b b_trust=$W/trust-b
+  mkdir -p "$a_out" "$b_out" "$b_trust"
+  "$RECV" trust "$W/keys/sender.pub" --name sender --dir "$b_trust" > /dev/null 2>&1
+  # Receiver A on hci0 (key receiver), receiver B on hci2 (key other); both trust the sender and
+  # both advertise private-discovery data instead of the service UUID.
+  start_recv disc-a "$a_out" --private-discovery || { fail "receiver A did not start"; return; }
+  local blog=$W/logs/recv-disc-b
+  "$RECV" --adapter hci2 --trust "$b_trust" --key "$W/keys/other" --out "$b_out" --private-discovery \
+    > "$blog.out" 2> "$blog.err" &
+  local bpid=$!
+  PIDS+=("$bpid")
+  wait_for2 "$blog.out" '"listening"' "$blog.err" 'waiting for senders' 30 "$bpid" || fail "receiver B did not start"
+  sleep 2   # both advertising
+
+  begin "private discovery: with two receivers advertising, blesend connects straight to the one it pinned"
+  local i dev
+  for i in 1 2 3; do
+    send_run disc-a$i --json --to "$RPUB" "$W/files/one.bin"
+    check "to A, run $i: blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+    dev=$(grep -c '"event":"found"' "$SLOG.out")
+    check "to A, run $i: $dev devices tried, want 1" [ "$dev" = 1 ]
+    check "to A, run $i: not A's device" grep -q '"event":"found","device":"/org/bluez/hci1/dev_00_AA_01_00_00_00"' "$SLOG.out"
+    send_run disc-b$i --json --to "$W/keys/other.pub" "$W/files/k20.bin"
+    check "to B, run $i: blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+    dev=$(grep -c '"event":"found"' "$SLOG.out")
+    check "to B, run $i: $dev devices tried, want 1" [ "$dev" = 1 ]
+    check "to B, run $i: not B's device" grep -q '"event":"found","device":"/org/bluez/hci1/dev_00_AA_01_02_00_00"' "$SLOG.out"
+  done
+  check "A did not get one.bin" same "$W/files/one.bin" "$a_out/one.bin"
+  check "B did not get k20.bin" same "$W/files/k20.bin" "$b_out/k20.bin"
+  check "A refused someone" sh -c "! grep -q refused '$RECV_LOG.err'"
+  check "B refused someone" sh -c "! grep -q refused '$blog.err'"
+  end "$SLOG.err" "$RECV_LOG.err" "$blog.err"
+
+  begin "private discovery: an untrusted sender learns within 3 s that no receiver nearby lists it (exit 66)"
+  SLOG=$W/logs/send-disc-stranger
+  local t0=$SECONDS rc=0
+  timeout -k 5 30 "$SEND" --adapter hci1 --key "$W/keys/stranger" --timeout 20 --to "$RPUB" "$W/files/one.bin" \
+    > "$SLOG.out" 2> "$SLOG.err" || rc=$?
+  local took=$((SECONDS - t0))
+  check "stranger: blesend exit $rc, want 66" [ "$rc" = 66 ]
+  check "stranger: took ${took}s, want at most 3 s after the scan starts (5 s with start-up)" [ "$took" -le 5 ]
+  check "stranger: no 'does not list your key' message" grep -q 'does not list your key' "$SLOG.err"
+  check "the stranger connected to A (A refused it)" sh -c "! grep -qi 'refused' '$RECV_LOG.err'"
+  echo "# METRIC stranger_refused_s=$took"
+  end "$SLOG.err" "$RECV_LOG.err"
+  kill "$bpid" 2>/dev/null
+  stop_recv
+}
+
 log "e2e group '$GROUP', binaries in $BIN"
 case "$GROUP" in
   main) run_main ;;
   mtu) run_mtu 1 ;;
   all) run_mtu 0; run_main ;;
+  discovery) run_discovery ;;
   *) echo "e2e: unknown group $GROUP" >&2; exit 2 ;;
 esac
 log "suite took $(elapsed "$T0")s"

@@ -13,6 +13,13 @@ struct Receive: AsyncParsableCommand {
         file and appear under their name only after the whole file is verified. An existing file \
         is never replaced unless --force; the new one gets a number (report-1.pdf).
 
+        Private discovery (--private-discovery): the advertisement carries, instead of the \
+        service UUID, a few bytes from which each trusted sender, and nobody else, recognises \
+        this receiver without connecting; they change at every new advertisement. Senders of \
+        this version find it and skip receivers that do not list them; older senders do not find \
+        it at all. Worth it with Privacy = device in /etc/bluetooth/main.conf (otherwise the \
+        adapter's fixed address links every advertisement anyway).
+
         Examples:
           blerecv --trust keys/ --out ~/Downloads
           blerecv --trust keys/ --once
@@ -49,6 +56,9 @@ struct Receive: AsyncParsableCommand {
         "Serve GATT only: no L2CAP channel and no PSM in the service, as blerecv before L2CAP (senders then use GATT)."))
     var noL2CAP = false
 
+    @Flag(name: .customLong("private-discovery"), help: "Let trusted senders recognise this receiver from its advertisement (see above).")
+    var privateDiscovery = false
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -79,7 +89,7 @@ struct Receive: AsyncParsableCommand {
             }
             let operation = ReceiveOperation(
                 identity: identity, trust: trusted, store: store, outDirectory: stdout ? nil : out,
-                adapter: adapter, l2cap: !noL2CAP, once: once || stdout, reporter: reporter)
+                adapter: adapter, l2cap: !noL2CAP, once: once || stdout, privateDiscovery: privateDiscovery, reporter: reporter)
             try await operation.run()
         }
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BlueZ
+import Discovery
 import Keys
 import Session
 import Storage
@@ -101,7 +102,9 @@ struct Send: AsyncParsableCommand {
             let radio = RadioOptions(adapter: adapter, transport: transport, minimumRSSI: Int16(minRSSI), scanTimeout: .seconds(timeout))
             let operation = SendOperation(
                 identity: identity, receiverKey: receiverKey, receiverName: Self.peerName(to), items: items,
-                radio: radio, compresses: !noCompress, connector: BlueZConnector(radio: radio), reporter: reporter)
+                radio: radio, compresses: !noCompress,
+                connector: BlueZConnector(radio: radio, recognises: Self.recogniser(identity: identity, receiver: receiverKey)),
+                reporter: reporter)
             try await operation.run()
         }
     }
@@ -116,6 +119,13 @@ struct Send: AsyncParsableCommand {
             reporter.warn("skipping \(skipped)")
         }
         return tree.outgoingItems(tree: randomTransferID())
+    }
+
+    /// Whether a receiver's private-discovery data lists this sender (nil: data it cannot read).
+    /// Without a pair key (a receiver key no DH works with) it recognises nothing.
+    static func recogniser(identity: Identity, receiver: PublicKey) -> (@Sendable ([UInt8]) -> Bool?)? {
+        guard let key = try? DiscoveryKey.forSender(identity: identity, receiver: receiver) else { return nil }
+        return { data in (try? DiscoveryAdvertisement.parse(data))?.lists(key) }
     }
 
     /// A name for the receiver: its .pub file's base name, or "receiver" for a pasted key.

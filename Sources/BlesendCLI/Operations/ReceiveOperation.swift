@@ -1,4 +1,5 @@
 import BlueZ
+import Discovery
 import Keys
 import Session
 import SessionRunner
@@ -14,6 +15,8 @@ struct ReceiveOperation {
     /// Listen for L2CAP channels and publish the PSM (off: GATT only, as before L2CAP).
     let l2cap: Bool
     let once: Bool
+    /// Advertise private-discovery data for the trusted senders (docs/protocol.md §1.1).
+    var privateDiscovery = false
     let reporter: Reporter
 
     private final class Tally {
@@ -29,7 +32,8 @@ struct ReceiveOperation {
         var session = ReceiverSession(identity: identity, trust: trust, store: store)
         let peripheral: GattPeripheral
         do {
-            peripheral = try await GattPeripheral.start(adapter: adapter, l2cap: l2cap, extensions: session.extensions.rawValue)
+            peripheral = try await GattPeripheral.start(adapter: adapter, l2cap: l2cap, extensions: session.extensions.rawValue,
+                                                        discovery: privateDiscovery ? discoveryData() : nil)
         } catch {
             throw CLIError(error, adapter: adapter)
         }
@@ -102,6 +106,20 @@ struct ReceiveOperation {
         await peripheral.close()
         if let failure { throw failure }
         if let first = tally.failures.first { throw first }
+    }
+
+    /// Fresh private-discovery data for the trusted senders at every call (a new salt).
+    private func discoveryData() -> @Sendable () -> [UInt8] {
+        var keys: [DiscoveryKey] = []
+        for peer in trust.peers {
+            do {
+                keys.append(try DiscoveryKey.forReceiver(identity: identity, sender: peer.key))
+            } catch {
+                reporter.logger.warning("\(peer.name)'s key cannot be listed for private discovery (\(error))")
+            }
+        }
+        reporter.logger.info("private discovery: listing \(keys.count) trusted sender(s), a new salt with every advertisement")
+        return { [keys] in DiscoveryAdvertisement.make(salt: .random(), keys: keys) }
     }
 
     private func handle(_ event: ReceiverSession.Event, _ tally: Tally) {
