@@ -6,6 +6,7 @@
 #   per image (default both; $BLESEND_LAB_IMAGES):
 #     boot: default main.conf          -> Tests/Lab/e2e.sh main  (every case but the MTU one)
 #     boot: [GATT] ExchangeMTU=48      -> Tests/Lab/e2e.sh mtu   (forced small MTU)
+#     boot: three controllers          -> Tests/Lab/e2e.sh discovery (private discovery, two receivers)
 #   on the images in --faults-on (default both; $BLESEND_LAB_FAULTS_ON):
 #     boot: default main.conf          -> Tests/Lab/faults.sh    (faults, attacks, soak; ~6-8 min)
 #   on the image in --package-on (default trixie; $BLESEND_LAB_PACKAGE_ON; "" skips it):
@@ -93,6 +94,8 @@ for image in $images; do
     env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 900 "${vm_opts[@]}" -- Tests/Lab/e2e.sh main
   step "[$image] e2e mtu (ExchangeMTU=48)" \
     env "${bin[@]}" BT_MAINCONF='[GATT]\nExchangeMTU=48' lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/e2e.sh mtu
+  step "[$image] e2e discovery (three controllers, two receivers)" \
+    env "${bin[@]}" BTVIRT_ARGS='-L -l3' BT_NCTRL=3 lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/e2e.sh discovery
   if has "$faults_on" "$image"; then
     step "[$image] faults (default main.conf)" \
       env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 900 "${vm_opts[@]}" -- Tests/Lab/faults.sh
