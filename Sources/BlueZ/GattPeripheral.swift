@@ -40,6 +40,9 @@ public actor GattPeripheral {
     private let links: AcceptQueue<PeerConnection>
     private let listener: L2CAPListener?
     private var channelAccepts: Task<Void, Never>?
+    /// With private discovery: a new salt every `discoveryRotation` while no sender is connected.
+    private var rotation: Task<Void, Never>?
+    private let discoveryRotation: Duration?
     /// The newest channel from each device, to tell an old connection from a newer one, and to end
     /// it when bluetoothd says the device disconnected: the kernel closes the channel's socket then
     /// too, but the receiver must not depend on that to notice.
@@ -65,10 +68,13 @@ public actor GattPeripheral {
     /// cannot, serves GATT only and says why in `l2capUnavailable`. `extensions` (a bit set, 0 for
     /// none) is published in the extensions characteristic (docs/protocol.md §8). `discovery`, if
     /// given, makes the private-discovery service data afresh for every registration of the
-    /// advertisement (a new salt each time; docs/protocol.md §1.1).
+    /// advertisement (a new salt each time; docs/protocol.md §1.1), and the advertisement is
+    /// registered afresh every `discoveryRotation` while no sender is connected (under the
+    /// kernel's 15-minute address rotation: a new instance gets a new private address).
     public static func start(
         adapter: String? = nil, localName: String? = nil, versionCharacteristic: Bool = true, l2cap: Bool = true,
-        extensions: UInt32 = 0, discovery: (@Sendable () -> [UInt8])? = nil, bus: DBusConnection? = nil
+        extensions: UInt32 = 0, discovery: (@Sendable () -> [UInt8])? = nil, discoveryRotation: Duration = .seconds(600),
+        bus: DBusConnection? = nil
     ) async throws(BlueZError) -> GattPeripheral {
         let connection: DBusConnection
         if let bus { connection = bus } else { connection = try await BlueZAdapter.systemBus() }
@@ -88,8 +94,8 @@ public actor GattPeripheral {
             }
             let peripheral = try GattPeripheral(
                 bus: connection, ownsBus: bus == nil, adapterPath: adapterPath, localName: localName,
-                versionCharacteristic: versionCharacteristic, extensions: extensions, discovery: discovery, listener: listener,
-                l2capUnavailable: unavailable)
+                versionCharacteristic: versionCharacteristic, extensions: extensions, discovery: discovery,
+                discoveryRotation: discovery == nil ? nil : discoveryRotation, listener: listener, l2capUnavailable: unavailable)
             try await peripheral.register()
             return peripheral
         } catch {
@@ -100,13 +106,15 @@ public actor GattPeripheral {
 
     private init(
         bus: DBusConnection, ownsBus: Bool, adapterPath: String, localName: String?, versionCharacteristic: Bool,
-        extensions: UInt32, discovery: (@Sendable () -> [UInt8])?, listener: L2CAPListener?, l2capUnavailable: L2CAPError?
+        extensions: UInt32, discovery: (@Sendable () -> [UInt8])?, discoveryRotation: Duration?, listener: L2CAPListener?,
+        l2capUnavailable: L2CAPError?
     ) throws(BlueZError) {
         self.bus = bus
         self.ownsBus = ownsBus
         self.adapterPath = adapterPath
         self.listener = listener
         self.l2capUnavailable = l2capUnavailable
+        self.discoveryRotation = discoveryRotation
         let application: GattApplicationExport
         do {
             application = try GattApplicationExport(
@@ -156,6 +164,27 @@ public actor GattPeripheral {
         try await recovery.start()
         try await registration.registerMissing()
         if let listener { channelAccepts = Task { [weak self] in await self?.acceptChannels(listener) } }
+        if let discoveryRotation { rotation = Task { [weak self] in await self?.rotateWhileIdle(every: discoveryRotation) } }
+    }
+
+    /// Registers the advertisement afresh (new private-discovery data) every `period`, skipping a
+    /// turn while a device is connected on this adapter: re-registering under a live link would
+    /// leave the kernel re-enabling a stale instance when it ends (`deviceDisconnected`).
+    private func rotateWhileIdle(every period: Duration) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: period)
+            guard !Task.isCancelled, !closed, await !hasConnectedDevice() else { continue }
+            await advertiseAgain()
+        }
+    }
+
+    /// Whether bluetoothd lists a connected device on this adapter (true if it cannot say).
+    private func hasConnectedDevice() async -> Bool {
+        guard let objects = try? await bus.managedObjects(destination: BlueZ.service, path: "/") else { return true }
+        return objects.values.contains { interfaces in
+            guard let device = interfaces[BlueZ.device] else { return false }
+            return device["Adapter"]?.objectPath == adapterPath && device["Connected"]?.bool == true
+        }
     }
 
     /// Hands every L2CAP channel a sender opens to `accept()`, until the listener closes.
@@ -227,6 +256,7 @@ public actor GattPeripheral {
         closed = true
         listener?.close()
         channelAccepts?.cancel()
+        rotation?.cancel()
         await recovery.stop()
         await server.close()
         await registration.close()

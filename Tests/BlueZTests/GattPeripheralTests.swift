@@ -248,4 +248,30 @@ struct GattPeripheralTests {
         // A sender that does not look at the data: the UUID list alone decides.
         #expect(GattCentral.sighting(props(data: [1, 0xBB]), adapterPath: adapter, minimumRSSI: nil, recognises: nil) == .none)
     }
+
+    /// Private discovery rotates the salt by registering afresh while nobody is connected, and
+    /// never under a connected device.
+    @Test func privateDiscoveryRotatesOnlyWhileNoDeviceIsConnected() async throws {
+        let bus = try TestBus()
+        defer { bus.stop() }
+        let bluetoothd = try await FakeBluetoothd(address: bus.address)
+        let connection = try await DBusConnection.connect(.address(bus.address))
+        let peripheral = try await GattPeripheral.start(adapter: "hci0", discovery: { [0x01] + Array(repeating: 0, count: 9) },
+                                                        discoveryRotation: .milliseconds(200), bus: connection)
+        try await eventually { bluetoothd.advertisements.withLock { $0 }.count >= 3 }
+        #expect(bluetoothd.advertisements.withLock { $0 }.count >= 3)
+
+        // A sender connects (bluetoothd lists it connected): no more registrations.
+        try bluetoothd.tree.setObject(path: device, interfaces: [BlueZ.device: [
+            "Adapter": .objectPath(FakeBluetoothd.adapter), "Connected": .bool(true),
+        ]])
+        // (A turn that looked before the device appeared may still be registering: let it finish.)
+        try await Task.sleep(for: .seconds(1))
+        let held = bluetoothd.advertisements.withLock { $0 }.count
+        try await Task.sleep(for: .seconds(1))
+        #expect(bluetoothd.advertisements.withLock { $0 }.count == held)
+        await peripheral.close()
+        await connection.close()
+        await bluetoothd.connection.close()
+    }
 }
