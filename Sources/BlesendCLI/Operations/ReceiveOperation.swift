@@ -119,6 +119,12 @@ struct ReceiveOperation {
             }
         }
         reporter.logger.info("private discovery: listing \(keys.count) trusted sender(s), a new salt with every advertisement")
+        // Without address privacy the adapter's fixed address links every advertisement anyway.
+        var privacy = "off"
+        if case .read(_, let conf) = DoctorFacts.mainConf("/etc/bluetooth/main.conf") { privacy = conf.value("General", "Privacy") ?? "off" }
+        if privacy == "off" {
+            reporter.warn("private discovery: Privacy is off in /etc/bluetooth/main.conf, so this adapter's fixed address links its advertisements; set Privacy = device under [General] and restart bluetoothd")
+        }
         return { [keys] in DiscoveryAdvertisement.make(salt: .random(), keys: keys) }
     }
 
