@@ -24,38 +24,16 @@ public enum GattCentral {
         let connection: DBusConnection
         if let bus { connection = bus } else { connection = try await BlueZAdapter.systemBus() }
         let ownsBus = bus == nil
-        do throws(BlueZError) {
+        do {
             let adapterPath = try await BlueZAdapter.resolve(connection, name: radio.adapter)
-            var attempt = 0
-            while true {
-                let device = try await discover(connection, adapterPath: adapterPath, timeout: scanTime ?? radio.scanTimeout,
-                                                minimumRSSI: radio.minimumRSSI, excluding: excluding, recognises: recognises)
-                progress(.found(device: device))
-                do throws(BlueZError) {
-                    return try await open(connection, adapterPath: adapterPath, device: device, transport: radio.transport,
-                                          ownsBus: ownsBus, progress: progress)
-                } catch {
-                    // bluetoothd removed the device's object between the scan and Connect (a temporary
-                    // device whose earlier link just ended): look again, it comes back with the next
-                    // advertisement.
-                    guard Self.isVanishedDevice(error), attempt < 2 else { throw error }
-                    attempt += 1
-                }
-            }
+            let device = try await discover(connection, adapterPath: adapterPath, timeout: scanTime ?? radio.scanTimeout,
+                                            minimumRSSI: radio.minimumRSSI, excluding: excluding, recognises: recognises)
+            progress(.found(device: device))
+            return try await open(connection, adapterPath: adapterPath, device: device, transport: radio.transport, ownsBus: ownsBus,
+                                  progress: progress)
         } catch {
             if ownsBus { await connection.close() }
             throw error
-        }
-    }
-
-    /// Whether `error` says the device's object is gone from bluetoothd.
-    static func isVanishedDevice(_ error: BlueZError) -> Bool {
-        switch error {
-        case .dbus(.remote(let reply)), .bluez(let reply):
-            reply.name == "org.freedesktop.DBus.Error.UnknownObject" || reply.name == "org.freedesktop.DBus.Error.UnknownMethod"
-                || reply.name == "org.bluez.Error.DoesNotExist"
-        default:
-            false
         }
     }
 
