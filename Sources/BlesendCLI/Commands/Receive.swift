@@ -15,9 +15,9 @@ struct Receive: AsyncParsableCommand {
 
         Private discovery (--private-discovery): the advertisement carries, instead of the \
         service UUID, a few bytes from which each trusted sender, and nobody else, recognises \
-        this receiver without connecting; they change at every new advertisement. Senders of \
-        this version find it and skip receivers that do not list them; older senders do not find \
-        it at all. Worth it with Privacy = device in /etc/bluetooth/main.conf (otherwise the \
+        this receiver without connecting; they change at every new advertisement. Senders with \
+        --private-discovery find it and skip receivers that do not list them; other senders do \
+        not find it at all. Worth it with Privacy = device in /etc/bluetooth/main.conf (otherwise the \
         adapter's fixed address links every advertisement anyway).
 
         Examples:

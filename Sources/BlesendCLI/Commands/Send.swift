@@ -72,6 +72,10 @@ struct Send: AsyncParsableCommand {
     @Flag(name: .customLong("no-compress"), help: "Send file data as it is, never compressed.")
     var noCompress = false
 
+    @Flag(name: .customLong("private-discovery"), help: ArgumentHelp(
+        "Also find receivers started with --private-discovery: try one that lists you first, never one that does not."))
+    var privateDiscovery = false
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -103,7 +107,8 @@ struct Send: AsyncParsableCommand {
             let operation = SendOperation(
                 identity: identity, receiverKey: receiverKey, receiverName: Self.peerName(to), items: items,
                 radio: radio, compresses: !noCompress,
-                connector: BlueZConnector(radio: radio, recognises: Self.recogniser(identity: identity, receiver: receiverKey)),
+                connector: BlueZConnector(radio: radio,
+                                          recognises: privateDiscovery ? Self.recogniser(identity: identity, receiver: receiverKey) : nil),
                 reporter: reporter)
             try await operation.run()
         }
