@@ -4,4 +4,6 @@ public enum ConnectStep: Sendable, Equatable {
     case found(device: String)
     /// The LE link is up and the receiver's services are known; the transport opens next.
     case servicesResolved
+    /// Connecting to the device found failed in a way a new scan may mend: scanning again.
+    case connectAttemptFailed(ConnectAttemptFailure)
 }

@@ -24,13 +24,23 @@ public enum GattCentral {
         let connection: DBusConnection
         if let bus { connection = bus } else { connection = try await BlueZAdapter.systemBus() }
         let ownsBus = bus == nil
-        do {
+        do throws(BlueZError) {
             let adapterPath = try await BlueZAdapter.resolve(connection, name: radio.adapter)
-            let device = try await discover(connection, adapterPath: adapterPath, timeout: scanTime ?? radio.scanTimeout,
-                                            minimumRSSI: radio.minimumRSSI, excluding: excluding, recognises: recognises)
-            progress(.found(device: device))
-            return try await open(connection, adapterPath: adapterPath, device: device, transport: radio.transport, ownsBus: ownsBus,
-                                  progress: progress)
+            let deadline = ContinuousClock.now + (scanTime ?? radio.scanTimeout)
+            var attempts = 0
+            while true {
+                let device = try await discover(connection, adapterPath: adapterPath, timeout: max(.seconds(1), deadline - .now),
+                                                minimumRSSI: radio.minimumRSSI, excluding: excluding, recognises: recognises)
+                progress(.found(device: device))
+                if let failure = try await requestLink(connection, device: device) {
+                    attempts += 1
+                    guard attempts <= maxConnectAttemptRetries, ContinuousClock.now < deadline else { throw failure.error }
+                    progress(.connectAttemptFailed(failure))
+                    continue
+                }
+                return try await open(connection, adapterPath: adapterPath, device: device, transport: radio.transport,
+                                      ownsBus: ownsBus, progress: progress)
+            }
         } catch {
             if ownsBus { await connection.close() }
             throw error
@@ -206,6 +216,22 @@ public enum GattCentral {
         }
     }
 
+    /// Asks bluetoothd for an LE link to `device` (after the previous sender's link to it is
+    /// gone). A failure another scan can mend is returned, after cancelling bluetoothd's attempt;
+    /// any other is thrown.
+    private static func requestLink(_ bus: DBusConnection, device: String) async throws(BlueZError) -> ConnectAttemptFailure? {
+        await waitForEarlierDisconnect(bus, device: device)
+        do {
+            _ = try await bus.bluez(device, BlueZ.device, "Connect", timeout: connectPatience)
+            return nil
+        } catch {
+            _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(10))
+            guard let failure = ConnectAttemptFailure(error) else { throw error }
+            return failure
+        }
+    }
+
+    /// Opens the transport on the LE link `requestLink` made.
     private static func open(
         _ bus: DBusConnection, adapterPath: String, device: String, transport: TransportChoice, ownsBus: Bool,
         progress: @escaping @Sendable (ConnectStep) -> Void
@@ -213,14 +239,6 @@ public enum GattCentral {
         var tasks: [Task<Void, Never>] = []
         let link = GattLink(device: device, mtu: 23, sendsNotifications: false)
         do {
-            await waitForEarlierDisconnect(bus, device: device)
-            do {
-                _ = try await bus.bluez(device, BlueZ.device, "Connect", timeout: .seconds(30))
-            } catch {
-                // bluetoothd waits for a connectable advertisement from the device: none came.
-                if case .dbus(.timeout) = error { throw BlueZError.timeout("connect") }
-                throw error
-            }
             let deadline = ContinuousClock.now + .seconds(30)
             while true {
                 let resolved = try? await bus.property(destination: BlueZ.service, path: device, interface: BlueZ.device, name: "ServicesResolved")
@@ -355,6 +373,15 @@ public enum GattCentral {
     }
 
     static let earlierLinkPatience: Duration = .seconds(3)
+
+    /// How long `Device1.Connect` may take. A receiver seen advertising a moment ago answers a
+    /// connection request at its next connectable advertisement, well within a second on a usable
+    /// link; bluetoothd itself waits far longer (it returns when the kernel gives up).
+    static let connectPatience: Duration = .seconds(15)
+
+    /// How many times a failed `Device1.Connect` (`ConnectAttemptFailure`) is followed by a new
+    /// scan and another attempt, within the scan's time.
+    static let maxConnectAttemptRetries = 2
 
     /// Opens the L2CAP channel the receiver publishes in the transfer service's PSM characteristic,
     /// on the LE link already up; nil when it publishes none.

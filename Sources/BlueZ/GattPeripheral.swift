@@ -4,8 +4,8 @@ import L2CAP
 /// The receiver side: a GATT application with the transfer service, plus an LE advertisement, plus
 /// an L2CAP channel listener whose PSM the service publishes (where the kernel has LE L2CAP
 /// sockets). Each sender's connection, a `GattLink` or an `L2CAPChannel`, is a `PeerConnection`
-/// returned by `accept()`; one at a time, several senders one after another (the advertisement is
-/// registered again once each sender's LE link is down).
+/// returned by `accept()`; one at a time, several senders one after another (the kernel advertises
+/// again when each sender's LE link is down: `deviceDisconnected`).
 ///
 /// It survives bluetoothd restarting (`NameOwnerChanged` of `org.bluez`: the application and the
 /// advertisement are registered again once the adapter is back, or `accept()` fails with
@@ -157,7 +157,6 @@ public actor GattPeripheral {
         } catch {
             throw BlueZError.dbus(error)
         }
-        await server.onDevicelessLinkEnded { [weak self] in await self?.advertiseAgain() }
         await server.onDeviceDisconnected { [weak self] device in await self?.deviceDisconnected(device) }
         // Watch for disconnects of the current peer, the adapter's power, and bluetoothd itself.
         try await server.watchDisconnects(bus: bus, adapterPath: adapterPath)
@@ -169,7 +168,9 @@ public actor GattPeripheral {
 
     /// Registers the advertisement afresh (new private-discovery data) every `period`, skipping a
     /// turn while a device is connected on this adapter: re-registering under a live link would
-    /// leave the kernel re-enabling a stale instance when it ends (`deviceDisconnected`).
+    /// leave the kernel re-enabling a stale instance when it ends (`deviceDisconnected`). A sender
+    /// that connects in the few milliseconds of the swap meets the same; that is once in a
+    /// rotation at most, against once in 50–90 sends when blerecv re-registered after every link.
     private func rotateWhileIdle(every period: Duration) async {
         while !Task.isCancelled {
             try? await Task.sleep(for: period)
@@ -203,19 +204,18 @@ public actor GattPeripheral {
         }
     }
 
-    /// bluetoothd says `device` disconnected: its channel, if any, is over, and the advertisement is
-    /// registered again for the next sender.
+    /// bluetoothd says `device` disconnected: its channel, if any, is over.
     ///
-    /// Only now, never when a link's sockets close while its LE link is still up: the kernel
-    /// remembers which advertising instance a peripheral connection came from and, when that
-    /// connection drops, enables that instance again. An advertisement registered afresh in the
-    /// meantime is a new instance, so the kernel would enable one that no longer exists, and that
-    /// comes out as non-connectable advertising from a random address: no sender could connect
-    /// again (seen in the lab on 5.66 and 5.82, where an L2CAP channel or a sender's GATT sockets
-    /// close a second or two before the link).
+    /// The advertisement is left as it is. The kernel remembers which advertising instance a
+    /// peripheral connection came from and enables that instance again when the connection drops,
+    /// so the receiver advertises for the next sender without a word from us. Registering it
+    /// afresh here (as blerecv once did) races that: a sender connecting within a few tens of
+    /// milliseconds of the previous link's end connects to the instance being replaced, and when
+    /// that link ends the kernel enables an instance that no longer exists (non-connectable, from a
+    /// random address) and then none. The receiver stopped advertising for good; the next
+    /// sender's `Connect` timed out (seen on 5.82 / 6.12 about once in 50–90 back-to-back sends).
     private func deviceDisconnected(_ device: String) async {
         if let connection = newestChannel.removeValue(forKey: device) { await connection.close() }
-        await advertiseAgain()
     }
 
     private func advertiseAgain() async {

@@ -11,19 +11,12 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
     private let links: AcceptQueue<PeerConnection>
     private var current: GattLink?
     private var closed = false
-    private var devicelessLinkEnded: (@Sendable () async -> Void)?
     private var deviceGone: (@Sendable (String) async -> Void)?
     private var disconnects: Task<Void, Never>?
 
     init(notifier: GattNotifier, links: AcceptQueue<PeerConnection>) {
         self.notifier = notifier
         self.links = links
-    }
-
-    /// Runs `action` after a link whose device bluetoothd did not name has ended while the server is
-    /// open (for a named device, `onDeviceDisconnected` says when its LE link is down).
-    func onDevicelessLinkEnded(_ action: @escaping @Sendable () async -> Void) {
-        devicelessLinkEnded = action
     }
 
     /// Runs `action` with the device path whenever a device under the adapter reports `Connected`
@@ -145,8 +138,6 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
     private func linkClosed(_ link: GattLink) async {
         if current === link { current = nil }
         notifier.setNotifying(false)
-        guard !closed, link.device == nil else { return }
-        await devicelessLinkEnded?()
     }
 
     /// Ends the current link and refuses every later call.

@@ -60,9 +60,6 @@ struct TransferCharacteristicServerTests {
         let notifications = Notifications()
         let queue = AcceptQueue<PeerConnection>()
         let server = TransferCharacteristicServer(notifier: notifications.notifier, links: queue)
-        let ended = Mutex(0)
-        await server.onDevicelessLinkEnded { ended.withLock { $0 += 1 } }
-
         try await server.writeValue([1], options: GattRequestOptions(device: deviceA, mtu: 100))
         let first = try #require(try await queue.accept().gattLink)
         try await server.writeValue([2], options: GattRequestOptions(device: deviceB))
@@ -71,36 +68,14 @@ struct TransferCharacteristicServerTests {
         #expect(second.device == deviceB)
         #expect(second.mtu == 23)
         #expect(try await second.receive() == [2])
-        // A named device's link ending is not reported: its device's disconnect is (GattPeripheral).
-        #expect(ended.withLock { $0 } == 0)
         #expect(notifications.notifying.withLock { $0 } == [false])
 
         // Once closed, calls are refused.
         await server.close()
         #expect(second.isClosed)
-        #expect(ended.withLock { $0 } == 0)
         await #expect(throws: DBusErrorReply.failed("closed")) {
             try await server.writeValue([3], options: GattRequestOptions(device: deviceB))
         }
-    }
-
-    @Test func aLinkWithoutADeviceReportsItsEndOnceAndNotAfterClose() async throws {
-        let queue = AcceptQueue<PeerConnection>()
-        let server = TransferCharacteristicServer(notifier: Notifications().notifier, links: queue)
-        let ended = Mutex(0)
-        await server.onDevicelessLinkEnded { ended.withLock { $0 += 1 } }
-
-        try await server.writeValue([1], options: GattRequestOptions())
-        let first = try #require(try await queue.accept().gattLink)
-        #expect(first.device == nil)
-        await first.close()
-        #expect(ended.withLock { $0 } == 1)
-
-        try await server.writeValue([2], options: GattRequestOptions())
-        let second = try #require(try await queue.accept().gattLink)
-        await server.close()
-        #expect(second.isClosed)
-        #expect(ended.withLock { $0 } == 1)  // a link closed with the server does not count
     }
 
     @Test func notificationsGoThroughTheNotifierWhileSubscribed() async throws {

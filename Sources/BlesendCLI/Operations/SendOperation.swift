@@ -66,6 +66,8 @@ struct SendOperation {
                     case .servicesResolved:
                         reporter.event(JSONLine("resolved", []))
                         reporter.logger.debug("services resolved; opening the transport")
+                    case .connectAttemptFailed(let why):
+                        reporter.logger.warning("connecting failed (\(why)); scanning again")
                     }
                 }
             } catch {
