@@ -66,10 +66,10 @@ public enum GattCentral {
         guard props["Adapter"]?.objectPath == adapterPath else { return .none }
         if let minimumRSSI, let rssi = props["RSSI"]?.int16, rssi < minimumRSSI { return .none }
         // Data it cannot read is ignored (a later layout): the device counts as a plain receiver.
-        if let recognises, let data = BlesendGATT.discoveryData(props), let listed = recognises(data) {
+        if let recognises, let data = BlesendGATT.discoveryData(props) {
+            guard let listed = recognises(data) else { return .plain }
             return listed ? .listsUs : .otherReceiver
         }
-        if recognises != nil, BlesendGATT.discoveryData(props) != nil { return .plain }
         let uuids = (props["UUIDs"]?.strings ?? []).map { $0.lowercased() }
         return uuids.contains(BlesendGATT.serviceUUID) ? .plain : .none
     }
