@@ -64,11 +64,14 @@ public struct TransferReceiver {
     ///     active one. An honest sender has one at a time.
     ///   - decompressor: with it, the receiver grants `compression` to a sender that asks.
     ///   - trees: with it, the receiver grants `folders`; folders are built there.
+    ///   - firstContact: the receiver grants `firstContact` (its user is asked about unknown senders).
     public init(store: any FileStore, makeHasher: @escaping () -> any ContentHasher,
                 maxFileSize: UInt64 = 1 << 40, partialLifetime: Duration = .seconds(600),
-                maxPartialsPerSender: Int = 4, decompressor: (any ChunkDecompressor)? = nil, trees: (any TreeStore)? = nil) {
+                maxPartialsPerSender: Int = 4, decompressor: (any ChunkDecompressor)? = nil, trees: (any TreeStore)? = nil,
+                firstContact: Bool = false) {
         // Pipelined offers need nothing more of this receiver: it answers every message in order.
         var supported: TransferExtensions = [.pipelining]
+        if firstContact { supported.insert(.firstContact) }
         if decompressor != nil { supported.insert(.compression) }
         if trees != nil { supported.insert(.folders) }
         self.supported = supported
@@ -96,6 +99,9 @@ public struct TransferReceiver {
     /// The extensions this receiver grants (what its extensions characteristic lists).
     public var grantable: TransferExtensions { supported }
 
+    /// What this receiver grants a sender that asks for `asked`.
+    public func granting(_ asked: TransferExtensions) -> TransferExtensions { asked.intersection(supported) }
+
     /// Partial transfers waiting for their senders (for tests and leak checks).
     public var partialCount: Int { partials.count }
 
@@ -111,7 +117,7 @@ public struct TransferReceiver {
         var hello: [TransferMessage] = []
         var offer = opening[...]
         if case .hello(let asked) = offer.first {
-            extensions = asked.intersection(supported)
+            extensions = granting(asked)
             hello = [.hello(extensions)]
             offer = offer.dropFirst()
         }
@@ -217,7 +223,7 @@ public struct TransferReceiver {
             var replies: [TransferMessage] = []
             for message in messages { replies += try receive(message, now: now) }
             return TransferMessage.packed(replies, limit: TransferConstants.maxBatchLength)
-        case .accept, .ack, .confirm, .reject, .hello:
+        case .accept, .ack, .confirm, .reject, .hello, .pending:
             throw .unexpected(message.kind)
         }
     }
