@@ -115,22 +115,31 @@ public struct TransferReceiver {
         current = .none
         extensions = []
         var hello: [TransferMessage] = []
-        var offer = opening[...]
-        if case .hello(let asked) = offer.first {
+        if case .hello(let asked) = opening.first {
             extensions = granting(asked)
             hello = [.hello(extensions)]
-            offer = offer.dropFirst()
         }
-        // An offer; where `folders` is granted, also any item of a folder (a resume may start there).
-        guard offer.count == 1, let first = offer.first else { throw .unexpected(offer.first?.kind ?? .hello) }
-        switch first {
-        case .offer: break
-        case .entry, .folder, .commit where extensions.contains(.folders): break
-        default: throw .unexpected(first.kind)
-        }
+        guard opens(opening), let first = opening.last else { throw .unexpected(opening.last?.kind ?? .hello) }
         let replies = try receive(first, now: now)
         guard replies.count == 1 else { throw .unexpected(first.kind) }
         return hello + replies
+    }
+
+    /// Whether `opening` can open a connection here (`begin`): one offer, after a `hello` if
+    /// any; where `folders` is granted, also any item of a folder (a resume may start there).
+    public func opens(_ opening: [TransferMessage]) -> Bool {
+        var rest = opening[...]
+        var granted: TransferExtensions = []
+        if case .hello(let asked) = rest.first {
+            granted = granting(asked)
+            rest = rest.dropFirst()
+        }
+        guard rest.count == 1, let first = rest.first else { return false }
+        switch first.kind {
+        case .offer: return true
+        case .entry, .folder, .commit: return granted.contains(.folders)
+        default: return false
+        }
     }
 
     /// The link is gone. Partial files and folders stay, waiting for a resume, until they expire;

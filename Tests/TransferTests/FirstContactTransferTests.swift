@@ -102,3 +102,17 @@ private func sender() -> TransferSender {
     _ = try r.begin(sender: "s", senderKey: [1], opening: [.offer(.init(id: sampleID, size: 3, name: "a"))], now: .zero)
     #expect(throws: TransferError.unexpected(.pending)) { try r.receive(.pending, now: .zero) }
 }
+
+/// What `begin` takes is judged before the user is asked about a stranger (`opens`).
+@Test func opensTakesAnOfferAndFolderItemsOnlyWhereFoldersAreGranted() {
+    let r = TransferReceiver(store: MemoryFileStore(), makeHasher: { TestHasher() }, firstContact: true)
+    let offer = TransferMessage.offer(.init(id: sampleID, size: 1, name: "a"))
+    let entry = TransferMessage.entry(.init(id: sampleID, tree: sampleID, size: 1, executable: false, path: Array("t/a".utf8)))
+    #expect(r.opens([offer]))
+    #expect(r.opens([.hello(.firstContact), offer]))
+    // This receiver takes no folders (no tree store): a folder item cannot open, asked or not.
+    #expect(!r.opens([.hello([.firstContact, .folders]), entry]))
+    #expect(!r.opens([entry]))
+    #expect(!r.opens([.hello(.firstContact)]))
+    #expect(!r.opens([offer, offer]))
+}

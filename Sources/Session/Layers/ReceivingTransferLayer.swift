@@ -26,7 +26,7 @@ struct ReceivingTransferLayer: Layer {
         case .stranger(let opening):
             // First contact: message 2 grants the extensions and says `pending`; the opening is
             // answered once the receiver's user has decided (`.opened` then).
-            guard case .hello(let asked) = opening.first else {
+            guard case .hello(let asked) = opening.first, transfer.opens(opening) else {
                 down.append(.refuse)
                 return
             }

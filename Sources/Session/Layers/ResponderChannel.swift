@@ -177,8 +177,9 @@ struct ResponderChannel: Layer {
             defer { state = .established(codec) }
             for message in answer where message.kind != .hello { down.append(try codec.seal(message)) }
         case (.established, .refuse):
-            // The approved stranger's opening cannot be served after all: end the connection.
-            refuse(.badOpening(sender: "?"), now: now)
+            // The approved stranger's opening cannot be served after all (the transfer layer
+            // judged it before message 2, so this does not happen): end the connection.
+            throw .refusedSender(.badOpening(sender: "?"))
         default:
             break
         }
