@@ -156,6 +156,13 @@ public struct ReceiverSession {
         }
     }
 
+    /// Trusts `peer` from the next connection on: a key the driver added to the trust directory
+    /// when no connection could take the answer any more (the link went while the user typed).
+    public mutating func trust(_ peer: TrustStore.Peer) {
+        guard trust.name(for: peer.key.bytes) == nil else { return }
+        trust.insert(peer)
+    }
+
     /// Whether the user is being asked about the sender of the current connection.
     public var isAwaitingApproval: Bool { stack?.top.bottom.isAwaitingApproval ?? false }
 

@@ -206,3 +206,21 @@ private struct FirstContact {
     #expect(run.senderError == .notApprovedByPeer)
     #expect(run.store.committed.isEmpty)
 }
+
+/// A yes that came after its connection ended (the driver wrote the key): from the next
+/// connection on the sender is trusted without a question.
+@Test func aKeyTrustedBetweenConnectionsIsNotAskedAbout() throws {
+    var run = FirstContact()
+    try run.connect()
+    run.run(for: .seconds(2))
+    #expect(run.request != nil)
+    run.receiver.linkLost(now: run.now)
+    run.receiver.trust(.init(name: "late", key: run.senderID.publicKey))
+    run.receiverEvents = []
+    run.senderEvents = []
+    try run.connect(file: "late.txt")
+    run.run(for: .seconds(5))
+    #expect(run.request == nil)
+    #expect(run.receiverEvents.contains(.authenticated(sender: "late", fingerprint: run.senderID.publicKey.fingerprint)))
+    #expect(run.store.committed["late.txt"] != nil)
+}

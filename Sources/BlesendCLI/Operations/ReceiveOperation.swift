@@ -29,8 +29,9 @@ struct ReceiveOperation {
         /// A sender authenticated on the current connection.
         var authenticated = false
         var current: (name: String, size: UInt64?, at: ContinuousClock.Instant, offset: UInt64)?
-        /// The prompt about the current connection's unknown sender (cancelled when it ends).
-        var prompt: Task<Void, Never>?
+        /// The prompt about the current connection's unknown sender (cancelled when it ends), and
+        /// the key it asks about.
+        var prompt: (task: Task<FirstContactAnswers.Answer, Never>, key: PublicKey)?
     }
 
     func run() async throws(CLIError) {
@@ -86,10 +87,6 @@ struct ReceiveOperation {
             tally.sessionEnded = false
             tally.authenticated = false
             do {
-                defer {
-                    tally.prompt?.cancel()
-                    tally.prompt = nil
-                }
                 let ending = try await EndpointRunner.runReceiver(&session, over: link.transport, clock: clock, answers: answers) {
                     handle($0, tally, answers: answers, approvalTimeout: configuration.approvalTimeout)
                 }
@@ -114,12 +111,21 @@ struct ReceiveOperation {
                 }
             }
             await link.close()
+            await settlePrompt(tally, session: &session)
             if once && tally.sessionEnded { break }
         }
         session.shutdown()
         await peripheral.close()
         if let failure { throw failure }
         if let first = tally.failures.first { throw first }
+    }
+
+    /// The connection is over: a prompt still waiting is cancelled (a no). A yes whose key was
+    /// written but came too late for the connection still counts from the next one on.
+    private func settlePrompt(_ tally: Tally, session: inout ReceiverSession) async {
+        guard let prompt = tally.prompt.take() else { return }
+        prompt.task.cancel()
+        if case .approve(let name) = await prompt.task.value { session.trust(.init(name: name, key: prompt.key)) }
     }
 
     /// Fresh private-discovery data for the trusted senders at every call (a new salt).
@@ -151,13 +157,17 @@ struct ReceiveOperation {
             ]))
             guard let answers, let directory = askingInto else { return }
             let prompt = FirstContactPrompt(write: { Console.err($0) }, trustDirectory: directory)
-            let deadline = ContinuousClock.now + approvalTimeout
-            tally.prompt?.cancel()
-            tally.prompt = Task {
+            // A little before the session's own limit, so that a yes typed at the last moment
+            // still reaches this connection.
+            let deadline = ContinuousClock.now + approvalTimeout - FirstContactAnswers.pollInterval * 10
+            tally.prompt?.task.cancel()
+            let task = Task {
                 var input = TerminalLineReader(deadline: deadline)
                 let answer = await prompt.ask(request, input: &input)
                 answers.post(answer, code: request.code)
+                return answer
             }
+            tally.prompt = (task, request.key)
         case .authenticated(let sender, let fingerprint):
             tally.authenticated = true
             reporter.event(JSONLine("handshake", [("peer", .string(sender)), ("fingerprint", .string(fingerprint))]))
