@@ -63,6 +63,16 @@ func anythingButYesAndANameLeavesTheTrustDirectoryUnchanged(lines: [String]) asy
     #expect(files(directory).isEmpty)
 }
 
+@Test func firstContactEventsMatchTheDocumentedSchema() throws {
+    let schema = try JSONSchemaSubset.load()
+    let stream = ApprovalRequest(key: request.key, code: "000 042", offered: OfferedItem(kind: .file, name: "-", size: nil))
+    for line in [JSONLine.firstContact(request), .firstContact(stream), .firstContact(peer: "receiver", code: "123 456")] {
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.text.utf8)) as? [String: Any])
+        #expect(schema.violations(of: object).isEmpty, "\(line.text): \(schema.violations(of: object))")
+        #expect(object["code"] as? String != nil)
+    }
+}
+
 @Test func answersReachOnlyTheRequestTheyAnswer() {
     let answers = FirstContactAnswers()
     answers.post(.approve(name: "bob"), code: "111 111")

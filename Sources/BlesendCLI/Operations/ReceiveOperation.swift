@@ -151,10 +151,7 @@ struct ReceiveOperation {
     private func handle(_ event: ReceiverSession.Event, _ tally: Tally, answers: FirstContactAnswers?, approvalTimeout: Duration) {
         switch event {
         case .approvalNeeded(let request):
-            reporter.event(JSONLine("first-contact", [
-                ("fingerprint", .string(request.fingerprint)), ("code", .string(request.code)),
-                ("name", .string(request.offered.name)), ("bytes", .of(request.offered.size)),
-            ]))
+            reporter.event(.firstContact(request))
             guard let answers, let directory = askingInto else { return }
             let prompt = FirstContactPrompt(write: { Console.err($0) }, trustDirectory: directory)
             // A little before the session's own limit, so that a yes typed at the last moment

@@ -148,7 +148,7 @@ struct SendOperation {
             reporter.event(JSONLine("handshake", [("peer", .string(receiverName)), ("fingerprint", .string(fingerprint))]))
             reporter.logger.info("receiver authenticated: \(receiverName) (\(fingerprint))")
         case .awaitingApproval(let code):
-            reporter.event(JSONLine("first-contact", [("peer", .string(receiverName)), ("code", .string(code))]))
+            reporter.event(.firstContact(peer: receiverName, code: code))
             reporter.say("blesend: first contact: the receiver must accept your key. Code: \(code) — it must match the code on the receiver's screen")
         case .transfer(.awaitingApproval):
             break
