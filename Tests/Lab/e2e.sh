@@ -58,6 +58,8 @@ start_ask_recv() {   # start_ask_recv NAME OUTDIR TRUSTDIR
   wait_for "$RECV_LOG.err" 'waiting for senders' 30 "$RECV_PID"
 }
 stop_ask_recv() {
+  # blerecv first (SIGTERM: it unregisters from bluetoothd), then script(1) and the FIFO.
+  [ -n "$RECV_PID" ] && pkill -TERM -P "$RECV_PID" 2>/dev/null
   [ -n "$ASK_FD" ] && exec {ASK_FD}>&-
   ASK_FD=""
   stop_recv
