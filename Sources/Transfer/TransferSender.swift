@@ -241,9 +241,9 @@ public struct TransferSender {
             }
             report(event, for: file)
             file.source.release(before: .max)
-        case .reject(_, .notApproved):
+        case .reject(let id, .notApproved):
             // Only as the answer to the opening that was `pending`: the connection ends.
-            guard isAwaitingApproval else { throw .unexpected(.reject) }
+            guard isAwaitingApproval, unsettled.first?.id == id else { throw .unexpected(.reject) }
             throw .notApproved
         case .reject(let id, let reason):
             answerOpening()

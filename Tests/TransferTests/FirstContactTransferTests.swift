@@ -82,6 +82,8 @@ private func sender() -> TransferSender {
     _ = s.openingMessages(receiverOffers: [.firstContact])
     try s.receive(.hello(.firstContact))
     try s.receive(.pending)
+    let other = TransferID(bytes: Array(repeating: 9, count: 16))!
+    #expect(throws: TransferError.unexpected(.reject)) { try s.receive(.reject(id: other, reason: .notApproved)) }
     #expect(throws: TransferError.notApproved) { try s.receive(.reject(id: sampleID, reason: .notApproved)) }
     var t = sender()
     _ = t.openingMessages(receiverOffers: [.firstContact])
