@@ -78,6 +78,12 @@ extension CLIError {
         case .refusedByPeer:
             self.init(.peerRefused, "the receiver refused the connection",
                       hint: "the receiver must trust your key (blerecv trust <your .pub>), and --to must be the receiver's key")
+        case .notApprovedByPeer:
+            self.init(.peerRefused, "the receiver's user did not accept your key (they said no, or did not answer in time)",
+                      hint: "ask them to run blerecv --ask again and to answer y if the codes match, or to trust your key (blerecv trust)")
+        case .approvalTimeout:
+            self.init(.peerRefused, "the receiver's user did not answer about your key in time",
+                      hint: "send again while they watch the receiver's screen")
         case .peerNotAuthenticated:
             self.init(.peerRefused, "the device that answered is not the receiver you pinned with --to",
                       hint: "check the receiver's key and fingerprint (blesend pubkey on the receiver)")
@@ -123,6 +129,7 @@ extension CLIError {
             case .badName: "its name is not usable"
             case .exists: "that path is already taken in its folder"
             case .noFolder: "its folder was refused"
+            case .notApproved: "the receiver's user did not accept your key"
             }
             self.init(.fileRejected, "\(name): refused by the receiver: \(why)")
         case .foldersNotSupported:

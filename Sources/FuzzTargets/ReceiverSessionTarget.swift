@@ -263,6 +263,8 @@ private struct AuditedReceiver: DatagramEndpoint {
                 require(authenticatedSeen, "a transfer event before authentication: \(event)")
             case .refused:
                 break
+            case .approvalNeeded:
+                require(false, "a receiver that does not ask asked about a sender: \(event)")
             }
         }
         require(store.begun == 0 || authenticatedSeen, "a file was created in a call that did not authenticate")

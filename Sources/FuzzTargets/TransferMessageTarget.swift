@@ -43,7 +43,7 @@ private func runTransferMessage(_ bytes: [UInt8]) {
         require(entry.size != TransferConstants.unknownSize, "unknown size not mapped to nil")
     case .batch(let messages):
         require(!messages.isEmpty && messages.allSatisfy(\.batchable), "batch of \(messages.map(\.kind))")
-    case .accept, .ack, .reject, .bye, .hello, .commit:
+    case .accept, .ack, .reject, .bye, .hello, .commit, .pending:
         break
     }
     require(message.encoded() == bytes, "decode/encode round trip changed the bytes")
@@ -73,6 +73,7 @@ private func transferMessageSeeds() -> [FuzzSeed] {
         ("folder", .folder(id: id, tree: id, path: Array("photos/2024".utf8))),
         ("entry", .entry(.init(id: id, tree: id, size: 1234, executable: true, path: Array("photos/2024/beach.jpg".utf8)))),
         ("commit", .commit(tree: id)),
+        ("pending", .pending),
         ("batch", .batch([.entry(.init(id: id, tree: id, size: 3, executable: false, path: Array("t/a".utf8))), .data([1, 2, 3]),
                           .done(id: id, hash: Array(repeating: 7, count: 32))])),
     ]

@@ -25,6 +25,12 @@ public struct TrustStore: Sendable {
         self.byKey = byKey
     }
 
+    /// Trusts one more peer (a key already trusted keeps its first name).
+    public mutating func insert(_ peer: Peer) {
+        peers.append(peer)
+        if byKey[peer.key] == nil { byKey[peer.key] = peer.name }
+    }
+
     /// The name of the peer with this key, or `nil` if it is not trusted.
     public func name(for key: [UInt8]) -> String? {
         guard let key = PublicKey(bytes: key) else { return nil }

@@ -18,6 +18,10 @@ public struct ReceiverSession {
     public enum Event: Equatable, Sendable {
         /// A trusted sender completed the handshake.
         case authenticated(sender: String, fingerprint: String)
+        /// First contact (`asksAboutStrangers`): an unknown sender completed the handshake; ask
+        /// the user, then call `approve(name:now:)` or `decline(now:)` (by itself, the session
+        /// declines after `SessionConfiguration.approvalTimeout`).
+        case approvalNeeded(ApprovalRequest)
         /// A connection was refused during the handshake (for the local log; the peer learns nothing).
         case refused(SessionError.RefusalReason)
         case transfer(TransferReceiver.Event)
@@ -26,8 +30,9 @@ public struct ReceiverSession {
     typealias Stack = LayerStack<LayerStack<ReceivingTransferLayer, ResponderChannel>, LinkLayer>
 
     private let identity: Identity
-    private let trust: TrustStore
+    private var trust: TrustStore
     private let configuration: SessionConfiguration
+    private let asksAboutStrangers: Bool
     /// The current connection's layers (nil between connections).
     private var stack: Stack?
     /// Between connections: what outlives them.
@@ -35,14 +40,19 @@ public struct ReceiverSession {
     private var events: [Event] = []
 
     /// Extensions granted to a sender that asks (docs/protocol.md §8): `pipelining` always,
-    /// `compression` with `decompresses`, `folders` where `store` also stores folders (`TreeStore`).
+    /// `compression` with `decompresses`, `folders` where `store` also stores folders (`TreeStore`),
+    /// `firstContact` with `asksAboutStrangers` (an unknown sender that asks for it waits for the
+    /// user's answer, `approvalNeeded`, instead of being refused: docs/protocol.md §8.5).
     public init(identity: Identity, trust: TrustStore, store: any FileStore,
-                configuration: SessionConfiguration = .init(), maxFileSize: UInt64 = 1 << 40, decompresses: Bool = true) {
+                configuration: SessionConfiguration = .init(), maxFileSize: UInt64 = 1 << 40, decompresses: Bool = true,
+                asksAboutStrangers: Bool = false) {
         self.identity = identity
         self.trust = trust
         self.configuration = configuration
+        self.asksAboutStrangers = asksAboutStrangers
         let transfer = TransferReceiver(store: store, makeHasher: { FileHasher() }, maxFileSize: maxFileSize,
-                                        decompressor: decompresses ? ZstdChunkDecompressor() : nil, trees: store as? any TreeStore)
+                                        decompressor: decompresses ? ZstdChunkDecompressor() : nil, trees: store as? any TreeStore,
+                                        firstContact: asksAboutStrangers)
         self.extensions = transfer.grantable
         self.parked = (transfer, HandshakeReplayGuard())
     }
@@ -86,7 +96,8 @@ public struct ReceiverSession {
         let channel: ResponderChannel
         do {
             channel = try ResponderChannel(identity: identity, trust: trust, replayGuard: replayGuard, wallClock: wallClock,
-                                           ephemeral: ephemeral, now: now, configuration: configuration)
+                                           ephemeral: ephemeral, now: now, configuration: configuration,
+                                           asksAboutStrangers: asksAboutStrangers)
         } catch {
             parked = (transfer, replayGuard)
             throw error
@@ -119,11 +130,9 @@ public struct ReceiverSession {
     }
 
     public mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
+        let configuration = configuration
         try stack.withMovedValue { stack throws(SessionError) in
-            defer {
-                // Message 2 went out: the link lifts its pre-authentication limits.
-                if stack.top.bottom.takeAuthentication() { stack.bottom.peerAuthenticated() }
-            }
+            defer { Self.settle(&stack, configuration: configuration) }
             do throws(SessionError) {
                 try stack.receive(datagram, now: now)
             } catch {
@@ -138,7 +147,61 @@ public struct ReceiverSession {
     public var nextDeadline: Instant? { stack?.nextDeadline }
 
     public mutating func handleTimers(now: Instant) throws(SessionError) {
-        try stack.withMovedValue { stack throws(SessionError) in try stack.handleTimers(now: now) }
+        let configuration = configuration
+        try stack.withMovedValue { stack throws(SessionError) in
+            defer { Self.settle(&stack, configuration: configuration) }
+            try stack.handleTimers(now: now)
+            // A user who did not answer in time: the channel's `reject` goes to the link now.
+            try stack.passDown(now: now)
+        }
+    }
+
+    /// Trusts `peer` from the next connection on: a key the driver added to the trust directory
+    /// when no connection could take the answer any more (the link went while the user typed).
+    public mutating func trust(_ peer: TrustStore.Peer) {
+        guard trust.name(for: peer.key.bytes) == nil else { return }
+        trust.insert(peer)
+    }
+
+    /// Whether the user is being asked about the sender of the current connection.
+    public var isAwaitingApproval: Bool { stack?.top.bottom.isAwaitingApproval ?? false }
+
+    /// First contact: the user accepted the unknown sender of the current connection under
+    /// `name` (the driver has written its key to the trust directory). It is trusted from now on,
+    /// here and on later connections, and its offer is answered. Returns false if nobody waits.
+    @discardableResult
+    public mutating func approve(name: String, now: Instant) throws(SessionError) -> Bool {
+        guard isAwaitingApproval, var stack = stack.take() else { return false }
+        defer {
+            Self.settle(&stack, configuration: configuration)
+            self.stack = stack
+        }
+        guard let peer = stack.top.bottom.approve(name: name) else { return false }
+        trust.insert(peer)
+        // The opening goes up to be answered, and the answer down to the link.
+        try stack.handleTimers(now: now)
+        try stack.passDown(now: now)
+        return true
+    }
+
+    /// First contact: the user said no (or the driver's prompt gave up). The sender's offer is
+    /// rejected (`notApproved`) and the connection ends; nothing is trusted.
+    public mutating func decline(now: Instant) throws(SessionError) {
+        let configuration = configuration
+        try stack.withMovedValue { stack throws(SessionError) in
+            defer { Self.settle(&stack, configuration: configuration) }
+            try stack.top.bottom.decline(timedOut: false, now: now)
+            try stack.passDown(now: now)
+        }
+    }
+
+    /// After every step: once message 2 went out to a trusted (or just approved) sender the link
+    /// lifts its pre-authentication limits; while the user decides about a stranger, the idle
+    /// timeout waits for the user's answer (`approvalTimeout`) and then some.
+    private static func settle(_ stack: inout Stack, configuration: SessionConfiguration) {
+        if stack.top.bottom.takeAuthentication() { stack.bottom.peerAuthenticated() }
+        stack.bottom.idleTimeout = stack.top.bottom.isAwaitingApproval
+            ? configuration.approvalTimeout + SessionConfiguration.approvalMargin : configuration.idleTimeout
     }
 
     /// The next datagram to transmit now, if any. (The receiver's answers are in the link as soon

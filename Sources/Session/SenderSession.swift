@@ -1,4 +1,5 @@
 import Framing
+import Handshake
 import Keys
 import Pipeline
 import Sodium
@@ -20,6 +21,10 @@ public struct SenderSession {
     public enum Event: Equatable, Sendable {
         /// The receiver proved it holds the pinned key; data flows from now on.
         case authenticated(fingerprint: String)
+        /// First contact: the receiver does not know us and asks its user, who should see the
+        /// same `code` (`PairingCode`, "ddd ddd") on the receiver's screen. Nothing is sent until
+        /// the answer: `fileStarted` (accepted), or the session fails with `notApprovedByPeer`.
+        case awaitingApproval(code: String)
         case transfer(TransferSender.Event)
     }
 
@@ -112,7 +117,8 @@ public struct SenderSession {
         }
         let link = LinkLayer(configuration: configuration, maxDatagramSize: maxDatagramSize,
                              peerMaxDatagramSize: peerMaxDatagramSize, fillsWindow: true, now: now)
-        var stack = SendingTransferLayer(transfer: transfer).stacked(on: channel).stacked(on: link)
+        let approvalLimit = configuration.approvalTimeout + SessionConfiguration.approvalMargin
+        var stack = SendingTransferLayer(transfer: transfer, approvalLimit: approvalLimit).stacked(on: channel).stacked(on: link)
         // Message 1 goes to the link at once.
         try? stack.passDown(now: now)
         self.stack = stack
@@ -144,9 +150,20 @@ public struct SenderSession {
                 stack.bottom.peerAuthenticated()
                 events.append(.authenticated(fingerprint: receiverKey.fingerprint))
             }
+            noteApproval(&stack)
             self.stack = stack
         }
         try stack.receive(datagram, now: now)
+    }
+
+    /// While the receiver's user decides about us, the link stays up past the idle timeout (our
+    /// own approval limit ends the wait first, with a typed error); the code is reported once.
+    private mutating func noteApproval(_ stack: inout Stack) {
+        let waiting = stack.top.top.approvalDeadline != nil
+        let idle = waiting ? configuration.approvalTimeout + SessionConfiguration.approvalMargin * 2 : configuration.idleTimeout
+        guard stack.bottom.idleTimeout != idle else { return }
+        stack.bottom.idleTimeout = idle
+        if waiting { events.append(.awaitingApproval(code: PairingCode.from(handshakeHash: stack.top.bottom.handshakeHash))) }
     }
 
     public var nextDeadline: Instant? { stack?.nextDeadline }

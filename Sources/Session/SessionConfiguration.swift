@@ -11,9 +11,18 @@ public struct SessionConfiguration: Sendable {
     /// A connection on which nothing arrives for this long is treated as lost (a peer that holds
     /// the link but stopped talking). The framing layer alone cannot tell when it has nothing in flight.
     public var idleTimeout: Duration
+    /// First contact (`--ask`, docs/protocol.md §8.5): how long the receiver's user has to accept
+    /// an unknown sender. The sender waits `approvalTimeout + approvalMargin`, and while the answer
+    /// is pending neither side's idle timeout drops the link before that.
+    public var approvalTimeout: Duration
+
+    /// What the sender waits for the receiver's answer beyond `approvalTimeout` (the answer's trip).
+    public static let approvalMargin = Duration.seconds(10)
 
     public init(link: LinkConfiguration = .init(), handshakeTimeout: Duration = .seconds(10),
-                rekeyAfterRecords: UInt64 = 65_536, idleTimeout: Duration = .seconds(30)) {
+                rekeyAfterRecords: UInt64 = 65_536, idleTimeout: Duration = .seconds(30),
+                approvalTimeout: Duration = .seconds(120)) {
+        self.approvalTimeout = approvalTimeout
         self.link = link
         self.handshakeTimeout = handshakeTimeout
         self.rekeyAfterRecords = rekeyAfterRecords

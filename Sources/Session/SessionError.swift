@@ -8,6 +8,11 @@ public enum SessionError: Error, Equatable, Sendable {
     /// The receiver answered our handshake with a refusal: it does not trust our key, or the key
     /// we pinned for it is wrong. (By design it does not say which.)
     case refusedByPeer
+    /// The receiver asked its user about our key (first contact, `--ask`) and the user said no,
+    /// or did not answer in time.
+    case notApprovedByPeer
+    /// The receiver asked its user about our key and no answer came within our own limit.
+    case approvalTimeout
     /// The peer's handshake answer did not authenticate: it is not the receiver we pinned.
     case peerNotAuthenticated
     /// A sender tried to connect but was refused (receiver side; `reason` is for the local log only).
@@ -33,6 +38,10 @@ public enum SessionError: Error, Equatable, Sendable {
         /// Message 1's timestamp is more than `maxTimestampAhead` past the receiver's clock.
         case clockAhead(sender: String, seconds: UInt64)
         case badOpening(sender: String)
+        /// First contact (`--ask`): the user said no to this unknown sender.
+        case notApproved(fingerprint: String)
+        /// First contact (`--ask`): the user did not answer about this unknown sender in time.
+        case approvalTimedOut(fingerprint: String)
     }
 }
 
@@ -42,7 +51,7 @@ extension SessionError {
     public var isRecoverable: Bool {
         switch self {
         case .linkLost, .handshakeTimeout, .record, .framing: true
-        case .refusedByPeer, .peerNotAuthenticated, .refusedSender, .handshake, .transfer: false
+        case .refusedByPeer, .notApprovedByPeer, .approvalTimeout, .peerNotAuthenticated, .refusedSender, .handshake, .transfer: false
         }
     }
 

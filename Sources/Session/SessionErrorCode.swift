@@ -11,6 +11,8 @@ extension SessionError {
     public var code: String {
         switch self {
         case .refusedByPeer: "refusedByPeer"
+        case .notApprovedByPeer: "notApprovedByPeer"
+        case .approvalTimeout: "approvalTimeout"
         case .peerNotAuthenticated: "peerNotAuthenticated"
         case .refusedSender(let reason): "refusedSender." + reason.code
         case .handshakeTimeout: "handshakeTimeout"
@@ -31,6 +33,8 @@ extension SessionError.RefusalReason {
         case .replayedHandshake: "replayedHandshake"
         case .clockAhead: "clockAhead"
         case .badOpening: "badOpening"
+        case .notApproved: "notApproved"
+        case .approvalTimedOut: "approvalTimedOut"
         }
     }
 }
@@ -86,6 +90,7 @@ extension TransferError {
         case .ackBeyondSent: "ackBeyondSent"
         case .cannotResume: "cannotResume"
         case .sourceFailed: "sourceFailed"
+        case .notApproved: "notApproved"
         }
     }
 }

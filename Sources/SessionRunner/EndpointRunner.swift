@@ -52,14 +52,15 @@ public enum EndpointRunner {
     ///
     /// `clock` must be the same for every connection of a session: the session keeps partial
     /// transfers across connections, and their ages and expiry are read on it. Transports are
-    /// driven as in `runSender`.
+    /// driven as in `runSender`. `answers`: where the driver leaves its user's answers to
+    /// `approvalNeeded` (first contact, a session made with `asksAboutStrangers`).
     public static func runReceiver(_ session: inout ReceiverSession, over transport: any DatagramTransport,
-                                   clock: some EndpointClock,
+                                   clock: some EndpointClock, answers: FirstContactAnswers? = nil,
                                    onEvent: (ReceiverSession.Event) -> Void) async throws(SessionError) -> Ending {
         let driver = await Driver.choose(for: transport)
         try session.accept(maxDatagramSize: transport.maxDatagramSize, peerMaxDatagramSize: transport.peerMaxDatagramSize,
                            now: clock.now, wallClock: wallClock())
-        var endpoint = ReceiverEndpoint(session: session)
+        var endpoint = ReceiverEndpoint(session: session, answers: answers, now: clock.now)
         defer { session = endpoint.session }
         do {
             let ending = try await driver.run(&endpoint, transport: transport, clock: clock) { events in
@@ -217,13 +218,46 @@ struct SenderEndpoint: Endpoint {
 
 struct ReceiverEndpoint: Endpoint {
     var session: ReceiverSession
+    let answers: FirstContactAnswers?
+    /// The code of the request the user is being asked about, if any.
+    private var asking: String?
+    /// The time of the last step, from which the loop looks again for the user's answer.
+    private var lastStep: Instant
+
+    init(session: ReceiverSession, answers: FirstContactAnswers? = nil, now: Instant = .zero) {
+        self.session = session
+        self.answers = answers
+        self.lastStep = now
+    }
+
     mutating func nextDatagram(now: Instant) throws(SessionError) -> [UInt8]? { session.nextDatagram(now: now) }
-    mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) { try session.receive(datagram: datagram, now: now) }
-    mutating func handleTimers(now: Instant) throws(SessionError) { try session.handleTimers(now: now) }
-    var nextDeadline: Instant? { session.nextDeadline }
+    mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
+        lastStep = now
+        try session.receive(datagram: datagram, now: now)
+    }
+    mutating func handleTimers(now: Instant) throws(SessionError) {
+        lastStep = now
+        if let code = asking, session.isAwaitingApproval, let answer = answers?.take(code: code) {
+            asking = nil
+            switch answer {
+            case .approve(let name): try session.approve(name: name, now: now)
+            case .decline: try session.decline(now: now)
+            }
+        }
+        try session.handleTimers(now: now)
+    }
+    var nextDeadline: Instant? {
+        guard asking != nil, answers != nil, session.isAwaitingApproval else { return session.nextDeadline }
+        let look = lastStep.advanced(by: FirstContactAnswers.pollInterval)
+        return session.nextDeadline.map { min($0, look) } ?? look
+    }
     var isComplete: Bool { session.connectionComplete }
     var isSettled: Bool { session.connectionComplete }
     var isDone: Bool { session.senderSaidGoodbye }
-    mutating func takeEvents() -> [ReceiverSession.Event] { session.takeEvents() }
+    mutating func takeEvents() -> [ReceiverSession.Event] {
+        let events = session.takeEvents()
+        for case .approvalNeeded(let request) in events { asking = request.code }
+        return events
+    }
     mutating func setMaxDatagramSize(_ size: Int, peer: Int) { session.setMaxDatagramSize(size, peer: peer) }
 }

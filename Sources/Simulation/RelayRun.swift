@@ -2,6 +2,7 @@ import Framing
 import MemoryTransport
 import Pipeline
 import Session
+import Transfer
 
 /// An active attacker in the middle: it terminates the framing layer towards both endpoints and
 /// relays whole messages (handshake messages and sealed records), so a test can drop, alter,
@@ -27,11 +28,13 @@ public struct RelayRun {
     /// Runs one connection through the relay on the virtual network until the sender finishes,
     /// either side fails, or `limit` of virtual time passes.
     public static func run(sender: inout SenderSession?, receiver: inout ReceiverSession,
-                           datagramSize: Int = 244, limit: Duration = .seconds(200), tamper: Tamper) -> Outcome {
+                           datagramSize: Int = 244, limit: Duration = .seconds(200), receiverExtensions: TransferExtensions = [],
+                           tamper: Tamper) -> Outcome {
         var outcome = Outcome()
         guard var honest = sender else { return outcome }
         do {
-            try honest.connect(maxDatagramSize: datagramSize, now: .zero, wallClock: LoopbackRun.wallClockBase)
+            try honest.connect(maxDatagramSize: datagramSize, now: .zero, wallClock: LoopbackRun.wallClockBase,
+                               receiverExtensions: receiverExtensions)
         } catch {
             outcome.senderError = error
             return outcome

@@ -18,6 +18,9 @@ public enum TransferError: Error, Equatable, Sendable {
     /// The local file could not be read, or changed size while it was being sent (what the
     /// file system said).
     case sourceFailed(String)
+    /// The receiver's user did not accept this sender at first contact, or did not answer in
+    /// time (`reject` reason `notApproved`, §8.5).
+    case notApproved
 }
 
 extension TransferError: CustomStringConvertible {
@@ -32,6 +35,7 @@ extension TransferError: CustomStringConvertible {
         case .ackBeyondSent: "it acknowledged bytes that were never sent"
         case .cannotResume(let offset): "it asked to resume at byte \(offset), which was never sent or is no longer available"
         case .sourceFailed(let detail): detail
+        case .notApproved: "its user did not accept this sender"
         }
     }
 }

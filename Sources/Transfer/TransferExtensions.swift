@@ -17,14 +17,19 @@ public struct TransferExtensions: OptionSet, Hashable, Sendable, CustomStringCon
     /// Whole folders: `folder`, `entry` and `commit` messages.
     public static let folders = TransferExtensions(rawValue: 1 << 2)
 
+    /// A sender the receiver does not know yet may be accepted by the receiver's user, after both
+    /// compare a code from the handshake (`pending`, §8.5). Listed only by a receiver run with `--ask`.
+    public static let firstContact = TransferExtensions(rawValue: 1 << 3)
+
     /// Every extension this implementation knows.
-    public static let known: TransferExtensions = [.compression, .pipelining, .folders]
+    public static let known: TransferExtensions = [.compression, .pipelining, .folders, .firstContact]
 
     public var description: String {
         var names: [String] = []
         if contains(.compression) { names.append("compression") }
         if contains(.pipelining) { names.append("pipelining") }
         if contains(.folders) { names.append("folders") }
+        if contains(.firstContact) { names.append("first contact") }
         let unknown = rawValue & ~Self.known.rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return names.isEmpty ? "none" : names.joined(separator: ", ")

@@ -24,6 +24,10 @@ public enum TransferMessage: Equatable, Sendable {
     /// Several messages in one record, handled as if each came in its own (extension
     /// `pipelining`, §8.3): small files cost no record, and no datagram, each.
     case batch([TransferMessage])
+    /// In handshake message 2 only, after a `hello` granting `firstContact`, instead of the answer
+    /// to the opening: the receiver's user is asked about this unknown sender, and the answer
+    /// (`accept`, or `reject` reason `notApproved`) follows in a record (§8.5). No fields.
+    case pending
 
     /// A file inside a sent tree (`entry`).
     public struct Entry: Equatable, Sendable {
@@ -83,11 +87,14 @@ public enum TransferMessage: Equatable, Sendable {
         case exists = 4
         /// The entry's tree was never opened, or its top folder was refused (extension `folders`).
         case noFolder = 5
+        /// The receiver's user did not accept this unknown sender, or did not answer in time
+        /// (extension `firstContact`, §8.5): the connection ends.
+        case notApproved = 6
     }
 
     /// The type byte: which message this is.
     public enum Kind: UInt8, Sendable, CustomStringConvertible {
-        case offer = 1, accept, data, ack, done, confirm, reject, bye, hello, zdata, folder, entry, commit, batch
+        case offer = 1, accept, data, ack, done, confirm, reject, bye, hello, zdata, folder, entry, commit, batch, pending
 
         public var description: String {
             switch self {
@@ -105,6 +112,7 @@ public enum TransferMessage: Equatable, Sendable {
             case .entry: "entry"
             case .commit: "commit"
             case .batch: "batch"
+            case .pending: "pending"
             }
         }
     }
@@ -125,6 +133,7 @@ public enum TransferMessage: Equatable, Sendable {
         case .entry: .entry
         case .commit: .commit
         case .batch: .batch
+        case .pending: .pending
         }
     }
 }
@@ -208,6 +217,8 @@ extension TransferMessage {
                 out[start] = UInt8(truncatingIfNeeded: length >> 8)
                 out[start + 1] = UInt8(truncatingIfNeeded: length)
             }
+        case .pending:
+            out.append(Kind.pending.rawValue)
         }
     }
 
@@ -220,7 +231,7 @@ extension TransferMessage {
         case .done: 1 + 16 + TransferConstants.hashLength
         case .confirm(_, _, let name): 1 + 16 + 1 + 1 + Self.nameBytes(name).count
         case .reject: 1 + 16 + 1
-        case .bye: 1
+        case .bye, .pending: 1
         case .hello: 5
         case .zdata(_, let frame): 3 + frame.count
         case .folder(_, _, let path): 1 + 32 + 2 + min(path.count, TransferConstants.maxPathLength)
@@ -231,7 +242,7 @@ extension TransferMessage {
     }
 
     /// Whether this message may share a record with others in a `batch`.
-    public var batchable: Bool { ![.batch, .hello, .bye].contains(kind) }
+    public var batchable: Bool { ![.batch, .hello, .bye, .pending].contains(kind) }
 
     /// `messages` packed into as few messages as fit in `limit` bytes each, in order: a `batch`
     /// where several fit together, the message itself where it stands alone.
@@ -334,12 +345,15 @@ extension TransferMessage {
                 var messages: [TransferMessage] = []
                 while !reader.isAtEnd {
                     let message = try TransferMessage(decoding: try reader.readBytes(Int(try reader.readUInt16())))
-                    // Only what may share a record: no batch in a batch, no hello, no bye (final).
+                    // Only what may share a record: no batch in a batch, no hello, no bye (final),
+                    // no pending (message 2 only).
                     guard message.batchable else { throw TransferMessageError.badField }
                     messages.append(message)
                 }
                 guard !messages.isEmpty else { throw TransferMessageError.emptyData }
                 self = .batch(messages)
+            case .pending:
+                self = .pending
             }
             try reader.expectEnd()
         } catch let error as ByteReaderError {

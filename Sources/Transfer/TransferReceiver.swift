@@ -64,11 +64,14 @@ public struct TransferReceiver {
     ///     active one. An honest sender has one at a time.
     ///   - decompressor: with it, the receiver grants `compression` to a sender that asks.
     ///   - trees: with it, the receiver grants `folders`; folders are built there.
+    ///   - firstContact: the receiver grants `firstContact` (its user is asked about unknown senders).
     public init(store: any FileStore, makeHasher: @escaping () -> any ContentHasher,
                 maxFileSize: UInt64 = 1 << 40, partialLifetime: Duration = .seconds(600),
-                maxPartialsPerSender: Int = 4, decompressor: (any ChunkDecompressor)? = nil, trees: (any TreeStore)? = nil) {
+                maxPartialsPerSender: Int = 4, decompressor: (any ChunkDecompressor)? = nil, trees: (any TreeStore)? = nil,
+                firstContact: Bool = false) {
         // Pipelined offers need nothing more of this receiver: it answers every message in order.
         var supported: TransferExtensions = [.pipelining]
+        if firstContact { supported.insert(.firstContact) }
         if decompressor != nil { supported.insert(.compression) }
         if trees != nil { supported.insert(.folders) }
         self.supported = supported
@@ -96,6 +99,9 @@ public struct TransferReceiver {
     /// The extensions this receiver grants (what its extensions characteristic lists).
     public var grantable: TransferExtensions { supported }
 
+    /// What this receiver grants a sender that asks for `asked`.
+    public func granting(_ asked: TransferExtensions) -> TransferExtensions { asked.intersection(supported) }
+
     /// Partial transfers waiting for their senders (for tests and leak checks).
     public var partialCount: Int { partials.count }
 
@@ -109,22 +115,31 @@ public struct TransferReceiver {
         current = .none
         extensions = []
         var hello: [TransferMessage] = []
-        var offer = opening[...]
-        if case .hello(let asked) = offer.first {
-            extensions = asked.intersection(supported)
+        if case .hello(let asked) = opening.first {
+            extensions = granting(asked)
             hello = [.hello(extensions)]
-            offer = offer.dropFirst()
         }
-        // An offer; where `folders` is granted, also any item of a folder (a resume may start there).
-        guard offer.count == 1, let first = offer.first else { throw .unexpected(offer.first?.kind ?? .hello) }
-        switch first {
-        case .offer: break
-        case .entry, .folder, .commit where extensions.contains(.folders): break
-        default: throw .unexpected(first.kind)
-        }
+        guard opens(opening), let first = opening.last else { throw .unexpected(opening.last?.kind ?? .hello) }
         let replies = try receive(first, now: now)
         guard replies.count == 1 else { throw .unexpected(first.kind) }
         return hello + replies
+    }
+
+    /// Whether `opening` can open a connection here (`begin`): one offer, after a `hello` if
+    /// any; where `folders` is granted, also any item of a folder (a resume may start there).
+    public func opens(_ opening: [TransferMessage]) -> Bool {
+        var rest = opening[...]
+        var granted: TransferExtensions = []
+        if case .hello(let asked) = rest.first {
+            granted = granting(asked)
+            rest = rest.dropFirst()
+        }
+        guard rest.count == 1, let first = rest.first else { return false }
+        switch first.kind {
+        case .offer: return true
+        case .entry, .folder, .commit: return granted.contains(.folders)
+        default: return false
+        }
     }
 
     /// The link is gone. Partial files and folders stay, waiting for a resume, until they expire;
@@ -217,7 +232,7 @@ public struct TransferReceiver {
             var replies: [TransferMessage] = []
             for message in messages { replies += try receive(message, now: now) }
             return TransferMessage.packed(replies, limit: TransferConstants.maxBatchLength)
-        case .accept, .ack, .confirm, .reject, .hello:
+        case .accept, .ack, .confirm, .reject, .hello, .pending:
             throw .unexpected(message.kind)
         }
     }

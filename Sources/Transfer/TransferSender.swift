@@ -19,6 +19,9 @@ public struct TransferSender {
         /// a commit, the whole tree in the receiver's output folder under `storedName`.
         case folderSaved(index: Int, storedName: String)
         case fileFailed(index: Int, FileFailure)
+        /// The receiver does not know this sender and asks its user (`pending`, §8.5): nothing
+        /// goes until its answer.
+        case awaitingApproval
         case finished
     }
 
@@ -79,6 +82,10 @@ public struct TransferSender {
     private var granted: TransferExtensions?
     /// The receiver has answered something on this connection (a `hello` can only come first).
     private var answered = false
+    /// On this connection: the receiver answered the opening offer (`accept` or `reject`), and
+    /// before that, whether it said `pending` (its user decides about this sender).
+    private var openingAnswered = false
+    public private(set) var isAwaitingApproval = false
     private var compressor: (any ChunkCompressor)?
     /// File bytes handed to the link in `data` and `zdata`, and the bytes that carried them.
     public private(set) var fileBytesSent: UInt64 = 0
@@ -110,7 +117,8 @@ public struct TransferSender {
         self.makeHasher = makeHasher
         self.makeID = makeID
         self.compressor = compressor
-        var usable: TransferExtensions = []
+        // Being asked about costs this sender nothing: it asks wherever a receiver offers it.
+        var usable: TransferExtensions = [.firstContact]
         if compressor != nil { usable.insert(.compression) }
         if pipelines { usable.insert(.pipelining) }
         if items.contains(where: { $0.tree != nil }) { usable.insert(.folders) }
@@ -137,6 +145,8 @@ public struct TransferSender {
         requested = usable.intersection(receiverOffers)
         granted = nil
         answered = false
+        openingAnswered = false
+        isAwaitingApproval = false
         guard let offer = nextOffer(eager: false, allowed: requested) else {
             finish()
             return []
@@ -156,6 +166,8 @@ public struct TransferSender {
         }
         granted = nil
         answered = false
+        openingAnswered = false
+        isAwaitingApproval = false
         // Every file was settled and only the goodbye was missing (sent, or not yet): nothing is
         // left to do. Reconnecting would open with `bye`, which no receiver takes as an opening.
         if unsettled.isEmpty && nextFresh >= items.count { finish() }
@@ -181,6 +193,7 @@ public struct TransferSender {
 
     public mutating func receive(_ message: TransferMessage) throws(TransferError) {
         defer { answered = true }
+        if case .accept = message { answerOpening() }
         switch message {
         case .accept(let id, let offset):
             // Answers come in the order of the offers.
@@ -228,7 +241,12 @@ public struct TransferSender {
             }
             report(event, for: file)
             file.source.release(before: .max)
+        case .reject(let id, .notApproved):
+            // Only as the answer to the opening that was `pending`: the connection ends.
+            guard isAwaitingApproval, unsettled.first?.id == id else { throw .unexpected(.reject) }
+            throw .notApproved
         case .reject(let id, let reason):
+            answerOpening()
             // For an offer, or a file whose storing failed; its remaining data and `done` are ignored.
             guard let file = unsettled.first, file.id == id, file.offered else { throw .unexpected(.reject) }
             unsettled.removeFirst()
@@ -246,12 +264,23 @@ public struct TransferSender {
             }
             granted = offered
             return
+        case .pending:
+            // Only in message 2, right after a `hello` that granted `firstContact`.
+            guard extensions.contains(.firstContact), !openingAnswered, !isAwaitingApproval else { throw .unexpected(.pending) }
+            isAwaitingApproval = true
+            pendingEvents.append(.awaitingApproval)
         case .batch(let messages):
             guard extensions.contains(.pipelining) else { throw .unexpected(.batch) }
             for message in messages { try receive(message) }
         case .offer, .data, .done, .zdata, .folder, .entry, .commit:
             throw .unexpected(message.kind)
         }
+    }
+
+    /// The receiver answered the opening offer: no `pending` may come after this.
+    private mutating func answerOpening() {
+        openingAnswered = true
+        isAwaitingApproval = false
     }
 
     // MARK: - Steps

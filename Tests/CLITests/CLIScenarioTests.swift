@@ -138,6 +138,7 @@ struct Fixture {
     (["blerecv"], "--trust"),
     (["blerecv", "--trust", "k", "--stdout", "--json"], "pick one"),
     (["blerecv", "trust", "k"], "--name"),
+    (["blerecv", "--trust", "k", "--ask"], "must be a terminal"),
 ])
 func wrongArgumentsAreUsageErrors(_ args: [String], _ mentions: String) throws {
     let run = try CommandRun.run(args[0], Array(args.dropFirst()))

@@ -1,12 +1,13 @@
 #!/bin/bash
 # blesend end-to-end suite: the REAL blesend/blerecv binaries over real BlueZ, in the lab VM.
 #
-# Usage (host):  lab/run-suite.sh -- Tests/Lab/e2e.sh [main|mtu|all]
+# Usage (host):  lab/run-suite.sh -- Tests/Lab/e2e.sh [main|mtu|all|discovery|first-contact]
 #   main  (default) every case except the forced-small-MTU one; needs the default main.conf
 #   mtu   only the small-MTU case; boot with BT_MAINCONF='[GATT]\nExchangeMTU=48' (below 48 bluetoothd 5.66
 #         cannot create its GATT database: setsockopt(L2CAP_OPTIONS) EINVAL, the adapters never come up)
 #   all   both groups in one boot (MTU case then only checks the file, not that the MTU is small)
 #   discovery  private discovery with two receivers; boot with BTVIRT_ARGS='-L -l3' BT_NCTRL=3
+#   first-contact  only the blerecv --ask case (also part of main)
 # Runs inside the VM after bt-up.sh (BLESEND_LAB_BT=1): receiver blerecv on hci0 (00:AA:01:00:00:00),
 # sender blesend on hci1. Binaries: $BLESEND_BIN (default .build/debug). Prints "ok - name" /
 # "not ok - name" per case, then "N passed, M failed"; exit status 1 if M > 0, 2 on setup errors.
@@ -36,6 +37,96 @@ ensure_main_recv() {
   [ -n "$RECV_PID" ] && [ "$RECV_LOG" = "$W/logs/recv-main" ] && log "main receiver died; restarting (see earlier failure)"
   stop_recv
   start_recv main "$MAIN_OUT" -v
+}
+
+# First contact (issue 14 part 2): blerecv --ask runs in a pty made by util-linux script(1) (in
+# bsdutils, essential on both images); what the user types goes through a FIFO we write into once
+# the prompt shows in its output. ASK_FD keeps the FIFO open so script sees no end of input.
+ASK_FD=""
+start_ask_recv() {   # start_ask_recv NAME OUTDIR TRUSTDIR
+  local name=$1 out=$2 trust=$3
+  mkdir -p "$out" "$trust"
+  RECV_OUT=$out
+  RECV_LOG=$W/logs/recv-$name
+  : > "$RECV_LOG.out"; : > "$RECV_LOG.err"
+  rm -f "$W/ask.fifo"; mkfifo "$W/ask.fifo"
+  script -qfec "$RECV --adapter hci0 --trust $trust --key $W/keys/receiver --out $out --ask -v" /dev/null \
+    < "$W/ask.fifo" > "$RECV_LOG.err" 2>&1 &
+  RECV_PID=$!
+  PIDS+=("$RECV_PID")
+  exec {ASK_FD}> "$W/ask.fifo"
+  wait_for "$RECV_LOG.err" 'waiting for senders' 30 "$RECV_PID"
+}
+stop_ask_recv() {
+  # blerecv first (SIGTERM: it unregisters from bluetoothd), then script(1) and the FIFO.
+  [ -n "$RECV_PID" ] && pkill -TERM -P "$RECV_PID" 2>/dev/null
+  [ -n "$ASK_FD" ] && exec {ASK_FD}>&-
+  ASK_FD=""
+  stop_recv
+}
+# last_code FILE: the last "ddd ddd" code blerecv showed in FILE
+last_code() { sed -n 's/.*code: *\([0-9]\{3\} [0-9]\{3\}\).*/\1/p' "$1" | tail -n 1; }
+# answer_prompt N ANSWER...: waits for the Nth "accept this sender?" prompt, then types each ANSWER
+# after the prompt it answers shows up.
+answer_prompt() {
+  local n=$1; shift
+  wait_until 40 --pid "$RECV_PID" lines_at_least "$RECV_LOG.err" 'accept this sender\?' "$n" || return 1
+  printf '%s\n' "$1" >&"$ASK_FD"
+  shift
+  local names=0 a
+  for a in "$@"; do
+    names=$((names + 1))
+    wait_until 10 --pid "$RECV_PID" lines_at_least "$RECV_LOG.err" 'name for this key' "$names" || return 1
+    printf '%s\n' "$a" >&"$ASK_FD"
+  done
+}
+
+run_first_contact() {
+  begin "first contact: blerecv --ask answered by a scripted TTY adds the key and the file arrives; answered n, blesend exits 66 and the trust dir is unchanged"
+  local out=$W/out-ask trust=$W/trust-ask pid t code_r code_s
+  if ! start_ask_recv ask "$out" "$trust"; then
+    fail "blerecv --ask did not start under script(1)"
+    end "$RECV_LOG.err"
+    stop_ask_recv
+    return
+  fi
+  # Yes: the stranger's key is added under the name typed, and its file arrives.
+  SLOG=$W/logs/send-ask-yes
+  t=$(now)
+  "$SEND" --adapter hci1 --key "$W/keys/stranger" --timeout 40 --json --to "$RPUB" "$W/files/k20.bin" > "$SLOG.out" 2> "$SLOG.err" &
+  pid=$!
+  PIDS+=("$pid")
+  answer_prompt 1 y newfriend || fail "no prompt, or no name prompt, on blerecv's terminal"
+  wait_pid "$pid" 60; SRC=$WRC
+  log "blesend ask-yes: exit $SRC after $(elapsed "$t")s"
+  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
+  check "the stranger's key is not in the trust dir as newfriend.pub" grep -qF "$(grep -v '^#' "$W/keys/stranger.pub" | head -n 1)" "$trust/newfriend.pub"
+  code_r=$(last_code "$RECV_LOG.err")
+  code_s=$(json_get "$SLOG.out" first-contact code)
+  log "codes: blerecv '$code_r', blesend '$code_s'"
+  check "blerecv showed no code" [ -n "$code_r" ]
+  check "codes differ: blerecv '$code_r', blesend '$code_s'" [ "$code_r" = "$code_s" ]
+  # No: blesend exits 66 with the first contact error, nothing is written.
+  local before after
+  before=$(ls -A "$trust" | sort)
+  SLOG=$W/logs/send-ask-no
+  "$SEND" --adapter hci1 --key "$W/keys/other" --timeout 40 --to "$RPUB" "$W/files/k30.bin" > "$SLOG.out" 2> "$SLOG.err" &
+  pid=$!
+  PIDS+=("$pid")
+  answer_prompt 2 n || fail "no second prompt on blerecv's terminal"
+  wait_pid "$pid" 60; SRC=$WRC
+  check "blesend (answered n) exit $SRC, want 66" [ "$SRC" = 66 ]
+  check "blesend does not say the receiver's user did not accept it" grep -q "did not accept your key" "$SLOG.err"
+  code_r=$(last_code "$RECV_LOG.err")
+  check "blerecv showed no second code" [ -n "$code_r" ]
+  check "blesend did not show blerecv's second code '$code_r'" grep -q "Code: $code_r" "$SLOG.err"
+  after=$(ls -A "$trust" | sort)
+  check "trust dir changed after n: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')" [ "$before" = "$after" ]
+  check "k30.bin arrived although the user said n" [ ! -e "$out/k30.bin" ]
+  check "a hidden file is in the out dir" hidden_files "$out"
+  end "$SLOG.err" "$RECV_LOG.err"
+  stop_ask_recv
 }
 
 # =====================================================================================
@@ -238,6 +329,8 @@ run_main() {
   end "$SLOG.err" "$RECV_LOG.err"
   stop_recv
 
+  run_first_contact
+
   # 13. both tools as an ordinary user in the bluetooth group, over L2CAP
   begin "non-root: blerecv and blesend as an unprivileged user in group bluetooth, over L2CAP"
   local nr=$W/nonroot nrgid
@@ -434,6 +527,7 @@ case "$GROUP" in
   mtu) run_mtu 1 ;;
   all) run_mtu 0; run_main ;;
   discovery) run_discovery ;;
+  first-contact) run_first_contact ;;
   *) echo "e2e: unknown group $GROUP" >&2; exit 2 ;;
 esac
 log "suite took $(elapsed "$T0")s"

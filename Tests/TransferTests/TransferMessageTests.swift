@@ -25,6 +25,8 @@ let sampleMessages: [TransferMessage] = [
     .entry(.init(id: sampleID, tree: sampleID, size: 9, executable: true, path: Array("photos/a/b.jpg".utf8))),
     .entry(.init(id: sampleID, tree: sampleID, size: nil, executable: false, path: Array(repeating: 0x61, count: 1024))),
     .commit(tree: sampleID),
+    .pending,
+    .reject(id: sampleID, reason: .notApproved),
     .batch([.data([1, 2]), .done(id: sampleID, hash: Array(repeating: 1, count: 32))]),
     .batch([.confirm(id: sampleID, status: .saved, storedName: "x"), .accept(id: sampleID, offset: 0), .ack(id: sampleID, received: 9)]),
     .zdata(originalSize: TransferConstants.maxCompressedChunk, frame: Array(repeating: 3, count: TransferConstants.maxCompressedChunk)),
@@ -55,7 +57,7 @@ func trailingBytesAreRefused(_ message: TransferMessage) {
 @Test func malformedMessagesGiveTypedErrors() {
     let cases: [([UInt8], TransferMessageError)] = [
         ([0x00], .unknownType),
-        ([0x0F], .unknownType),
+        ([0x10], .unknownType),
         ([0x0E], .emptyData),
         ([0x0E, 0, 1, 0x08], .badField),
         ([0x0E, 0, 5, 0x09, 0, 0, 0, 1], .badField),

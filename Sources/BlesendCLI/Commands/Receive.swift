@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import ArgumentParser
 import Keys
 import Storage
@@ -20,8 +23,17 @@ struct Receive: AsyncParsableCommand {
         not find it at all. Worth it with Privacy = device in /etc/bluetooth/main.conf (otherwise the \
         adapter's fixed address links every advertisement anyway).
 
+        First contact (--ask): a sender whose key is not in the trust directory is not refused at \
+        once. Its fingerprint, what it offers and a 6-digit code are shown, and blesend shows a \
+        code too: if both codes are the same and you answer y, its key is added to the trust \
+        directory under the name you type, and the transfer goes on. No, no answer within 2 \
+        minutes, or different codes (answer n: someone is in the middle) refuse it, and nothing \
+        is written. While --ask runs, anyone who has this receiver's public key can tell that \
+        this device is that receiver.
+
         Examples:
           blerecv --trust keys/ --out ~/Downloads
+          blerecv --trust keys/ --ask
           blerecv --trust keys/ --once
           blerecv --trust keys/ --stdout > stream.bin
           blerecv trust ./alice.pub --name alice --dir keys
@@ -59,9 +71,17 @@ struct Receive: AsyncParsableCommand {
     @Flag(name: .customLong("private-discovery"), help: "Let trusted senders recognise this receiver from its advertisement (see above).")
     var privateDiscovery = false
 
+    @Flag(help: ArgumentHelp(
+        "First contact: ask on this terminal about a sender whose key is not trusted yet (see above).",
+        discussion: "Needs a terminal on standard input and standard error."))
+    var ask = false
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
+        if ask && (isatty(0) != 1 || isatty(2) != 1) {
+            throw ValidationError("--ask asks on the terminal: standard input and standard error must be a terminal")
+        }
         if stdout && output.json { throw ValidationError("--stdout and --json both want standard output; pick one") }
         if stdout && out != "." { throw ValidationError("--stdout and --out exclude each other") }
     }
@@ -73,7 +93,7 @@ struct Receive: AsyncParsableCommand {
             let identity = try KeyLocation.loadIdentity(key)
             let trusted: TrustStore
             do { trusted = try TrustStore.load(directory: trust) } catch { throw CLIError(error) }
-            guard !trusted.peers.isEmpty else {
+            guard !trusted.peers.isEmpty || ask else {
                 throw CLIError(.keyProblem, "no trusted senders in \(trust) (no *.pub files)",
                                hint: "add one with: blerecv trust <their key or .pub> --name NAME --dir \(trust)")
             }
@@ -89,7 +109,8 @@ struct Receive: AsyncParsableCommand {
             }
             let operation = ReceiveOperation(
                 identity: identity, trust: trusted, store: store, outDirectory: stdout ? nil : out,
-                adapter: adapter, l2cap: !noL2CAP, once: once || stdout, privateDiscovery: privateDiscovery, reporter: reporter)
+                adapter: adapter, l2cap: !noL2CAP, once: once || stdout, privateDiscovery: privateDiscovery,
+                askingInto: ask ? trust : nil, reporter: reporter)
             try await operation.run()
         }
     }

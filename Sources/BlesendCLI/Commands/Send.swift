@@ -27,6 +27,11 @@ struct Send: AsyncParsableCommand {
 
         Compression: where the receiver takes it, file data travels zstd-compressed, chunk by chunk and only where that makes it smaller (text shrinks; photos, archives and random bytes go as they are). Compressed sizes say something about the content to someone watching the radio (docs/threat-model.md); --no-compress turns it off.
 
+        First contact: a receiver run with blerecv --ask that does not know your key yet asks \
+        its user about you. blesend then shows a 6-digit code and waits (up to about 2 minutes): \
+        it must be the same code as on the receiver's screen. If its user accepts your key, the \
+        files go on the same connection; if not, blesend exits 66 and nothing is kept there.
+
         Examples:
           blesend --to blesend-pub1:... report.pdf
           blesend --to ./receiver.pub a.jpg b.jpg notes.txt

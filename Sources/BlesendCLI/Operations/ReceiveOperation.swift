@@ -17,6 +17,9 @@ struct ReceiveOperation {
     let once: Bool
     /// Advertise private-discovery data for the trusted senders (docs/protocol.md §1.1).
     var privateDiscovery = false
+    /// First contact (`--ask`): ask the user on the terminal about unknown senders, and trust
+    /// those accepted by writing their keys into this directory (docs/protocol.md §8.5).
+    var askingInto: String?
     let reporter: Reporter
 
     private final class Tally {
@@ -26,10 +29,16 @@ struct ReceiveOperation {
         /// A sender authenticated on the current connection.
         var authenticated = false
         var current: (name: String, size: UInt64?, at: ContinuousClock.Instant, offset: UInt64)?
+        /// The prompt about the current connection's unknown sender (cancelled when it ends), and
+        /// the key it asks about.
+        var prompt: (task: Task<FirstContactAnswers.Answer, Never>, key: PublicKey)?
     }
 
     func run() async throws(CLIError) {
-        var session = ReceiverSession(identity: identity, trust: trust, store: store)
+        let configuration = SessionConfiguration()
+        var session = ReceiverSession(identity: identity, trust: trust, store: store, configuration: configuration,
+                                      asksAboutStrangers: askingInto != nil)
+        let answers = askingInto.map { _ in FirstContactAnswers() }
         let peripheral: GattPeripheral
         do {
             peripheral = try await GattPeripheral.start(adapter: adapter, l2cap: l2cap, extensions: session.extensions.rawValue,
@@ -78,7 +87,9 @@ struct ReceiveOperation {
             tally.sessionEnded = false
             tally.authenticated = false
             do {
-                let ending = try await EndpointRunner.runReceiver(&session, over: link.transport, clock: clock) { handle($0, tally) }
+                let ending = try await EndpointRunner.runReceiver(&session, over: link.transport, clock: clock, answers: answers) {
+                    handle($0, tally, answers: answers, approvalTimeout: configuration.approvalTimeout)
+                }
                 if ending == .linkLost { reporter.logger.info("connection ended: link lost") }
                 // A refused peer must not keep the BLE link once the refusal is delivered.
                 if !tally.authenticated { await peripheral.disconnectPeer(of: link) }
@@ -100,12 +111,21 @@ struct ReceiveOperation {
                 }
             }
             await link.close()
+            await settlePrompt(tally, session: &session)
             if once && tally.sessionEnded { break }
         }
         session.shutdown()
         await peripheral.close()
         if let failure { throw failure }
         if let first = tally.failures.first { throw first }
+    }
+
+    /// The connection is over: a prompt still waiting is cancelled (a no). A yes whose key was
+    /// written but came too late for the connection still counts from the next one on.
+    private func settlePrompt(_ tally: Tally, session: inout ReceiverSession) async {
+        guard let prompt = tally.prompt.take() else { return }
+        prompt.task.cancel()
+        if case .approve(let name) = await prompt.task.value { session.trust(.init(name: name, key: prompt.key)) }
     }
 
     /// Fresh private-discovery data for the trusted senders at every call (a new salt).
@@ -128,8 +148,23 @@ struct ReceiveOperation {
         return { [keys] in DiscoveryAdvertisement.make(salt: .random(), keys: keys) }
     }
 
-    private func handle(_ event: ReceiverSession.Event, _ tally: Tally) {
+    private func handle(_ event: ReceiverSession.Event, _ tally: Tally, answers: FirstContactAnswers?, approvalTimeout: Duration) {
         switch event {
+        case .approvalNeeded(let request):
+            reporter.event(.firstContact(request))
+            guard let answers, let directory = askingInto else { return }
+            let prompt = FirstContactPrompt(write: { Console.err($0) }, trustDirectory: directory)
+            // A little before the session's own limit, so that a yes typed at the last moment
+            // still reaches this connection.
+            let deadline = ContinuousClock.now + approvalTimeout - FirstContactAnswers.pollInterval * 10
+            tally.prompt?.task.cancel()
+            let task = Task {
+                var input = TerminalLineReader(deadline: deadline)
+                let answer = await prompt.ask(request, input: &input)
+                answers.post(answer, code: request.code)
+                return answer
+            }
+            tally.prompt = (task, request.key)
         case .authenticated(let sender, let fingerprint):
             tally.authenticated = true
             reporter.event(JSONLine("handshake", [("peer", .string(sender)), ("fingerprint", .string(fingerprint))]))
@@ -147,6 +182,10 @@ struct ReceiveOperation {
                 text = "refused \(sender): its clock is \(seconds) s ahead of this receiver's (at most 10 minutes allowed); check both clocks"
             case .badOpening(let sender):
                 text = "refused \(sender): malformed opening"
+            case .notApproved(let fingerprint):
+                text = "refused the unknown sender [\(fingerprint)]: not accepted"
+            case .approvalTimedOut(let fingerprint):
+                text = "refused the unknown sender [\(fingerprint)]: no answer in time"
             }
             reporter.event(JSONLine("refused", [("reason", .string(text))]))
             reporter.say("blerecv: \(text)")

@@ -149,6 +149,11 @@ struct SendOperation {
         case .authenticated(let fingerprint):
             reporter.event(JSONLine("handshake", [("peer", .string(receiverName)), ("fingerprint", .string(fingerprint))]))
             reporter.logger.info("receiver authenticated: \(receiverName) (\(fingerprint))")
+        case .awaitingApproval(let code):
+            reporter.event(.firstContact(peer: receiverName, code: code))
+            reporter.say("blesend: first contact: the receiver must accept your key. Code: \(code) — it must match the code on the receiver's screen")
+        case .transfer(.awaitingApproval):
+            break
         case .transfer(.fileStarted(let index, let name, _, let resumedAt)):
             if resumedAt > 0 {
                 reporter.event(JSONLine("resumed", [("name", .string(name)), ("offset", .of(resumedAt))]))

@@ -23,6 +23,8 @@ struct InitiatorChannel: Layer {
     private let rekeyAfter: UInt64
     /// Set when message 2 authenticated the receiver; the session takes it (`takeAuthentication`).
     private var authenticatedNow = false
+    /// The handshake hash after message 2: the first contact code comes from it (`PairingCode`).
+    private(set) var handshakeHash: [UInt8] = []
 
     /// Writes message 1: `wallClock` (nanoseconds since the Unix epoch, for the receiver's replay
     /// guard) and `opening` (an offer, after a `hello` if the sender asks for extensions).
@@ -54,7 +56,10 @@ struct InitiatorChannel: Layer {
     mutating func receive(_ message: [UInt8], now: Instant) throws(SessionError) {
         if var codec = records.take() {
             defer { records = codec }
-            up.append(try codec.open(message))
+            let opened = try codec.open(message)
+            // `pending` stands only in message 2 (docs/protocol.md §8.5).
+            if opened == .pending { throw .transfer(.unexpected(.pending)) }
+            up.append(opened)
             return
         }
         guard var initiator = handshake?.initiator else { return }
@@ -67,6 +72,7 @@ struct InitiatorChannel: Layer {
             throw .peerNotAuthenticated
         }
         handshake = nil
+        handshakeHash = keys.handshakeHash
         records = makeSecureTransferCodec(send: keys.initiatorToResponder, receive: keys.responderToInitiator, rekeyAfter: rekeyAfter)
         authenticatedNow = true
         // Message 2 authenticated: the pinned receiver itself sent whatever is in it.

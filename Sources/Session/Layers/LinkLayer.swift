@@ -15,7 +15,8 @@ struct LinkLayer: Layer {
     /// waits to go out (the sender, so memory stays bounded whatever the file size), or always
     /// (the receiver's few, small answers).
     let fillsWindow: Bool
-    let idleTimeout: Duration
+    /// Raised while a first contact waits for the receiver's user (`SessionConfiguration.approvalTimeout`).
+    var idleTimeout: Duration
     /// When the peer was last heard from.
     private var lastHeard: Instant
 

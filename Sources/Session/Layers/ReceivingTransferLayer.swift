@@ -23,6 +23,14 @@ struct ReceivingTransferLayer: Layer {
             } catch {
                 down.append(.refuse)
             }
+        case .stranger(let opening):
+            // First contact: message 2 grants the extensions and says `pending`; the opening is
+            // answered once the receiver's user has decided (`.opened` then).
+            guard case .hello(let asked) = opening.first, transfer.opens(opening) else {
+                down.append(.refuse)
+                return
+            }
+            down.append(.answer([.hello(transfer.granting(asked)), .pending]))
         case .message(let message):
             do {
                 down += try transfer.receive(message, now: now).map(ReceiverUnit.message)

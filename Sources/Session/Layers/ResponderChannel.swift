@@ -10,6 +10,9 @@ enum ReceiverUnit {
     /// Up: a trusted sender opened the connection with these messages (message 1's payload: an
     /// offer, after a `hello` if it asks for extensions).
     case opened(sender: String, senderKey: [UInt8], [TransferMessage])
+    /// Up: an unknown sender that asked for `firstContact` opened the connection with these
+    /// messages (a `hello`, then what it offers); the receiver's user will be asked (§8.5).
+    case stranger([TransferMessage])
     /// Down: the answer to the opening, which rides in message 2.
     case answer([TransferMessage])
     /// Both ways: one transfer message in a record.
@@ -29,6 +32,8 @@ struct ResponderChannel: Layer {
     private enum State {
         case awaitingHello(NoiseIKResponder, deadline: Instant)
         case awaitingAnswer(NoiseIKResponder, sender: String, fingerprint: String, deadline: Instant)
+        /// Message 2 said `pending` to an unknown sender: the receiver's user decides by `deadline`.
+        case awaitingApproval(SecureTransferCodec, Stranger, deadline: Instant)
         case established(SecureTransferCodec)
         /// We sent the refusal; the link closes once it is delivered (or soon after).
         case refusing(SessionError.RefusalReason, deadline: Instant)
@@ -36,8 +41,20 @@ struct ResponderChannel: Layer {
         case busy
     }
 
+    /// An unknown sender waiting for the receiver's user, and what it opened with.
+    private struct Stranger {
+        let key: [UInt8]
+        let fingerprint: String
+        let opening: [TransferMessage]
+    }
+
     private var state: State
-    private let trust: TrustStore
+    private var trust: TrustStore
+    /// Whether an unknown sender that asks for `firstContact` gets `pending` instead of a refusal.
+    private let asksAboutStrangers: Bool
+    private let approvalTimeout: Duration
+    /// Message 1 of the stranger being answered (until message 2 goes).
+    private var stranger: Stranger?
     /// Carried from connection to connection by the session.
     var replayGuard: HandshakeReplayGuard
     private let rekeyAfter: UInt64
@@ -51,7 +68,7 @@ struct ResponderChannel: Layer {
     private var authenticatedNow = false
 
     init(identity: Identity, trust: TrustStore, replayGuard: HandshakeReplayGuard, wallClock: UInt64,
-         ephemeral: SecureBytes?, now: Instant, configuration: SessionConfiguration) throws(SessionError) {
+         ephemeral: SecureBytes?, now: Instant, configuration: SessionConfiguration, asksAboutStrangers: Bool = false) throws(SessionError) {
         do {
             let responder = try NoiseIKResponder(localStatic: identity.secretKey, prologue: blesendPrologue, ephemeral: ephemeral)
             state = .awaitingHello(responder, deadline: now.advanced(by: configuration.handshakeTimeout))
@@ -59,6 +76,8 @@ struct ResponderChannel: Layer {
             throw .handshake(error)
         }
         self.trust = trust
+        self.asksAboutStrangers = asksAboutStrangers
+        self.approvalTimeout = configuration.approvalTimeout
         self.replayGuard = replayGuard
         self.rekeyAfter = configuration.rekeyAfterRecords
         self.acceptedAt = (wallClock, now)
@@ -66,6 +85,12 @@ struct ResponderChannel: Layer {
 
     var isEstablished: Bool {
         if case .established = state { return true }
+        return false
+    }
+
+    /// Whether the receiver's user is being asked about the sender of this connection.
+    var isAwaitingApproval: Bool {
+        if case .awaitingApproval = state { return true }
         return false
     }
 
@@ -90,12 +115,22 @@ struct ResponderChannel: Layer {
         case .awaitingHello(var responder, let deadline):
             state = .busy
             switch hello(message, responder: &responder, now: now) {
+            case .success(let opened) where opened.sender == nil:
+                stranger = Stranger(key: opened.key, fingerprint: opened.fingerprint, opening: opened.opening)
+                state = .awaitingAnswer(responder, sender: "", fingerprint: opened.fingerprint, deadline: deadline)
+                up.append(.stranger(opened.opening))
             case .success(let opened):
-                state = .awaitingAnswer(responder, sender: opened.sender, fingerprint: opened.fingerprint, deadline: deadline)
-                up.append(.opened(sender: opened.sender, senderKey: opened.key, opened.opening))
+                let sender = opened.sender ?? ""
+                state = .awaitingAnswer(responder, sender: sender, fingerprint: opened.fingerprint, deadline: deadline)
+                up.append(.opened(sender: sender, senderKey: opened.key, opened.opening))
             case .failure(let refusal):
                 refuse(refusal.reason, now: now)
             }
+        case .awaitingApproval(var codec, let waiting, let deadline):
+            // The sender sends nothing until it has the answer: anything it sends is out of place.
+            state = .busy
+            defer { state = .awaitingApproval(codec, waiting, deadline: deadline) }
+            throw .transfer(.unexpected(try codec.open(message).kind))
         case .established(var codec):
             state = .busy
             defer { state = .established(codec) }
@@ -115,8 +150,16 @@ struct ResponderChannel: Layer {
             do {
                 down.append(try responder.writeMessage2(payload: payload))
                 let keys = try responder.split()
-                state = .established(makeSecureTransferCodec(send: keys.responderToInitiator, receive: keys.initiatorToResponder,
-                                                             rekeyAfter: rekeyAfter))
+                let codec = makeSecureTransferCodec(send: keys.responderToInitiator, receive: keys.initiatorToResponder,
+                                                    rekeyAfter: rekeyAfter)
+                if answer.contains(.pending), let waiting = stranger.take(), let key = PublicKey(bytes: waiting.key) {
+                    state = .awaitingApproval(codec, waiting, deadline: now.advanced(by: approvalTimeout))
+                    let request = ApprovalRequest(key: key, code: PairingCode.from(handshakeHash: keys.handshakeHash),
+                                                  offered: waiting.opening.last.flatMap(OfferedItem.init) ?? OfferedItem(kind: .file, name: "", size: nil))
+                    events.append(.approvalNeeded(request))
+                    return
+                }
+                state = .established(codec)
             } catch {
                 throw .handshake(error)
             }
@@ -128,8 +171,61 @@ struct ResponderChannel: Layer {
             state = .busy
             defer { state = .established(codec) }
             down.append(try codec.seal(message))
+        case (.established(var codec), .answer(let answer)):
+            // The answer to an approved stranger's opening: its `hello` went in message 2 already.
+            state = .busy
+            defer { state = .established(codec) }
+            for message in answer where message.kind != .hello { down.append(try codec.seal(message)) }
+        case (.established, .refuse):
+            // The approved stranger's opening cannot be served after all (the transfer layer
+            // judged it before message 2, so this does not happen): end the connection.
+            throw .refusedSender(.badOpening(sender: "?"))
         default:
             break
+        }
+    }
+
+    // MARK: - First contact
+
+    /// The receiver's user accepted the unknown sender under `name`: it is trusted from now on
+    /// (on this connection and, through the session, on later ones), and its opening goes up to
+    /// be answered in a record. Returns the new peer, or nil if nobody was waiting.
+    mutating func approve(name: String) -> TrustStore.Peer? {
+        guard case .awaitingApproval(let codec, let waiting, _) = state, let key = PublicKey(bytes: waiting.key) else { return nil }
+        let peer = TrustStore.Peer(name: name, key: key)
+        trust.insert(peer)
+        state = .established(codec)
+        authenticatedNow = true
+        events.append(.authenticated(sender: name, fingerprint: waiting.fingerprint))
+        up.append(.opened(sender: name, senderKey: waiting.key, waiting.opening))
+        return peer
+    }
+
+    /// The receiver's user said no (or did not answer: `timedOut`): the opening is rejected with
+    /// reason `notApproved` in a record, and the connection ends as after a refusal. Nothing is trusted.
+    mutating func decline(timedOut: Bool, now: Instant) throws(SessionError) {
+        guard case .awaitingApproval(var codec, let waiting, _) = state else { return }
+        state = .busy
+        if let id = waiting.opening.last.flatMap(Self.transferID) {
+            do { down.append(try codec.seal(.reject(id: id, reason: .notApproved))) } catch {
+                state = .awaitingApproval(codec, waiting, deadline: now)
+                throw error
+            }
+        }
+        let reason: SessionError.RefusalReason = timedOut ? .approvalTimedOut(fingerprint: waiting.fingerprint)
+                                                           : .notApproved(fingerprint: waiting.fingerprint)
+        events.append(.refused(reason))
+        state = .refusing(reason, deadline: now.advanced(by: refusalLinger))
+    }
+
+    /// The id a `reject` of `opening` carries (a commit's: its tree's).
+    private static func transferID(of opening: TransferMessage) -> TransferID? {
+        switch opening {
+        case .offer(let offer): offer.id
+        case .entry(let entry): entry.id
+        case .folder(let id, _, _): id
+        case .commit(let tree): tree
+        default: nil
         }
     }
 
@@ -143,6 +239,8 @@ struct ResponderChannel: Layer {
             throw .handshakeTimeout
         case .refusing(let reason, let deadline) where now >= deadline:
             throw .refusedSender(reason)
+        case .awaitingApproval(_, _, let deadline) where now >= deadline:
+            try decline(timedOut: true, now: now)
         default:
             break
         }
@@ -150,7 +248,8 @@ struct ResponderChannel: Layer {
 
     var nextDeadline: Instant? {
         switch state {
-        case .awaitingHello(_, let deadline), .awaitingAnswer(_, _, _, let deadline), .refusing(_, let deadline): deadline
+        case .awaitingHello(_, let deadline), .awaitingAnswer(_, _, _, let deadline), .refusing(_, let deadline),
+             .awaitingApproval(_, _, let deadline): deadline
         case .established, .busy: nil
         }
     }
@@ -158,14 +257,15 @@ struct ResponderChannel: Layer {
     var canSend: Bool {
         switch state {
         case .awaitingAnswer, .established: down.isEmpty
-        case .awaitingHello, .refusing, .busy: false
+        case .awaitingHello, .awaitingApproval, .refusing, .busy: false
         }
     }
 
     // MARK: - Message 1
 
     private struct Opened {
-        let sender: String
+        /// nil for an unknown sender that asked for `firstContact` from a receiver that asks.
+        let sender: String?
         let key: [UInt8]
         let fingerprint: String
         let opening: [TransferMessage]
@@ -184,25 +284,34 @@ struct ResponderChannel: Layer {
             return .failure(Refusal(reason: .malformedHandshake))
         }
         let fingerprint = PublicKey(bytes: remoteStatic)?.fingerprint ?? "?"
-        guard let sender = trust.name(for: remoteStatic) else {
-            return .failure(Refusal(reason: .unknownSender(fingerprint: fingerprint)))
-        }
+        let sender = trust.name(for: remoteStatic)
+        let unknown = Refusal(reason: .unknownSender(fingerprint: fingerprint))
+        guard sender != nil || asksAboutStrangers else { return .failure(unknown) }
         // Only a well-formed offer (after a `hello`, if any) opens a connection; judged before the
         // timestamp is remembered.
         var reader = ByteReader(payload)
         guard let timestamp = try? reader.readUInt64(),
               let opening = try? HandshakePayload.decode(reader.readRest()), Self.opens(opening) else {
-            return .failure(Refusal(reason: .badOpening(sender: sender)))
+            return .failure(sender.map { Refusal(reason: .badOpening(sender: $0)) } ?? unknown)
         }
+        // An unknown sender gets as far as the user only if it asked for that (an older sender
+        // is refused as before, without a word).
+        guard sender != nil || Self.asksForFirstContact(opening) else { return .failure(unknown) }
+        let named = sender ?? fingerprint
         let wallClock = acceptedAt.wallClock &+ UInt64(max(0, now.duration(since: acceptedAt.now).nanoseconds))
         switch replayGuard.judge(timestamp: timestamp, from: remoteStatic, wallClock: wallClock) {
         case .fresh:
             return .success(Opened(sender: sender, key: remoteStatic, fingerprint: fingerprint, opening: opening))
         case .replayed:
-            return .failure(Refusal(reason: .replayedHandshake(sender: sender)))
+            return .failure(Refusal(reason: .replayedHandshake(sender: named)))
         case .ahead(let nanoseconds):
-            return .failure(Refusal(reason: .clockAhead(sender: sender, seconds: nanoseconds / 1_000_000_000)))
+            return .failure(Refusal(reason: .clockAhead(sender: named, seconds: nanoseconds / 1_000_000_000)))
         }
+    }
+
+    private static func asksForFirstContact(_ opening: [TransferMessage]) -> Bool {
+        guard case .hello(let asked) = opening.first else { return false }
+        return asked.contains(.firstContact)
     }
 
     /// Whether `messages` can open a connection: an offer, or after a `hello` an offer or an item

@@ -12,11 +12,27 @@ struct SendingTransferLayer: Layer {
     var transfer: TransferSender
     /// A message that did not fit the last batch: it goes next.
     private var held: TransferMessage?
+    /// How long the receiver's user may take at first contact, plus the answer's trip.
+    private let approvalLimit: Duration
+    /// While the receiver's user decides about us (`pending`): when we stop waiting.
+    private(set) var approvalDeadline: Instant?
 
-    init(transfer: TransferSender) { self.transfer = transfer }
+    init(transfer: TransferSender, approvalLimit: Duration) {
+        self.transfer = transfer
+        self.approvalLimit = approvalLimit
+    }
 
     mutating func receive(_ message: TransferMessage, now: Instant) throws(SessionError) {
-        do { try transfer.receive(message) } catch { throw .transfer(error) }
+        do {
+            try transfer.receive(message)
+        } catch {
+            throw error == .notApproved ? .notApprovedByPeer : .transfer(error)
+        }
+        if !transfer.isAwaitingApproval {
+            approvalDeadline = nil
+        } else if approvalDeadline == nil {
+            approvalDeadline = now.advanced(by: approvalLimit)
+        }
     }
 
     mutating func send(_ unit: Never, now: Instant) {}
@@ -49,9 +65,11 @@ struct SendingTransferLayer: Layer {
         do { return try transfer.nextMessage() } catch { throw .transfer(error) }
     }
 
-    mutating func handleTimers(now: Instant) {}
+    mutating func handleTimers(now: Instant) throws(SessionError) {
+        if let deadline = approvalDeadline, now >= deadline { throw .approvalTimeout }
+    }
 
-    var nextDeadline: Instant? { nil }
+    var nextDeadline: Instant? { approvalDeadline }
 
     var canSend: Bool { false }
 }

@@ -1,0 +1,17 @@
+import Session
+
+/// The `first-contact` event of `--json` (docs/json-events.md) on either side.
+extension JSONLine {
+    /// blerecv: the user is asked about an unknown sender.
+    static func firstContact(_ request: ApprovalRequest) -> JSONLine {
+        JSONLine("first-contact", [
+            ("fingerprint", .string(request.fingerprint)), ("code", .string(request.code)),
+            ("name", .string(request.offered.name)), ("bytes", .of(request.offered.size)),
+        ])
+    }
+
+    /// blesend: the receiver's user is asked about us; `peer` is the receiver's name.
+    static func firstContact(peer: String, code: String) -> JSONLine {
+        JSONLine("first-contact", [("peer", .string(peer)), ("code", .string(code))])
+    }
+}
