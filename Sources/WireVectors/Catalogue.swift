@@ -47,6 +47,15 @@ public enum Catalogue {
         let extended = VectorConfiguration(extensions: [.compression, .pipelining])
         let text = Array((0..<300).map { "line \($0): text compresses, so it travels as zdata against the history.\n" }.joined().utf8)
 
+        var firstContact = session(
+            ["First contact (docs/protocol.md §8.5): the receiver trusts no sender but lists firstContact;",
+             "the sender asks for it in its hello. Message 2 carries the receiver's hello granting it and",
+             "pending in place of the answer; both sides show the code 528 371 (BLAKE2b-256 of",
+             "\"blesend/1 pairing code\" and h after message 2). The receiver's user accepts at once, so",
+             "the accept follows in the first record and the file is sent and saved as for a trusted sender."],
+            files: [("hello.txt", hello, true)], configuration: VectorConfiguration(extensions: [.firstContact]))
+        firstContact.trustedSenders = []
+
         return [
             Scenario(name: "small-file", vector: session(
                 ["One small file in one record: handshake, data, done, confirm, goodbyes."],
@@ -110,6 +119,7 @@ public enum Catalogue {
                 configuration: quickIdle),
                 attack: .dropFrom(from: .sender, datagram: 19)),
             Scenario(name: "unknown-sender", vector: unknownSender),
+            Scenario(name: "first-contact", vector: firstContact),
             Scenario(name: "wrong-receiver-key", vector: wrongKey),
             Scenario(name: "forged-message-2", vector: session(
                 ["A forged message 2: the attacker flips bit 0 of byte 40 of the receiver's first datagram",

@@ -9,8 +9,10 @@ import Transfer
 public enum Replay {
     /// Replays `vector` against a fresh `side` set up from the header alone, then checks the end
     /// against `expect:` (and, for the receiver, the files it holds; for the sender after a
-    /// success, that it learnt each file's fate).
-    public static func run(_ vector: WireVector, against side: WireVector.Side) throws(ReplayFailure) {
+    /// success, that it learnt each file's fate). Returns what the replayed sender reported
+    /// (nothing for the receiver): a first contact's code, for one.
+    @discardableResult
+    public static func run(_ vector: WireVector, against side: WireVector.Side) throws(ReplayFailure) -> [SenderSession.Event] {
         let parties: VectorParties
         do {
             parties = try VectorParties(vector)
@@ -24,12 +26,13 @@ public enum Replay {
             var player = Player(vector: vector, endpoint: parties.makeSender(ids: ids))
             try player.play(schedule)
             guard !ids.overdrawn else { throw ReplayFailure(side: side, .wrongOutcome("drew more transfer ids than the header lists")) }
-            guard vector.expect == .success else { return }
-            guard player.endpoint.isFinished else { throw ReplayFailure(side: side, .wrongOutcome("not finished at the end of a success")) }
             let events = player.endpoint.takeEvents()
+            guard vector.expect == .success else { return events }
+            guard player.endpoint.isFinished else { throw ReplayFailure(side: side, .wrongOutcome("not finished at the end of a success")) }
             for (index, file) in vector.files.enumerated() where !events.contains(where: { Self.settles(index, stored: file.stored, $0) }) {
                 throw ReplayFailure(side: side, .wrongOutcome("file \(index + 1) did not end \(file.stored ? "saved" : "failed")"))
             }
+            return events
         case .receiver:
             let store = MemoryFileStore()
             var player = Player(vector: vector, endpoint: parties.makeReceiver(store: store))
@@ -41,6 +44,7 @@ public enum Replay {
                 throw ReplayFailure(side: side, .wrongOutcome(
                     "holds \(store.committed.keys.sorted()), expected \(parties.storedFiles.keys.sorted()) (or other contents)"))
             }
+            return []
         }
     }
 

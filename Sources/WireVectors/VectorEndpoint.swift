@@ -26,13 +26,32 @@ extension SenderSession: VectorEndpoint {
     mutating func close(now: Instant) { linkLost() }
 }
 
-extension ReceiverSession: VectorEndpoint {
+/// The receiver of a vector: a `ReceiverSession` whose user, when a first contact asks
+/// (`firstContact` in the vector's extensions, docs/protocol.md §8.5), answers yes at once: right
+/// after the datagram that completed message 1, under `VectorParties.trustedName`. The answer's
+/// record then follows message 2 in the same round, and a replay does the same.
+struct VectorReceiver: VectorEndpoint {
+    var session: ReceiverSession
+
     static var side: WireVector.Side { .receiver }
 
+    var connectionComplete: Bool { session.connectionComplete }
+
     mutating func open(_ connection: WireVector.Connection, extensions: TransferExtensions, now: Instant) throws(SessionError) {
-        try accept(maxDatagramSize: connection.receiverDatagramSize, peerMaxDatagramSize: connection.senderDatagramSize,
-                   now: now, wallClock: connection.wallClock, ephemeral: SecureBytes(copying: connection.receiverEphemeral))
+        try session.accept(maxDatagramSize: connection.receiverDatagramSize, peerMaxDatagramSize: connection.senderDatagramSize,
+                           now: now, wallClock: connection.wallClock, ephemeral: SecureBytes(copying: connection.receiverEphemeral))
     }
 
-    mutating func close(now: Instant) { linkLost(now: now) }
+    mutating func close(now: Instant) { session.linkLost(now: now) }
+
+    mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
+        try session.receive(datagram: datagram, now: now)
+        if session.isAwaitingApproval { try session.approve(name: VectorParties.trustedName, now: now) }
+    }
+
+    mutating func nextDatagram(now: Instant) throws(SessionError) -> [UInt8]? { session.nextDatagram(now: now) }
+
+    mutating func handleTimers(now: Instant) throws(SessionError) { try session.handleTimers(now: now) }
+
+    var nextDeadline: Instant? { session.nextDeadline }
 }

@@ -46,10 +46,14 @@ struct VectorParties {
                              pipelines: extensions.contains(.pipelining), makeTransferID: { ids.next() })
     }
 
-    func makeReceiver(store: MemoryFileStore) -> ReceiverSession {
-        ReceiverSession(identity: receiverIdentity, trust: trust, store: store,
-                        configuration: vector.configuration.session, maxFileSize: vector.configuration.maxFileSize,
-                        decompresses: vector.configuration.extensions.contains(.compression))
+    /// A receiver that lists and grants the vector's extensions (with `firstContact`, its user
+    /// accepts an unknown sender at once: `VectorReceiver`).
+    func makeReceiver(store: MemoryFileStore) -> VectorReceiver {
+        let extensions = vector.configuration.extensions
+        return VectorReceiver(session: ReceiverSession(
+            identity: receiverIdentity, trust: trust, store: store,
+            configuration: vector.configuration.session, maxFileSize: vector.configuration.maxFileSize,
+            decompresses: extensions.contains(.compression), asksAboutStrangers: extensions.contains(.firstContact)))
     }
 
     /// The files the receiver should end up holding, by name.

@@ -1,4 +1,5 @@
 import Testing
+import Session
 import WireVectors
 
 /// Every vector in Tests/Vectors/blesend, replayed against a fresh receiver and a fresh sender set
@@ -49,3 +50,19 @@ import WireVectors
         #expect(try Generator.generate() == Generator.generate())
     }
 }
+
+/// The first contact vector (docs/protocol.md §8.5): the sender replayed from it was told
+/// `pending` and shows the code its comment gives, which another implementation must show too.
+@Test func theFirstContactVectorShowsItsCode() throws {
+    let file = try #require(VectorCorpus.files.files.first { $0.name == "first-contact.vec" })
+    let vector = try WireVector(parsing: file.text)
+    let codes = try Replay.run(vector, against: .sender).compactMap { event -> String? in
+        if case .awaitingApproval(let code) = event { return code }
+        return nil
+    }
+    #expect(codes == [firstContactVectorCode])
+    #expect(vector.comments.joined(separator: " ").contains("code \(firstContactVectorCode)"))
+}
+
+/// The code `first-contact.vec` records (its comment says the same).
+let firstContactVectorCode = "528 371"
