@@ -37,16 +37,22 @@ public struct HandshakeReplayGuard {
     }
 
     /// Judges message 1's `timestamp` from `peer` against the receiver's `wallClock` (both in
-    /// nanoseconds since the Unix epoch); only a fresh one is remembered.
-    public mutating func judge(timestamp: UInt64, from peer: [UInt8], wallClock: UInt64) -> Verdict {
+    /// nanoseconds since the Unix epoch); a fresh one is remembered if `remember` (a stranger's
+    /// is not until its key is trusted, `accept`: strangers must not push trusted peers out).
+    public mutating func judge(timestamp: UInt64, from peer: [UInt8], wallClock: UInt64, remember: Bool = true) -> Verdict {
         let limit = wallClock.addingReportingOverflow(UInt64(Self.maxTimestampAhead.components.seconds) * 1_000_000_000)
         if !limit.overflow, timestamp > limit.partialValue { return .ahead(nanoseconds: timestamp - wallClock) }
+        guard remember else { return isNewer(timestamp, from: peer) ? .fresh : .replayed }
         return accept(timestamp: timestamp, from: peer) ? .fresh : .replayed
+    }
+
+    private func isNewer(_ timestamp: UInt64, from peer: [UInt8]) -> Bool {
+        latest[peer].map { timestamp > $0.timestamp } ?? true
     }
 
     /// True (and remembered) if `timestamp` is newer than the last accepted from `peer`.
     public mutating func accept(timestamp: UInt64, from peer: [UInt8]) -> Bool {
-        if let entry = latest[peer], timestamp <= entry.timestamp { return false }
+        guard isNewer(timestamp, from: peer) else { return false }
         if latest[peer] == nil, latest.count >= capacity { evictOldest() }
         latest[peer] = Entry(timestamp: timestamp, sequence: nextSequence)
         order.append((peer, nextSequence))

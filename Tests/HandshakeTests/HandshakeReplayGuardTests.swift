@@ -74,4 +74,22 @@ import Testing
         #expect(guardian.judge(timestamp: clock + limit, from: peer, wallClock: clock + 1) == .replayed)
         #expect(guardian.judge(timestamp: 1, from: peer, wallClock: .max) == .replayed, "no overflow near the end of time")
     }
+
+    /// First contact: a stranger's message 1 is judged but not remembered (until its key is
+    /// trusted), so any number of fresh stranger keys cannot push a trusted peer out of a full table.
+    @Test func strangersAreJudgedWithoutBeingRemembered() {
+        var guardian = HandshakeReplayGuard(capacity: 2)
+        let clock: UInt64 = 1_763_000_000_000_000_000
+        let trusted = [UInt8](repeating: 1, count: 32)
+        #expect(guardian.judge(timestamp: clock, from: trusted, wallClock: clock) == .fresh)
+        for n in 2..<100 {
+            let stranger = [UInt8](repeating: UInt8(n), count: 32)
+            #expect(guardian.judge(timestamp: clock, from: stranger, wallClock: clock, remember: false) == .fresh)
+        }
+        #expect(guardian.count == 1)
+        #expect(guardian.judge(timestamp: clock, from: trusted, wallClock: clock) == .replayed, "the trusted peer is still remembered")
+        // Still judged: too far ahead is refused, and an older timestamp than one remembered too.
+        #expect(guardian.judge(timestamp: .max, from: [UInt8](repeating: 7, count: 32), wallClock: clock, remember: false) != .fresh)
+        #expect(guardian.judge(timestamp: clock - 1, from: trusted, wallClock: clock, remember: false) == .replayed)
+    }
 }

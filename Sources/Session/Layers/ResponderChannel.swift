@@ -45,6 +45,8 @@ struct ResponderChannel: Layer {
     private struct Stranger {
         let key: [UInt8]
         let fingerprint: String
+        /// Message 1's timestamp, remembered by the replay guard once the key is trusted.
+        let timestamp: UInt64
         let opening: [TransferMessage]
     }
 
@@ -116,7 +118,7 @@ struct ResponderChannel: Layer {
             state = .busy
             switch hello(message, responder: &responder, now: now) {
             case .success(let opened) where opened.sender == nil:
-                stranger = Stranger(key: opened.key, fingerprint: opened.fingerprint, opening: opened.opening)
+                stranger = Stranger(key: opened.key, fingerprint: opened.fingerprint, timestamp: opened.timestamp, opening: opened.opening)
                 state = .awaitingAnswer(responder, sender: "", fingerprint: opened.fingerprint, deadline: deadline)
                 up.append(.stranger(opened.opening))
             case .success(let opened):
@@ -194,6 +196,7 @@ struct ResponderChannel: Layer {
         guard case .awaitingApproval(let codec, let waiting, _) = state, let key = PublicKey(bytes: waiting.key) else { return nil }
         let peer = TrustStore.Peer(name: name, key: key)
         trust.insert(peer)
+        _ = replayGuard.accept(timestamp: waiting.timestamp, from: waiting.key)
         state = .established(codec)
         authenticatedNow = true
         events.append(.authenticated(sender: name, fingerprint: waiting.fingerprint))
@@ -268,6 +271,7 @@ struct ResponderChannel: Layer {
         let sender: String?
         let key: [UInt8]
         let fingerprint: String
+        let timestamp: UInt64
         let opening: [TransferMessage]
     }
 
@@ -299,9 +303,11 @@ struct ResponderChannel: Layer {
         guard sender != nil || Self.asksForFirstContact(opening) else { return .failure(unknown) }
         let named = sender ?? fingerprint
         let wallClock = acceptedAt.wallClock &+ UInt64(max(0, now.duration(since: acceptedAt.now).nanoseconds))
-        switch replayGuard.judge(timestamp: timestamp, from: remoteStatic, wallClock: wallClock) {
+        // A stranger's timestamp is remembered only once its key is trusted (`approve`): a stream of
+        // fresh stranger keys must not push trusted senders out of the guard.
+        switch replayGuard.judge(timestamp: timestamp, from: remoteStatic, wallClock: wallClock, remember: sender != nil) {
         case .fresh:
-            return .success(Opened(sender: sender, key: remoteStatic, fingerprint: fingerprint, opening: opening))
+            return .success(Opened(sender: sender, key: remoteStatic, fingerprint: fingerprint, timestamp: timestamp, opening: opening))
         case .replayed:
             return .failure(Refusal(reason: .replayedHandshake(sender: named)))
         case .ahead(let nanoseconds):
