@@ -17,6 +17,8 @@ enum FixedKeys {
     /// The trust store: only `trustedSender`, named "alice".
     static let trustedName = "alice"
     static let trust = TrustStore(peers: [TrustStore.Peer(name: trustedName, key: trustedSender.publicKey)])
+    /// The name a receiver that asks (first contact) trusts `strangerSender` under once its user accepts it.
+    static let approvedName = "newfriend"
 
     /// Ephemeral secrets, one per role, so a run's handshake messages are always the same bytes.
     static let initiatorEphemeral = secret("blesend fuzz initiator ephemeral")

@@ -19,13 +19,18 @@ import Transfer
 /// - mode 3: a genuine message 1 from the trusted sender with a fuzzed payload (timestamp and opening
 ///   offer), then records the sender seals: `0` a transfer-message plaintext (bit 2: final record),
 ///   `1` a raw message, `2` time passes, `3` a raw datagram.
-/// Bit 2 of the mode byte picks the datagram size (20 or 182 bytes).
+/// Bit 2 of the mode byte picks the datagram size (20 or 182 bytes). Bit 3 makes the receiver ask
+/// about strangers (`blerecv --ask`, first contact, protocol.md §8.5): in mode 2, a stranger whose
+/// message 1 asks for `firstContact` is then told `pending`, and the next input byte is its user's
+/// answer (bit 0: yes, under `FixedKeys.approvedName`), followed by records as in mode 3.
 ///
 /// Invariants:
 /// - **no file is created from unauthenticated input**: the file store traps on `begin` unless the
 ///   first message of the connection is a genuine message 1 from the trusted sender (byte for byte
-///   what that sender writes; a shadow link reassembles the same datagrams to tell), and then only
-///   for that sender's name; no `authenticated` or transfer event comes without it;
+///   what that sender writes; a shadow link reassembles the same datagrams to tell), or the
+///   receiver's user accepted a stranger, and then only for that sender's name; no `authenticated`
+///   or transfer event comes without it, and no question about a sender from a receiver that does
+///   not ask;
 /// - bounded memory: a file never holds more than its offer announced nor more than `maxFileSize`;
 ///   at most one temporary file per connection, at most 4 folders being built (extension
 ///   `folders`: the store takes folders too); the link's reorder buffer stays under its window;
@@ -154,10 +159,17 @@ private struct Harness {
     var receiver: AuditedReceiver
     var doneHashes: [[UInt8]] = []
 
-    init(datagramSize: Int) {
+    init(datagramSize: Int, asks: Bool) {
         let configuration = SessionConfiguration()
         peer = AttackerLink(link: ReliableLink(configuration: configuration.link, maxDatagramSize: datagramSize))
-        receiver = AuditedReceiver(datagramSize: datagramSize, configuration: configuration)
+        receiver = AuditedReceiver(datagramSize: datagramSize, configuration: configuration, asks: asks)
+    }
+
+    /// The receiver's user answers a first contact question (if one is asked); returns what the
+    /// receiver sends then.
+    mutating func answer(yes: Bool) -> [[UInt8]] {
+        receiver.answer(yes: yes, now: network.now)
+        return pump()
     }
 
     /// One datagram straight to the receiver.
@@ -204,11 +216,15 @@ private struct AuditedReceiver: DatagramEndpoint {
     var connected = true
     var authenticatedSeen = false
     let window: Int
+    let asks: Bool
+    /// A first contact question was asked on this connection and not yet answered.
+    var asked = false
 
-    init(datagramSize: Int, configuration: SessionConfiguration) {
+    init(datagramSize: Int, configuration: SessionConfiguration, asks: Bool) {
         window = configuration.link.window
+        self.asks = asks
         session = ReceiverSession(identity: FixedKeys.receiver, trust: FixedKeys.trust, store: store,
-                                  configuration: configuration, maxFileSize: maxFileSize)
+                                  configuration: configuration, maxFileSize: maxFileSize, asksAboutStrangers: asks)
         shadow = ReliableLink(configuration: configuration.link, maxDatagramSize: datagramSize)
         do {
             try session.accept(maxDatagramSize: datagramSize, now: .zero, wallClock: FixedKeys.wallClock,
@@ -246,6 +262,24 @@ private struct AuditedReceiver: DatagramEndpoint {
 
     var nextDeadline: Instant? { connected ? session.nextDeadline : nil }
 
+    /// First contact: the user's answer to the question asked, as the driver gives it.
+    mutating func answer(yes: Bool, now: Instant) {
+        guard connected, asked else { return }
+        asked = false
+        do {
+            if yes {
+                // The store may take the stranger's files from the moment its user accepts it.
+                store.allowedSender = FixedKeys.approvedName
+                try session.approve(name: FixedKeys.approvedName, now: now)
+            } else {
+                try session.decline(now: now)
+            }
+        } catch {
+            disconnect(now: now)
+        }
+        audit()
+    }
+
     /// Ends the connection after an error, as the driver does.
     mutating func disconnect(now: Instant) {
         guard connected else { return }
@@ -263,8 +297,11 @@ private struct AuditedReceiver: DatagramEndpoint {
                 require(authenticatedSeen, "a transfer event before authentication: \(event)")
             case .refused:
                 break
-            case .approvalNeeded:
-                require(false, "a receiver that does not ask asked about a sender: \(event)")
+            case .approvalNeeded(let request):
+                require(asks, "a receiver that does not ask asked about a sender: \(event)")
+                require(request.key == FixedKeys.strangerSender.publicKey, "asked about a key that is not the stranger's")
+                require(store.allowedSender == nil, "asked about a sender on a connection already authenticated")
+                asked = true
             }
         }
         require(store.begun == 0 || authenticatedSeen, "a file was created in a call that did not authenticate")
@@ -299,7 +336,8 @@ private func runReceiverSession(_ bytes: [UInt8]) {
     var input = FuzzInput(bytes)
     let modeByte = input.byte()
     let mode = Mode(rawValue: modeByte & 3) ?? .rawDatagrams
-    var harness = Harness(datagramSize: modeByte & 4 != 0 ? 182 : 20)
+    let asks = modeByte & 8 != 0
+    var harness = Harness(datagramSize: modeByte & 4 != 0 ? 182 : 20, asks: asks)
     defer { harness.finish() }
 
     switch mode {
@@ -314,7 +352,7 @@ private func runReceiverSession(_ bytes: [UInt8]) {
         var initiator = mode == .trustedHandshake ? HandshakeTemplates.trustedInitiator : HandshakeTemplates.strangerInitiator
         guard let message1 = try? initiator.writeMessage1(payload: input.chunk16()) else { return }
         let answers = harness.send(message: message1)
-        guard mode == .trustedHandshake else {
+        if mode == .strangerHandshake, !(asks && harness.receiver.asked) {
             require(answers.allSatisfy { $0 == refusalMessage }, "a stranger got an answer other than the refusal")
             return
         }
@@ -322,6 +360,7 @@ private func runReceiverSession(_ bytes: [UInt8]) {
               let keys = try? initiator.split() else { return }
         var channel = RecordChannel(sendKey: keys.sendKey, receiveKey: keys.receiveKey,
                                     rekeyAfter: SessionConfiguration().rekeyAfterRecords)
+        if mode == .strangerHandshake { _ = harness.answer(yes: input.byte() & 1 != 0) }
         while !input.isEmpty {
             let operation = input.byte()
             switch operation & 3 {
@@ -394,10 +433,29 @@ private func receiverSessionSeeds() -> [FuzzSeed] {
     stranger.byte(Mode.strangerHandshake.rawValue | 4)
     stranger.chunk16(payload)
 
+    // First contact: a stranger asking for it, a receiver that asks; its user says yes or no.
+    var firstContactOpening: [UInt8] = []
+    firstContactOpening.appendBigEndian(UInt64(1_700_000_000_000_000_000))
+    HandshakePayload.encode([.hello(.firstContact), .offer(.init(id: id, size: UInt64(content.count), name: "report.pdf"))],
+                            into: &firstContactOpening)
+    func firstContact(yes: Bool) -> [UInt8] {
+        var builder = FuzzInputBuilder()
+        builder.byte(Mode.strangerHandshake.rawValue | 4 | 8)
+        builder.chunk16(firstContactOpening)
+        builder.byte(yes ? 1 : 0)
+        for message: TransferMessage in [.data(content), .done(id: id, hash: hash), .bye] {
+            builder.byte(message == .bye ? 4 : 0)
+            builder.chunk(message.encoded())
+        }
+        return builder.bytes
+    }
+
     return [
         FuzzSeed("raw-datagrams-message1", raw.bytes),
         FuzzSeed("raw-message1", rawMessage.bytes),
         FuzzSeed("stranger", stranger.bytes),
+        FuzzSeed("first-contact-accepted", firstContact(yes: true)),
+        FuzzSeed("first-contact-declined", firstContact(yes: false)),
         FuzzSeed("trusted-whole-file", trusted(4, [.data(content), .done(id: id, hash: hash), .bye])),
         FuzzSeed("trusted-small-datagrams", trusted(0, [.data(Array(content.prefix(5))), .data(Array(content.dropFirst(5))),
                                                        .done(id: id, hash: hash), .bye])),
