@@ -23,6 +23,22 @@ if [ "${1:-}" = --run ]; then
   echo o > /proc/sysrq-trigger
   exit 0
 fi
+if [ "${1:-}" = --failed ]; then
+  # blesend-lab-failed.service: blesend-lab-run.service failed, so the command did not run (or
+  # did not finish). Say why on the console, keep the journal in the run folder, and power off
+  # at once rather than leave vmrun waiting for its timeout; without an rc file vmrun exits 125.
+  console "blesend-lab-run.service failed after $(cut -d' ' -f1 /proc/uptime)s; failed units:"
+  systemctl --failed --no-pager --plain --no-legend > /dev/console 2>&1
+  for u in blesend-lab-btvirt.service blesend-lab-run.service bluetooth.service dbus.service; do
+    journalctl -b --no-pager -o short-monotonic -u "$u" | tail -n 15 > /dev/console
+  done
+  journalctl -b --no-pager -o short-monotonic > "$OUT/journal.txt" 2>/dev/null
+  console "the whole journal is in the run folder: journal.txt"
+  sync
+  umount "$OUT" 2>/dev/null
+  echo o > /proc/sysrq-trigger
+  exit 0
+fi
 if [ "${1:-}" = --wait-controllers ]; then
   # blesend-lab-btvirt.service is started once the kernel has both controllers.
   for _ in $(seq 100); do
@@ -43,7 +59,10 @@ mount -t tmpfs -o mode=700 tmpfs /var/lib/bluetooth
 ln -sf /proc/self/fd /dev/fd
 hostname blesend-lab 2>/dev/null
 
-self=$(readlink -f "$0")
+# The units call a copy of this script in /run: the checkout may lie anywhere on the host, and a
+# path under /tmp would be hidden once systemd mounts its own /tmp (below).
+self=/run/blesend-lab/guest-systemd.sh
+cp "$0" "$self"
 units=/etc/systemd/system
 cat > "$units/blesend-lab.target" <<EOF
 [Unit]
@@ -71,12 +90,23 @@ cat > "$units/blesend-lab-run.service" <<EOF
 Description=blesend lab: the command
 Wants=bluetooth.service blesend-lab-btvirt.service dbus.service
 After=bluetooth.service blesend-lab-btvirt.service dbus.service
+OnFailure=blesend-lab-failed.service
 [Service]
 Type=oneshot
 ExecStart=/bin/sh $self --run
 EOF
-# What a lab boot has no use for, and what would only slow it down under TCG.
-for u in getty@tty1.service serial-getty@ttyS0.service apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer \
+cat > "$units/blesend-lab-failed.service" <<EOF
+[Unit]
+Description=blesend lab: the command's unit failed; report and power off
+DefaultDependencies=no
+[Service]
+Type=oneshot
+ExecStart=/bin/sh $self --failed
+EOF
+# What a lab boot has no use for, and what would only slow it down under TCG. tmp.mount: trixie's
+# systemd mounts a tmpfs on /tmp, which would hide a checkout (and the run's command, the .deb)
+# that lives under /tmp on the host, as CI's clone may.
+for u in tmp.mount getty@tty1.service serial-getty@ttyS0.service apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer \
          fstrim.timer systemd-pstore.service remote-fs.target systemd-timesyncd.service; do
   ln -sf /dev/null "$units/$u"
 done
