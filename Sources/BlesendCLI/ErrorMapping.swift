@@ -68,8 +68,12 @@ extension CLIError {
                       hint: "send with --transport auto (the default) to fall back to GATT")
         case .bluez(let remote):
             self.init(.bluetoothUnavailable, "BlueZ refused: \(remote.name): \(remote.message)")
+        case .dbus(.timeout):
+            self.init(.bluetoothUnavailable, "bluetoothd did not answer in time",
+                      hint: "it may be stuck: check with blesend doctor, or restart it with: systemctl restart bluetooth")
         case .dbus(let dbus):
-            self.init(.bluetoothUnavailable, "D-Bus error: \(dbus)")
+            self.init(.bluetoothUnavailable, "talking to bluetoothd over the system bus failed (\(dbus))",
+                      hint: "check with blesend doctor; if bluetoothd stopped, start it with: systemctl start bluetooth")
         }
     }
 

@@ -50,8 +50,11 @@ public enum BlueZError: Error, Equatable, Sendable {
 
     static func from(_ e: DBusError) -> BlueZError {
         switch e {
+        // ServiceUnknown/NameHasNoOwner: nobody owns org.bluez. Spawn.*: the bus tried to start
+        // bluetoothd for the call (D-Bus activation) and it failed or exited (seen after bluetoothd
+        // crashed: `Spawn.ChildExited`).
         case .remote(let r) where r.name == "org.freedesktop.DBus.Error.ServiceUnknown"
-            || r.name == "org.freedesktop.DBus.Error.NameHasNoOwner":
+            || r.name == "org.freedesktop.DBus.Error.NameHasNoOwner" || r.name.hasPrefix("org.freedesktop.DBus.Error.Spawn."):
             return .bluetoothdNotRunning
         case .remote(let r) where r.name == "org.freedesktop.DBus.Error.AccessDenied":
             return .accessDenied(r.message)

@@ -1,5 +1,6 @@
 import DBus
 import L2CAP
+import Pipeline
 
 /// The receiver side: a GATT application with the transfer service, plus an LE advertisement, plus
 /// an L2CAP channel listener whose PSM the service publishes (where the kernel has LE L2CAP
@@ -55,6 +56,8 @@ public actor GattPeripheral {
     private let registration: BluezRegistration
     private let recovery: BluetoothdRecovery
     private var closed = false
+    private var renewal = ApplicationRenewalPolicy()
+    private let started = ContinuousClock.now
 
     static let appPath = "/org/blesend/app"
     static let advertisementPath = "/org/blesend/advertisement0"
@@ -231,10 +234,41 @@ public actor GattPeripheral {
     }
 
     /// Registers the GATT application with bluetoothd afresh (`BluezRegistration.registerApplicationAgain`):
-    /// bluetoothd 5.66 can stop handing a characteristic's writes over for good.
-    public func registerApplicationAgain() async throws(BlueZError) {
-        guard !closed else { return }
-        try await registration.registerApplicationAgain()
+    /// bluetoothd 5.66 can stop handing a characteristic's writes over for good. Only once the
+    /// link of `connection`'s peer is gone (waited for up to `peerLinkPatience`; the peer was asked
+    /// to disconnect) and not more often than `ApplicationRenewalPolicy` allows; says what it did.
+    public func registerApplicationAgain(
+        after connection: PeerConnection, patience: Duration = peerLinkPatience
+    ) async throws(BlueZError) -> ApplicationRenewalPolicy.Decision {
+        let connected = await peerStillConnected(connection.device, patience: patience)
+        guard !closed else { return .skipLinkUp }
+        let decision = renewal.decide(peerConnected: connected, now: Instant(nanoseconds: UInt64((ContinuousClock.now - started).nanoseconds)))
+        if decision == .renew { try await registration.registerApplicationAgain() }
+        return decision
+    }
+
+    /// How long `registerApplicationAgain` waits for the peer's link to end (bluetoothd ends a link
+    /// about 2 s after `Disconnect`).
+    public static let peerLinkPatience: Duration = .seconds(6)
+
+    /// Whether `device` still has a link after up to `patience` (true when it cannot tell).
+    private func peerStillConnected(_ device: String?, patience: Duration) async -> Bool {
+        guard let device else { return true }
+        let deadline = ContinuousClock.now + patience
+        while true {
+            if let connected = try? await bus.property(destination: BlueZ.service, path: device, interface: BlueZ.device, name: "Connected") {
+                if connected.bool != true { return false }
+            } else if !(await deviceExists(device)) {
+                return false   // no such object any more: no link either
+            }
+            if ContinuousClock.now >= deadline { return true }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    private func deviceExists(_ device: String) async -> Bool {
+        guard let objects = try? await bus.managedObjects(destination: BlueZ.service, path: "/") else { return true }
+        return objects[device]?[BlueZ.device] != nil
     }
 
     /// Ends the BLE connection of `connection`'s peer: a sender that failed the handshake, went

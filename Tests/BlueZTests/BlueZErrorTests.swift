@@ -49,3 +49,14 @@ struct BlueZErrorTests {
     // What the sender reports when the last attempt failed so.
     #expect(ConnectAttemptFailure.noConnectableAdvertisement.error == .timeout("connect"))
 }
+
+/// A call the bus could only answer by starting bluetoothd, which failed (`Spawn.ChildExited`,
+/// seen in the lab after bluetoothd crashed), means bluetoothd is not running: never a raw D-Bus
+/// error for the user (issue 20).
+@Test func aFailedActivationOfBluetoothdIsBluetoothdNotRunning() {
+    for name in ["org.freedesktop.DBus.Error.Spawn.ChildExited", "org.freedesktop.DBus.Error.Spawn.ExecFailed",
+                 "org.freedesktop.DBus.Error.NameHasNoOwner"] {
+        #expect(BlueZError.from(.remote(DBusRemoteError(name: name, message: "Process org.bluez exited with status 1"))) == .bluetoothdNotRunning)
+    }
+    #expect(BlueZError.from(.remote(DBusRemoteError(name: "org.freedesktop.DBus.Error.SpawnFoo", message: ""))) != .bluetoothdNotRunning)
+}

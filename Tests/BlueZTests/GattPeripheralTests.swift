@@ -171,12 +171,36 @@ struct GattPeripheralTests {
         }
     }
 
-    @Test func registeringTheApplicationAgainReplacesIt() async throws {
+    @Test func registeringTheApplicationAgainReplacesItOnceThePeersLinkHasEnded() async throws {
         try await withPeripheral { peripheral, bluetoothd, _ in
-            try await peripheral.registerApplicationAgain()
+            try await bluetoothd.setDevice(device, connected: true)
+            _ = try await bluetoothd.callTransfer("WriteValue", [.bytes([7]), .properties(["device": .objectPath(device)])])
+            let link = try await peripheral.accept()
+            // bluetoothd ends the link a moment after the receiver asked it to.
+            let drop = Task {
+                try await Task.sleep(for: .milliseconds(300))
+                try await bluetoothd.setDevice(device, connected: false)
+            }
+            #expect(try await peripheral.registerApplicationAgain(after: link, patience: .seconds(5)) == .renew)
+            try await drop.value
             #expect(bluetoothd.calls.withLock { $0 } == [
                 "RegisterApplication", "RegisterAdvertisement", "UnregisterApplication", "RegisterApplication",
             ])
+            // A second silent peer right after: not again within the minute.
+            #expect(try await peripheral.registerApplicationAgain(after: link, patience: .seconds(5)) == .skipTooSoon)
+            #expect(bluetoothd.calls.withLock { $0 }.count == 4)
+        }
+    }
+
+    /// Issue 20: unregistering the application under a live, subscribed peer took bluetoothd 5.66
+    /// down. While the peer's link stays up, the application is left alone.
+    @Test func theApplicationIsNotRegisteredAgainUnderALiveLink() async throws {
+        try await withPeripheral { peripheral, bluetoothd, _ in
+            try await bluetoothd.setDevice(device, connected: true)
+            _ = try await bluetoothd.callTransfer("WriteValue", [.bytes([7]), .properties(["device": .objectPath(device)])])
+            let link = try await peripheral.accept()
+            #expect(try await peripheral.registerApplicationAgain(after: link, patience: .milliseconds(400)) == .skipLinkUp)
+            #expect(!bluetoothd.calls.withLock { $0 }.contains("UnregisterApplication"))
         }
     }
 

@@ -126,6 +126,16 @@ public final class FakeBluetoothd: Sendable {
         tree.removeObject(path: Self.adapter)
     }
 
+    /// A peer's object under the adapter with `Device1.Connected` (as bluetoothd keeps one per device).
+    public func setDevice(_ device: String, connected: Bool) async throws {
+        if tree.property(path: device, interface: "org.bluez.Device1", name: "Connected") == nil {
+            try tree.setObject(path: device, interfaces: ["org.bluez.Device1": ["Adapter": .objectPath(Self.adapter), "Connected": .bool(connected)]])
+        } else {
+            _ = tree.setProperty(path: device, interface: "org.bluez.Device1", name: "Connected", value: .bool(connected))
+        }
+        try await connection.emitPropertiesChanged(path: device, interface: "org.bluez.Device1", changed: ["Connected": .bool(connected)])
+    }
+
     public func disconnected(_ device: String) async throws {
         try await connection.emitPropertiesChanged(path: device, interface: "org.bluez.Device1", changed: ["Connected": .bool(false)])
     }

@@ -1,4 +1,5 @@
 @testable import BlesendCLI
+import DBus
 import BlueZ
 import Testing
 import Transfer
@@ -34,4 +35,18 @@ import Transfer
     #expect(error.status == .bluetoothUnavailable)
     #expect(error.message.contains("Rejected send message"))
     #expect(error.hint?.contains("sudo usermod -aG bluetooth $USER") == true)
+}
+
+// A D-Bus failure never reaches the user as the library's words: a timeout says bluetoothd did not
+// answer, anything else names bluetoothd and what to do (issue 20: `D-Bus error: timeout` after a
+// killed sender, `D-Bus error: remote(…Spawn.ChildExited…)` after bluetoothd went away).
+@Test func dbusFailuresSayWhatHappenedToBluetoothd() {
+    let timeout = CLIError(BlueZError.dbus(.timeout), adapter: nil)
+    #expect(timeout.status == .bluetoothUnavailable)
+    #expect(timeout.message == "bluetoothd did not answer in time")
+    #expect(timeout.hint?.contains("systemctl restart bluetooth") == true)
+    let other = CLIError(BlueZError.dbus(.outOfMemory), adapter: nil)
+    #expect(!other.message.hasPrefix("D-Bus error"))
+    #expect(other.message.contains("bluetoothd"))
+    #expect(other.hint != nil)
 }

@@ -6,7 +6,8 @@
 #   mtu   only the small-MTU case; boot with BT_MAINCONF='[GATT]\nExchangeMTU=48' (below 48 bluetoothd 5.66
 #         cannot create its GATT database: setsockopt(L2CAP_OPTIONS) EINVAL, the adapters never come up)
 #   all   both groups in one boot (MTU case then only checks the file, not that the MTU is small)
-#   discovery  private discovery with two receivers; boot with BTVIRT_ARGS='-L -l3' BT_NCTRL=3
+#   discovery  two ordinary receivers, then private discovery with two receivers; boot with
+#              BTVIRT_ARGS='-L -l3' BT_NCTRL=3 (receivers: only the ordinary ones)
 #   first-contact  only the blerecv --ask case (also part of main)
 # Runs inside the VM after bt-up.sh (BLESEND_LAB_BT=1): receiver blerecv on hci0 (00:AA:01:00:00:00),
 # sender blesend on hci1. Binaries: $BLESEND_BIN (default .build/debug). Prints "ok - name" /
@@ -471,6 +472,60 @@ run_mtu() {
 }
 
 # =====================================================================================
+# Two receivers advertising the ordinary way (issue 20): needs three controllers, like discovery.
+# A = blerecv on hci0 (key receiver), B = blerecv on hci2 (key other); both trust the sender. Without
+# private discovery the sender cannot tell them apart before the handshake: it must try the other
+# one at once after a refusal, and report a refusal as soon as every receiver in range has said no.
+run_receivers() {
+  local a_out=$W/out-ra b_out=$W/out-rb b_trust=$W/trust-rb
+  mkdir -p "$a_out" "$b_out" "$b_trust"
+  "$RECV" trust "$W/keys/sender.pub" --name sender --dir "$b_trust" > /dev/null 2>&1
+  start_recv recv-a "$a_out" -v || { fail "receiver A did not start"; return; }
+  local blog=$W/logs/recv-recv-b
+  "$RECV" --adapter hci2 --trust "$b_trust" --key "$W/keys/other" --out "$b_out" -v > "$blog.out" 2> "$blog.err" &
+  local bpid=$!
+  PIDS+=("$bpid")
+  wait_for2 "$blog.out" '"listening"' "$blog.err" 'waiting for senders' 30 "$bpid" || fail "receiver B did not start"
+  sleep 2   # both advertising
+
+  begin "two receivers: the pinned one is reached within 10 s whichever is tried first (pinned B, pinned A, twice)"
+  local i pin want out first n
+  for i in 1 2; do
+    for pin in b a; do
+      if [ "$pin" = a ]; then want=$RPUB; out=$a_out; else want=$W/keys/other.pub; out=$b_out; fi
+      rm -f "$out/one.bin"
+      send_run recv-$pin$i --json -v --to "$want" "$W/files/one.bin"
+      first=$(sed -n 's/.*"event":"found","device":"[^"]*dev_\([0-9A-F_]*\)".*/\1/p' "$SLOG.out" | head -n 1)
+      n=$(count_event "$SLOG.out" found)
+      log "pinned $pin, run $i: exit $SRC after ${SEND_SECS}s; tried $n device(s), first $first"
+      echo "# METRIC pinned_${pin}_run${i}_s=$SEND_SECS tried=$n first=$first"
+      check "pinned $pin, run $i: blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+      check "pinned $pin, run $i: took ${SEND_SECS} s, want at most 10" awk -v s="$SEND_SECS" 'BEGIN { exit !(s <= 10.0) }'
+      check "pinned $pin, run $i: one.bin differs or missing" same "$W/files/one.bin" "$out/one.bin"
+    done
+  done
+  end "$SLOG.err" "$RECV_LOG.err" "$blog.err"
+
+  begin "two receivers: a stranger pinned to A learns exit 66 within 6 s, with a message that says it was refused"
+  SLOG=$W/logs/send-recv-stranger
+  local t0 rc=0 took
+  t0=$(now)
+  timeout -k 5 60 "$SEND" --adapter hci1 --key "$W/keys/stranger" --timeout 40 --json -v --to "$RPUB" "$W/files/one.bin" \
+    > "$SLOG.out" 2> "$SLOG.err" || rc=$?
+  took=$(elapsed "$t0")
+  log "stranger: exit $rc after ${took}s; tried $(count_event "$SLOG.out" found) device(s): $(grep 'error:' "$SLOG.err" | head -n 1)"
+  echo "# METRIC two_receivers_stranger_s=$took"
+  check "stranger: blesend exit $rc, want 66" [ "$rc" = 66 ]
+  check "stranger: took ${took} s, want at most 6" awk -v s="$took" 'BEGIN { exit !(s <= 6.0) }'
+  check "stranger: no 'refused' in the error line" grep -q 'error:.*refused' "$SLOG.err"
+  check "stranger: a wrong message (transfer characteristic)" lacks "$SLOG.err" 'transfer characteristic'
+  end "$SLOG.err" "$RECV_LOG.err" "$blog.err"
+  kill "$bpid" 2>/dev/null
+  wait_pid "$bpid" 10
+  stop_recv
+}
+
+# =====================================================================================
 # Private discovery (issue 14): needs three controllers, BTVIRT_ARGS='-L -l3' BT_NCTRL=3.
 run_discovery() {
   local a_out=$W/out-a b_out=$W/out-b b_trust=$W/trust-b
@@ -551,7 +606,8 @@ case "$GROUP" in
   main) run_main ;;
   mtu) run_mtu 1 ;;
   all) run_mtu 0; run_main ;;
-  discovery) run_discovery ;;
+  discovery) run_receivers; run_discovery ;;
+  receivers) run_receivers ;;
   first-contact) run_first_contact ;;
   *) echo "e2e: unknown group $GROUP" >&2; exit 2 ;;
 esac

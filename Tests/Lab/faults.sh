@@ -41,7 +41,6 @@ no_temporaries() { [ -z "$(temporaries "$1")" ]; }
 outdir() { mktemp -d "$W/out-$1.XXXX"; }
 absent() { [ ! -e "$1" ]; }
 has_error_line() { grep -q 'error:' "$1" 2>/dev/null; }
-lacks() { ! grep -qE -- "$2" "$1" 2>/dev/null; }   # lacks FILE REGEX
 
 # send_bg NAME [blesend args...]: blesend on hci1 in the background; sets SPID, SLOG, SEND_T.
 SPID=""
@@ -432,6 +431,57 @@ case_hostile() {
   end "$W/logs/hostile.out" "$W/logs/hostile.err" "$SLOG.err" "$RECV_LOG.err"
 }
 
+# A stranger that connects, subscribes to the transfer characteristic and sends nothing (issue 20:
+# bluetoothd 5.66 went away when blerecv re-registered its GATT application under that live
+# subscriber). blerecv must drop the link, leave bluetoothd running, and serve the next sender.
+case_silent_subscriber() {
+  begin "attack: a subscribed silent stranger is dropped, bluetoothd stays up, next sender served"
+  local out hrc t bpid_before bpid_after
+  out=$(outdir silent)
+  start_recv silent "$out" -v || fail "receiver did not start"
+  bpid_before=$(pidof bluetoothd)
+  t=$(now)
+  timeout -k 2 60 /usr/bin/python3 "$HOSTILE" --adapter hci1 --mode hold-write --notify --hold 40 \
+    > "$W/logs/silent.out" 2> "$W/logs/silent.err"
+  hrc=$?
+  log "silent subscriber: exit $hrc after $(elapsed "$t")s: $(tr '\n' ' ' < "$W/logs/silent.out")"
+  sleep 3   # whatever blerecv does after dropping it (it once re-registered its application here)
+  bpid_after=$(pidof bluetoothd)
+  check "bluetoothd changed from '$bpid_before' to '$bpid_after' (it crashed or was restarted)" \
+    [ -n "$bpid_after" ] && [ "$bpid_before" = "$bpid_after" ]
+  check "silent subscriber exit $hrc, want 0 (the receiver dropped it)" [ "$hrc" = 0 ]
+  check "receiver died" kill -0 "$RECV_PID"
+  check "receiver saw bluetoothd go away" lacks "$RECV_LOG.err" 'bluetoothd went away'
+  send_run silent-next --json --to "$RPUB" "$W/files/k20.bin"
+  check "blesend after the silent subscriber: exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
+  check "a raw D-Bus error reached the user" lacks "$SLOG.err" 'D-Bus error'
+  stop_recv
+  end "$W/logs/silent.out" "$W/logs/silent.err" "$SLOG.err" "$RECV_LOG.err"
+}
+
+# A sender SIGKILLed during a GATT transfer, run again 3 s later (issue 20): the dead process's link
+# is still up; the next run must get through (or say what happened), never print a raw D-Bus error.
+case_sender_killed_rerun() {
+  begin "fault: sender SIGKILLed over GATT, run again 3 s later: the file arrives, no raw D-Bus error"
+  local out
+  out=$(outdir krerun)
+  start_recv krerun "$out" -v || fail "receiver did not start"
+  send_bg krerun --json --transport gatt --to "$RPUB" "$W/files/m1a.bin"
+  wait_progress "$SLOG.out" $((64 * 1024)) 60 "$SPID" || fail "no progress before the kill"
+  kill -9 "$SPID"; wait "$SPID" 2>/dev/null
+  sleep 3
+  send_run krerun-next --json -v --transport gatt --to "$RPUB" "$W/files/m1a.bin"
+  log "rerun: exit $SRC after ${SEND_SECS}s: $(grep -m1 'error:' "$SLOG.err")"
+  echo "# METRIC killed_rerun_s=$SEND_SECS"
+  check "rerun exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "a raw D-Bus error reached the user" lacks "$SLOG.err" 'D-Bus error'
+  check "m1a.bin differs or missing" same "$W/files/m1a.bin" "$out/m1a.bin"
+  stop_recv
+  check "temporaries left: $(temporaries "$out")" no_temporaries "$out"
+  end "$SLOG.err" "$RECV_LOG.err"
+}
+
 # A zero-length Write Command (issue 9, defect 10): an empty datagram on blerecv's write socket is a
 # malformed frame, counted and dropped like a bad CRC; it is not the end of the socket. The hostile
 # central writes the start of handshake message 1, then an empty value, and holds the link: the
@@ -557,7 +607,7 @@ if [ "${BLESEND_FAULTS_MONITOR:-}" = 1 ]; then
   PIDS+=("$!")
 fi
 
-CASES=(readonly disk_full three_cuts receiver_killed sender_killed hostile empty_write busy sender_power receiver_power bluetoothd_restart soak)
+CASES=(readonly disk_full three_cuts receiver_killed sender_killed sender_killed_rerun hostile silent_subscriber empty_write busy sender_power receiver_power bluetoothd_restart soak)
 log "faults suite, binaries in $BIN"
 if [ $# -gt 0 ]; then CASES=("$@"); fi
 for c in "${CASES[@]}"; do

@@ -147,6 +147,7 @@ PY
 }
 has_event() { grep -q "\"event\":\"$2\"" "$1" 2>/dev/null || grep -q "\"event\": \"$2\"" "$1" 2>/dev/null; }
 same() { cmp -s "$1" "$2"; }
+lacks() { ! grep -qE -- "$2" "$1" 2>/dev/null; }   # lacks FILE REGEX
 # transports FILE: the transport of every "connected" event in a --json log, space-separated
 transports() { grep '"event":"connected"' "$1" 2>/dev/null | sed -n 's/.*"transport":"\([a-z0-9]*\)".*/\1/p' | tr '\n' ' ' | sed 's/ $//'; }
 all_l2cap() { local t; t=$(transports "$1"); [ -n "$t" ] && [ -z "$(echo "$t" | tr ' ' '\n' | grep -v '^l2cap$')" ]; }

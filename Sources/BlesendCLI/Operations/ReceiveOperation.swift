@@ -101,12 +101,19 @@ struct ReceiveOperation {
                 await peripheral.disconnectPeer(of: link)
                 if error == .handshakeTimeout, let gatt = link.gattLink, !gatt.receivedWrites {
                     // The peer subscribed but its writes never arrived: bluetoothd may have stopped
-                    // handing this characteristic's writes over (GattPeripheral.registerApplicationAgain).
-                    reporter.logger.notice("no data reached us on that connection; registering the service with bluetoothd again")
+                    // handing this characteristic's writes over (GattPeripheral.registerApplicationAgain),
+                    // or the peer subscribed and stayed silent: renew only once its link is gone.
                     do {
-                        try await peripheral.registerApplicationAgain()
+                        switch try await peripheral.registerApplicationAgain(after: link) {
+                        case .renew:
+                            reporter.logger.notice("no data reached us on that connection; registered the service with bluetoothd again")
+                        case .skipLinkUp:
+                            reporter.logger.notice("no data reached us on that connection; its link is still up, so the service stays registered as it is")
+                        case .skipTooSoon:
+                            reporter.logger.info("no data reached us on that connection; the service was registered again less than a minute ago")
+                        }
                     } catch {
-                        reporter.logger.warning("registering the service again failed: \(error)")
+                        reporter.logger.warning("registering the service again failed: \(CLIError(error, adapter: adapter).message)")
                     }
                 }
             }
