@@ -44,12 +44,18 @@ final class Interrupts: Sendable {
         }
     }
 
+    /// What an interrupt prints on standard error: on a terminal it first clears a progress line
+    /// that may be drawn there; anywhere else (a log, a pipe, the journal) no control codes.
+    static func interruptedLine(standardErrorIsTerminal: Bool) -> String {
+        (standardErrorIsTerminal ? "\r\u{1B}[2K" : "") + "interrupted: partial files removed\n"
+    }
+
     private func handle(_ signalNumber: Int32) {
         interrupting.withLock { $0 = true }
         // Files first: they must not survive even if BlueZ hangs.
         OpenTemporaries.shared.removeAll()
         let work = cleanups.withLock { Array($0.values) }
-        Console.err("\r\u{1B}[2Kinterrupted: partial files removed\n")
+        Console.err(Self.interruptedLine(standardErrorIsTerminal: isatty(2) == 1))
         let done = DispatchSemaphore(value: 0)
         Task {
             await withTaskGroup(of: Void.self) { group in

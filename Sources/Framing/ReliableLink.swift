@@ -54,6 +54,14 @@ public struct ReliableLink {
 
     private var failure: LinkError?
 
+    /// When the peer last moved this link forward (nil: not yet): a data frame of its was taken
+    /// into the receive window for the first time, or an ack of its acknowledged a frame of ours
+    /// for the first time. A datagram that fails framing (CRC, malformed), a duplicate, a frame
+    /// outside the window, and an ack that acknowledges nothing new leave it as it was: they show
+    /// that someone transmits, not that the peer gets anywhere. A session's idle timeout counts
+    /// from here (docs/protocol.md §6).
+    public private(set) var lastPeerProgress: Instant?
+
     // MARK: API
 
     public init(configuration: LinkConfiguration = .init(), maxDatagramSize: Int) {
@@ -226,6 +234,7 @@ public struct ReliableLink {
             statistics.droppedOutOfWindow += 1   // stale (reordered) or acknowledging unsent frames
             return
         }
+        if ack.frames > 0 { lastPeerProgress = now }
         bufferedOutboundBytes -= ack.payloadBytes
         if let sent = ack.sampleSentAt {
             let previous = rtt.rto
@@ -250,6 +259,7 @@ public struct ReliableLink {
         case .outOfWindow:
             statistics.droppedOutOfWindow += 1
         case let .accepted(ackAtOnce):
+            lastPeerProgress = now
             statistics.maxReorderBuffered = max(statistics.maxReorderBuffered, inbound.bufferedFrames)
             if ackAtOnce { acks.ackNow() }
             acks.frameAccepted(now: now)

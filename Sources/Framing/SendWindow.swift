@@ -19,6 +19,8 @@ struct SendWindow {
 
     /// What one ack did.
     struct Acknowledgement {
+        /// Frames it acknowledged for the first time.
+        var frames = 0
         /// Fragment bytes of the frames it acknowledged for the first time.
         var payloadBytes = 0
         /// The latest send time among the newly acknowledged frames that give a valid RTT sample
@@ -200,6 +202,7 @@ struct SendWindow {
     private mutating func acknowledge(_ frame: inout Slot, offset: Int, into result: inout Acknowledgement) {
         guard !frame.acknowledged else { return }
         frame.acknowledged = true
+        result.frames += 1
         result.payloadBytes += frame.payloadCount
         if frame.retransmitQueued {
             frame.retransmitQueued = false

@@ -8,7 +8,8 @@ import Transfer
 /// - fields are in range: names at most 255 bytes (UTF-8 in a confirm; any bytes in an offer, which
 ///   the receiver judges), `data` 1...4096 bytes, `zdata` frames 1...16384 bytes standing for
 ///   1...16384 bytes, hashes 32 bytes, ids 16 bytes;
-/// - decoding from a collection that is not an Array (a slice at an offset) gives the same result.
+/// - decoding from a collection that is not an Array (a slice at an offset) gives the same result;
+/// - a batch whose first message is a batch is refused (`badField`), without parsing the inner one.
 let transferMessageTarget = FuzzTarget(
     name: "transfer-message",
     summary: "one record plaintext into TransferMessage(decoding:); round trip through encode",
@@ -20,6 +21,12 @@ private func runTransferMessage(_ bytes: [UInt8]) {
     let shifted = ([0x00] + bytes)[1...]
     let decodedShifted = Result { () throws(TransferMessageError) in try TransferMessage(decoding: shifted) }
     require(decoded == decodedShifted, "slice offset changed the result")
+    // A batch never nests: the type byte of its first message refuses it before that message is
+    // parsed, whatever follows (a record of nested batches once went 21,000 levels deep).
+    if bytes.count >= 4, bytes[0] == TransferMessage.Kind.batch.rawValue, bytes[3] == TransferMessage.Kind.batch.rawValue,
+       (1...(bytes.count - 3)).contains(Int(bytes[1]) << 8 | Int(bytes[2])) {
+        require(decoded == .failure(.badField), "a batch in a batch gave \(decoded)")
+    }
     guard case .success(let message) = decoded else { return }
 
     switch message {
@@ -77,5 +84,17 @@ private func transferMessageSeeds() -> [FuzzSeed] {
         ("batch", .batch([.entry(.init(id: id, tree: id, size: 3, executable: false, path: Array("t/a".utf8))), .data([1, 2, 3]),
                           .done(id: id, hash: Array(repeating: 7, count: 32))])),
     ]
-    return messages.map { FuzzSeed($0.0, $0.1.encoded()) }
+    return messages.map { FuzzSeed($0.0, $0.1.encoded()) } + [FuzzSeed("batch-nested", nestedBatches(within: 4096))]
+}
+
+/// Batches nested as deep as fit in `limit` bytes around one `data` byte: malformed at the first
+/// level, and what mutations grow into the deep nesting of issue 20.
+func nestedBatches(within limit: Int) -> [UInt8] {
+    let depth = (limit - 2) / 3
+    var bytes: [UInt8] = []
+    for level in 0..<depth {
+        let length = 3 * (depth - 1 - level) + 2
+        bytes += [TransferMessage.Kind.batch.rawValue, UInt8(length >> 8), UInt8(length & 0xFF)]
+    }
+    return bytes + [TransferMessage.Kind.data.rawValue, 0x2A]
 }

@@ -242,7 +242,11 @@ extension TransferMessage {
     }
 
     /// Whether this message may share a record with others in a `batch`.
-    public var batchable: Bool { ![.batch, .hello, .bye, .pending].contains(kind) }
+    public var batchable: Bool { Self.mayShareARecord(kind) }
+
+    /// Whether messages of `kind` may stand in a `batch`: all but `batch` itself, `hello`, `bye`
+    /// (always alone in a final record) and `pending` (message 2 only).
+    static func mayShareARecord(_ kind: Kind) -> Bool { ![.batch, .hello, .bye, .pending].contains(kind) }
 
     /// `messages` packed into as few messages as fit in `limit` bytes each, in order: a `batch`
     /// where several fit together, the message itself where it stands alone.
@@ -287,8 +291,14 @@ extension TransferMessage {
 
     /// Parses one message; every malformed input gives a `TransferMessageError`.
     public init(decoding bytes: some Collection<UInt8>) throws(TransferMessageError) {
-        let array = Array(bytes)
-        var reader = ByteReader(array)
+        // One copy at most (none for an Array); the messages of a `batch` are read as slices of it.
+        try self.init(parsing: Array(bytes)[...])
+    }
+
+    /// Parses one message from a slice, without copying it: the fields that keep bytes (`data`,
+    /// names, paths) copy only their own.
+    private init(parsing bytes: ArraySlice<UInt8>) throws(TransferMessageError) {
+        var reader = ByteReader(bytes)
         do {
             guard let tag = Kind(rawValue: try reader.readUInt8()) else { throw TransferMessageError.unknownType }
             switch tag {
@@ -344,13 +354,17 @@ extension TransferMessage {
             case .batch:
                 var messages: [TransferMessage] = []
                 while !reader.isAtEnd {
-                    let message = try TransferMessage(decoding: try reader.readBytes(Int(try reader.readUInt16())))
+                    let inner = try reader.readBytes(Int(try reader.readUInt16()))
                     // Only what may share a record: no batch in a batch, no hello, no bye (final),
-                    // no pending (message 2 only).
-                    guard message.batchable else { throw TransferMessageError.badField }
-                    messages.append(message)
+                    // no pending (message 2 only). Judged by the type byte, before the inner message
+                    // is parsed, so a batch can never make the parser recurse (a record of nested
+                    // batches would otherwise go 21,000 levels deep).
+                    if let type = inner.first, let kind = Kind(rawValue: type), !Self.mayShareARecord(kind) {
+                        throw TransferMessageError.badField
+                    }
+                    messages.append(try TransferMessage(parsing: inner))
                 }
-                guard !messages.isEmpty else { throw TransferMessageError.emptyData }
+                guard !messages.isEmpty else { throw TransferMessageError.emptyBatch }
                 self = .batch(messages)
             case .pending:
                 self = .pending
@@ -389,6 +403,8 @@ extension TransferMessage {
 
 public enum TransferMessageError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownType, truncated, trailingBytes, emptyData, dataTooLarge, badName, badField
+    /// A `batch` with no message in it.
+    case emptyBatch
 
     /// What was wrong, in words for a log or an error message.
     public var description: String {
@@ -400,6 +416,7 @@ public enum TransferMessageError: Error, Equatable, Sendable, CustomStringConver
         case .dataTooLarge: "a data message over \(TransferConstants.maxDataPerRecord) bytes (zdata: \(TransferConstants.maxCompressedChunk))"
         case .badName: "a stored name that is not valid UTF-8"
         case .badField: "a field with a value out of range"
+        case .emptyBatch: "an empty batch message"
         }
     }
 }

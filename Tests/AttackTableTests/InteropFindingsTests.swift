@@ -51,7 +51,7 @@ func freshMessage1(_ target: Target, opening: TransferMessage) throws -> [UInt8]
 }
 
 @Test("finding: every way a trusted sender breaks the transfer gets its own cause and message",
-      arguments: ["more bytes than offered", "a data message over 4096 bytes", "an empty data message",
+      arguments: ["more bytes than offered", "a data message over 4096 bytes", "an empty data message", "an empty batch",
                   "a data message in a final record", "message 1 again mid-session", "a hash that does not match"])
 func eachSenderViolationHasItsOwnCause(variant: String) throws {
     let target = try Target()
@@ -73,6 +73,10 @@ func eachSenderViolationHasItsOwnCause(variant: String) throws {
         step = .record([0x03], isFinal: false)
         expectedFailure = .senderBrokeProtocol(.malformedMessage(.emptyData))
         expectedError = .transfer(.malformedMessage(.emptyData))
+    case "an empty batch":
+        step = .record([0x0E], isFinal: false)
+        expectedFailure = .senderBrokeProtocol(.malformedMessage(.emptyBatch))
+        expectedError = .transfer(.malformedMessage(.emptyBatch))
     case "a data message in a final record":
         step = .record([0x03, 1, 2, 3], isFinal: true)
         expectedFailure = .senderBrokeProtocol(.finalityMismatch)
@@ -107,6 +111,7 @@ func receiverMessagesForFailedFilesDiffer() {
     let failures: [FileFailure] = [
         .integrity, .tampered, .senderBrokeProtocol(.moreBytesThanOffered),
         .senderBrokeProtocol(.malformedMessage(.dataTooLarge)), .senderBrokeProtocol(.malformedMessage(.emptyData)),
+        .senderBrokeProtocol(.malformedMessage(.emptyBatch)),
         .senderBrokeProtocol(.finalityMismatch), .senderBrokeProtocol(.unexpected(.offer)),
         .couldNotStore("disk full"), .rejected(.badName), .rejected(.tooLarge),
     ]

@@ -28,6 +28,8 @@ struct ReceiveOperation {
         var sessionEnded = false
         /// A sender authenticated on the current connection.
         var authenticated = false
+        /// Why the current connection's sender was refused, if it was (for the log line at its end).
+        var refusal: String?
         var current: (name: String, size: UInt64?, at: ContinuousClock.Instant, offset: UInt64)?
         /// The prompt about the current connection's unknown sender (cancelled when it ends), and
         /// the key it asks about.
@@ -86,11 +88,12 @@ struct ReceiveOperation {
             reporter.connected(device: link.device, transport: link.transportDescription)
             tally.sessionEnded = false
             tally.authenticated = false
+            tally.refusal = nil
             do {
                 let ending = try await EndpointRunner.runReceiver(&session, over: link.transport, clock: clock, answers: answers) {
                     handle($0, tally, answers: answers, approvalTimeout: configuration.approvalTimeout)
                 }
-                if ending == .linkLost { reporter.logger.info("connection ended: link lost") }
+                if let note = Self.connectionEndedNote(ending, refusal: tally.refusal) { reporter.logger.info("\(note)") }
                 // A refused peer must not keep the BLE link once the refusal is delivered.
                 if !tally.authenticated { await peripheral.disconnectPeer(of: link) }
             } catch {
@@ -125,6 +128,17 @@ struct ReceiveOperation {
         await peripheral.close()
         if let failure { throw failure }
         if let first = tally.failures.first { throw first }
+    }
+
+    /// The log line (`-v`) for a connection that ended without an error of its own. A refused
+    /// sender hangs up once it reads the refusal, which the runner sees as a lost link: the line
+    /// says why it was refused, as the line for people and the `refused` event do (with `--json`
+    /// it is the only word of it on standard error).
+    static func connectionEndedNote(_ ending: EndpointRunner.Ending, refusal: String?) -> String? {
+        switch ending {
+        case .linkLost: "connection ended: " + (refusal ?? "link lost")
+        case .finished: refusal.map { "connection ended: " + $0 }
+        }
     }
 
     /// The connection is over: a prompt still waiting is cancelled (a no). A yes whose key was
@@ -194,6 +208,7 @@ struct ReceiveOperation {
             case .approvalTimedOut(let fingerprint):
                 text = "refused the unknown sender [\(fingerprint)]: no answer in time"
             }
+            tally.refusal = text
             reporter.event(JSONLine("refused", [("reason", .string(text))]))
             reporter.say("blerecv: \(text)")
         case .transfer(.fileStarted(_, let name, let size, let resumedAt)):

@@ -4,7 +4,7 @@ import Pipeline
 
 /// Framing and selective-repeat ARQ as a layer of the stack: datagrams below, whole messages
 /// (handshake messages, sealed records) above. It also owns the connection's idle timeout,
-/// because it is the layer that hears every datagram.
+/// because it is the layer that tells which datagrams moved the connection forward.
 struct LinkLayer: Layer {
     typealias Lower = [UInt8]
     typealias Upper = [UInt8]
@@ -17,8 +17,13 @@ struct LinkLayer: Layer {
     let fillsWindow: Bool
     /// Raised while a first contact waits for the receiver's user (`SessionConfiguration.approvalTimeout`).
     var idleTimeout: Duration
-    /// When the peer was last heard from.
-    private var lastHeard: Instant
+    /// When the peer last made progress (`ReliableLink.lastPeerProgress`), or the connection
+    /// started. Not every datagram: one that fails framing, a duplicate, a frame outside the
+    /// window or an ack of nothing new would otherwise keep a stalled or hostile peer's
+    /// connection open forever with one datagram per `idleTimeout` (issue 20). Everything above
+    /// the link arrives in frames that count, and a record that fails authentication ends the
+    /// connection, so what keeps it open is what the peer gets through.
+    private var lastProgress: Instant
 
     init(configuration: SessionConfiguration, maxDatagramSize: Int, peerMaxDatagramSize: Int?, fillsWindow: Bool, now: Instant) {
         link = ReliableLink(configuration: configuration.link, maxDatagramSize: maxDatagramSize)
@@ -29,7 +34,7 @@ struct LinkLayer: Layer {
         link.receiveWindow = handshakeReceiveWindow
         self.fillsWindow = fillsWindow
         idleTimeout = configuration.idleTimeout
-        lastHeard = now
+        lastProgress = now
     }
 
     /// The handshake completed: the limits of an authenticated peer apply from now on.
@@ -39,7 +44,9 @@ struct LinkLayer: Layer {
     }
 
     mutating func receive(_ datagram: [UInt8], now: Instant) throws(SessionError) {
-        lastHeard = now
+        defer {
+            if let progress = link.lastPeerProgress, progress > lastProgress { lastProgress = progress }
+        }
         do { try link.receive(datagram: datagram, now: now) } catch { throw SessionError(error) }
     }
 
@@ -52,12 +59,12 @@ struct LinkLayer: Layer {
     mutating func nextDown(now: Instant) -> [UInt8]? { link.nextDatagram(now: now) }
 
     mutating func handleTimers(now: Instant) throws(SessionError) {
-        if now >= lastHeard.advanced(by: idleTimeout) { throw .linkLost }
+        if now >= lastProgress.advanced(by: idleTimeout) { throw .linkLost }
         do { try link.handleTimers(now: now) } catch { throw SessionError(error) }
     }
 
     var nextDeadline: Instant? {
-        let silence = lastHeard.advanced(by: idleTimeout)
+        let silence = lastProgress.advanced(by: idleTimeout)
         return link.nextDeadline.map { min($0, silence) } ?? silence
     }
 
