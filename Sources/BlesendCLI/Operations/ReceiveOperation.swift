@@ -1,9 +1,9 @@
 import BlueZ
 import Discovery
 import Keys
+import Pipeline
 import Session
 import SessionRunner
-import Pipeline
 import Transfer
 
 /// Advertises, accepts one sender at a time, runs the receiver session, reports.
