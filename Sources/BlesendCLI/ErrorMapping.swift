@@ -84,7 +84,7 @@ extension CLIError {
                       hint: "the receiver must trust your key (blerecv trust <your .pub>), and --to must be the receiver's key")
         case .notApprovedByPeer:
             self.init(.peerRefused, "the receiver's user did not accept your key (they said no, or did not answer in time)",
-                      hint: "ask them to run blerecv --ask again and to answer y if the codes match, or to trust your key (blerecv trust)")
+                      hint: "ask them to run blerecv --ask again and to type the code blesend shows, or to trust your key (blerecv trust); a sender refused at first contact is refused without a question for a while (30 s, doubling)")
         case .approvalTimeout:
             self.init(.peerRefused, "the receiver's user did not answer about your key in time",
                       hint: "send again while they watch the receiver's screen")

@@ -2,10 +2,11 @@ import Session
 
 /// The `first-contact` event of `--json` (docs/json-events.md) on either side.
 extension JSONLine {
-    /// blerecv: the user is asked about an unknown sender.
+    /// blerecv: the user is asked about an unknown sender. Without the code: the user must read it
+    /// off the sender and type it (docs/protocol.md §8.5).
     static func firstContact(_ request: ApprovalRequest) -> JSONLine {
         JSONLine("first-contact", [
-            ("fingerprint", .string(request.fingerprint)), ("code", .string(request.code)),
+            ("fingerprint", .string(request.fingerprint)),
             ("name", .string(request.offered.name)), ("bytes", .of(request.offered.size)),
         ])
     }

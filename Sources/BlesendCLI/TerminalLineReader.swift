@@ -17,6 +17,13 @@ struct TerminalLineReader: LineSource {
         self.deadline = deadline
     }
 
+    /// Throws away input typed ahead: what the terminal holds (`tcflush(TCIFLUSH)`) and what was
+    /// read but not returned yet. Not a terminal (tests, a pipe): only the latter.
+    mutating func discardPending() {
+        _ = tcflush(fd, TCIFLUSH)
+        buffer.removeAll()
+    }
+
     /// The next line without its newline; nil at end of input, on a read error, once the
     /// deadline passed, or when the task is cancelled (its connection ended).
     mutating func nextLine() async -> String? {
@@ -48,4 +55,7 @@ struct TerminalLineReader: LineSource {
 protocol LineSource {
     /// The next line without its newline; nil when there is none and will be none.
     mutating func nextLine() async -> String?
+    /// Drops whatever was typed and not read yet, so that the next line is typed after the
+    /// question that reads it (called before each question).
+    mutating func discardPending()
 }

@@ -66,9 +66,11 @@ final class GattApplicationExport: Sendable {
             })
     }
 
-    /// Answers calls on the root and every object below it. Unix fds in replies are closed once sent.
-    func export() async throws(DBusError) {
-        try await tree.export(on: bus, transfersFDs: true)
+    /// Answers calls on the root and every object below it, from the callers `callers` admits
+    /// (bluetoothd: `org.bluez`'s owner); anyone else on the bus gets AccessDenied. Unix fds in
+    /// replies are closed once sent.
+    func export(callers: DBusCallerCheck) async throws(DBusError) {
+        try await tree.export(on: bus, transfersFDs: true, callers: callers)
     }
 
     func unexport() async {

@@ -55,6 +55,8 @@ public actor GattPeripheral {
     private let server: TransferCharacteristicServer
     private let registration: BluezRegistration
     private let recovery: BluetoothdRecovery
+    /// Only bluetoothd (`org.bluez`'s owner, followed across restarts) may call what we export.
+    private let callers: DBusCallerCheck
     private var closed = false
     private var renewal = ApplicationRenewalPolicy()
     private let started = ContinuousClock.now
@@ -124,6 +126,7 @@ public actor GattPeripheral {
                 BlesendGATT.application(versionCharacteristic: versionCharacteristic, psm: listener?.psm, extensions: extensions), root: Self.appPath, bus: bus)
             advertisement = try LEAdvertisementExport(
                 BlesendGATT.advertisement(localName: localName, discovery: discovery?()), path: Self.advertisementPath, bus: bus)
+            callers = try DBusCallerCheck(owner: BlueZ.service)
         } catch {
             listener?.close()
             throw BlueZError.dbus(error)
@@ -155,8 +158,9 @@ public actor GattPeripheral {
     private func register() async throws(BlueZError) {
         do {
             try application.route(characteristic: BlesendGATT.transferCharacteristicUUID, to: server)
-            try await application.export()
-            try await advertisement.export()
+            try await callers.start(on: bus)
+            try await application.export(callers: callers)
+            try await advertisement.export(callers: callers)
         } catch {
             throw BlueZError.dbus(error)
         }
@@ -296,6 +300,7 @@ public actor GattPeripheral {
         await registration.close()
         await application.unexport()
         await advertisement.unexport()
+        callers.stop()
         links.close()
         if ownsBus { await bus.close() }
     }

@@ -22,8 +22,9 @@ final class LEAdvertisementExport: Sendable {
         }
     }
 
-    func export() async throws(DBusError) {
-        try await tree.export(on: bus)
+    /// Answers the callers `callers` admits (bluetoothd: `org.bluez`'s owner); anyone else gets AccessDenied.
+    func export(callers: DBusCallerCheck) async throws(DBusError) {
+        try await tree.export(on: bus, callers: callers)
     }
 
     func unexport() async {

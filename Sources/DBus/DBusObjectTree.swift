@@ -68,8 +68,15 @@ public final class DBusObjectTree: Sendable {
 
     /// Exports the tree's root subtree on `connection`.
     /// With `transfersFDs`, unix fds returned by methods are closed after the reply is sent.
-    public func export(on connection: DBusConnection, transfersFDs: Bool = false) async throws(DBusError) {
-        try await connection.export(path: root, subtree: true, transfersFDs: transfersFDs) { [self] call in try await self.handle(call) }
+    /// With `callers`, a call from any connection but the one it admits is answered
+    /// `org.freedesktop.DBus.Error.AccessDenied`, and nothing of the tree runs or is read for it.
+    public func export(on connection: DBusConnection, transfersFDs: Bool = false, callers: DBusCallerCheck? = nil) async throws(DBusError) {
+        try await connection.export(path: root, subtree: true, transfersFDs: transfersFDs) { [self, weak connection] call in
+            if let callers {
+                guard let connection, await callers.admits(call.sender, on: connection) else { throw callers.refusal(of: call.sender) }
+            }
+            return try await self.handle(call)
+        }
     }
 
     /// Answers one method call.

@@ -21,8 +21,8 @@ public struct SenderSession {
     public enum Event: Equatable, Sendable {
         /// The receiver proved it holds the pinned key; data flows from now on.
         case authenticated(fingerprint: String)
-        /// First contact: the receiver does not know us and asks its user, who should see the
-        /// same `code` (`PairingCode`, "ddd ddd") on the receiver's screen. Nothing is sent until
+        /// First contact: the receiver does not know us and asks its user, who must type this
+        /// `code` (`PairingCode`, "ddd ddd") on the receiver, which checks it against its own. Nothing is sent until
         /// the answer: `fileStarted` (accepted), or the session fails with `notApprovedByPeer`.
         case awaitingApproval(code: String)
         case transfer(TransferSender.Event)

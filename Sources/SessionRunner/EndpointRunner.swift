@@ -219,8 +219,8 @@ struct SenderEndpoint: Endpoint {
 struct ReceiverEndpoint: Endpoint {
     var session: ReceiverSession
     let answers: FirstContactAnswers?
-    /// The code of the request the user is being asked about, if any.
-    private var asking: String?
+    /// The request the user is being asked about, if any.
+    private var asking: ApprovalRequest?
     /// The time of the last step, from which the loop looks again for the user's answer.
     private var lastStep: Instant
 
@@ -237,7 +237,7 @@ struct ReceiverEndpoint: Endpoint {
     }
     mutating func handleTimers(now: Instant) throws(SessionError) {
         lastStep = now
-        if let code = asking, session.isAwaitingApproval, let answer = answers?.take(code: code) {
+        if let request = asking, session.isAwaitingApproval, let answer = answers?.take(for: request) {
             asking = nil
             switch answer {
             case .approve(let name): try session.approve(name: name, now: now)
@@ -256,7 +256,7 @@ struct ReceiverEndpoint: Endpoint {
     var isDone: Bool { session.senderSaidGoodbye }
     mutating func takeEvents() -> [ReceiverSession.Event] {
         let events = session.takeEvents()
-        for case .approvalNeeded(let request) in events { asking = request.code }
+        for case .approvalNeeded(let request) in events { asking = request }
         return events
     }
     mutating func setMaxDatagramSize(_ size: Int, peer: Int) { session.setMaxDatagramSize(size, peer: peer) }

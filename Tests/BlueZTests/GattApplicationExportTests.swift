@@ -50,29 +50,133 @@ struct GattApplicationExportTests {
     var transferPath: String { root + "/service0/char0" }
     var versionPath: String { root + "/service0/char1" }
 
-    /// A private bus, the application (and advertisement) exported on `server`, `bluetoothd` calling.
+    /// A private bus, the application (and advertisement) exported on `server`, `bluetoothd` (the
+    /// owner of org.bluez) calling. `stranger` is another connection on the same bus.
     func withExport(
         _ body: (GattApplicationExport, LEAdvertisementExport, RecordingHandler, DBusConnection, DBusConnection) async throws -> Void
+    ) async throws {
+        try await withExport { application, advertisement, handler, server, bluetoothd, _, _ in
+            try await body(application, advertisement, handler, server, bluetoothd)
+        }
+    }
+
+    func withExport(
+        _ body: (GattApplicationExport, LEAdvertisementExport, RecordingHandler, DBusConnection, DBusConnection, DBusConnection,
+                 DBusCallerCheck) async throws -> Void
     ) async throws {
         let bus = try TestBus()
         defer { bus.stop() }
         let server = try await DBusConnection.connect(.address(bus.address))
         let bluetoothd = try await DBusConnection.connect(.address(bus.address))
+        let stranger = try await DBusConnection.connect(.address(bus.address))
         let handler = RecordingHandler()
         do {
+            try await Self.claim("org.bluez", on: bluetoothd)
+            let callers = try DBusCallerCheck(owner: "org.bluez")
+            try await callers.start(on: server)
             let application = try GattApplicationExport(BlesendGATT.application(versionCharacteristic: true), root: root, bus: server)
             let advertisement = try LEAdvertisementExport(BlesendGATT.advertisement(localName: nil), path: "/org/blesend/advertisement0", bus: server)
             try application.route(characteristic: BlesendGATT.transferCharacteristicUUID, to: handler)
-            try await application.export()
-            try await advertisement.export()
-            try await body(application, advertisement, handler, server, bluetoothd)
+            try await application.export(callers: callers)
+            try await advertisement.export(callers: callers)
+            try await body(application, advertisement, handler, server, bluetoothd, stranger, callers)
+            callers.stop()
         } catch {
-            await server.close()
-            await bluetoothd.close()
+            for connection in [server, bluetoothd, stranger] { await connection.close() }
             throw error
         }
-        await server.close()
-        await bluetoothd.close()
+        for connection in [server, bluetoothd, stranger] { await connection.close() }
+    }
+
+    static func claim(_ name: String, on connection: DBusConnection) async throws {
+        let reply = try await connection.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "RequestName", arguments: [.string(name), .uint32(0)])
+        #expect(reply.first == .uint32(1))  // primary owner
+    }
+
+    static func release(_ name: String, on connection: DBusConnection) async throws {
+        _ = try await connection.call(
+            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
+            member: "ReleaseName", arguments: [.string(name)])
+    }
+
+    /// The D-Bus error name a call failed with, nil if it succeeded.
+    static func errorName(_ call: () async throws(DBusError) -> [DBusValue]) async -> String? {
+        do {
+            let reply = try await call()
+            closeUnixFDs(reply)
+            return nil
+        } catch .remote(let remote) {
+            return remote.name
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    /// Any connection on the system bus could call our objects: take bluetoothd's acquired sockets,
+    /// write values, read the application. Only org.bluez's owner may.
+    @Test func callsFromAnyoneButOrgBluezsOwnerAreDenied() async throws {
+        try await withExport { _, advertisement, handler, server, bluetoothd, stranger, _ in
+            let denied = "org.freedesktop.DBus.Error.AccessDenied"
+            let options: DBusValue = .properties(["device": .objectPath("/org/bluez/hci0/dev_00_AA_01_01_00_01"), "mtu": .uint16(185)])
+            let calls: [(path: String, interface: String, member: String, arguments: [DBusValue])] = [
+                (transferPath, charIface, "AcquireWrite", [options]),
+                (transferPath, charIface, "AcquireNotify", [options]),
+                (transferPath, charIface, "WriteValue", [.bytes([1, 2, 3]), options]),
+                (transferPath, charIface, "StartNotify", []),
+                (transferPath, charIface, "StopNotify", []),
+                (transferPath, charIface, "ReadValue", [.properties([:])]),
+                (versionPath, charIface, "ReadValue", [.properties([:])]),
+                (root, dbusObjectManagerInterface, "GetManagedObjects", []),
+                (transferPath, dbusPropertiesInterface, "GetAll", [.string(charIface)]),
+                (transferPath, dbusIntrospectableInterface, "Introspect", []),
+                (advertisement.path, "org.bluez.LEAdvertisement1", "Release", []),
+                (advertisement.path, dbusPropertiesInterface, "GetAll", [.string("org.bluez.LEAdvertisement1")]),
+            ]
+            for call in calls {
+                let name = await Self.errorName { () async throws(DBusError) in
+                    try await stranger.call(destination: server.uniqueName, path: call.path, interface: call.interface,
+                                            member: call.member, arguments: call.arguments)
+                }
+                #expect(name == denied, "\(call.member) at \(call.path) from a stranger: \(name ?? "answered")")
+            }
+            #expect(handler.calls.withLock { $0 }.isEmpty)
+            // bluetoothd's own calls still work.
+            for call in calls {
+                let name = await Self.errorName { () async throws(DBusError) in
+                    try await bluetoothd.call(destination: server.uniqueName, path: call.path, interface: call.interface,
+                                              member: call.member, arguments: call.arguments)
+                }
+                #expect(name == nil, "\(call.member) at \(call.path) from bluetoothd: \(name ?? "")")
+            }
+            #expect(handler.calls.withLock { $0 }.count == 6)
+        }
+    }
+
+    /// bluetoothd restarts under a new unique name: the new owner may call, the old connection
+    /// (or whoever held the name before) may not, and nobody may while the name has no owner.
+    @Test func theCallerFollowsOrgBluezsOwner() async throws {
+        try await withExport { _, _, _, server, bluetoothd, stranger, callers in
+            func managedObjects(from connection: DBusConnection) async -> String? {
+                await Self.errorName { () async throws(DBusError) in
+                    try await connection.call(destination: server.uniqueName, path: root, interface: dbusObjectManagerInterface,
+                                              member: "GetManagedObjects")
+                }
+            }
+            let denied = "org.freedesktop.DBus.Error.AccessDenied"
+            #expect(callers.currentOwner == bluetoothd.uniqueName)
+            try await Self.release("org.bluez", on: bluetoothd)
+            // NameOwnerChanged arrives on its own time.
+            for _ in 0..<100 where callers.currentOwner != nil { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(callers.currentOwner == nil)
+            #expect(await managedObjects(from: bluetoothd) == denied)
+            // The next owner calls at once, before its NameOwnerChanged may have been seen.
+            try await Self.claim("org.bluez", on: stranger)
+            #expect(await managedObjects(from: stranger) == nil)
+            #expect(await managedObjects(from: bluetoothd) == denied)
+            #expect(callers.currentOwner == stranger.uniqueName)
+        }
     }
 
     @Test func getManagedObjectsAnswersWhatTheModelDeclares() async throws {
@@ -175,12 +279,15 @@ struct GattApplicationExportTests {
         defer { bus.stop() }
         let server = try await DBusConnection.connect(.address(bus.address))
         let bluetoothd = try await DBusConnection.connect(.address(bus.address))
+        try await Self.claim("org.bluez", on: bluetoothd)
+        let callers = try DBusCallerCheck(owner: "org.bluez")
+        try await callers.start(on: server)
         let application = try GattApplicationExport(BlesendGATT.application(versionCharacteristic: false), root: root, bus: server)
         do {
             let handler = RecordingHandler()
             try application.route(characteristic: BlesendGATT.transferCharacteristicUUID, to: handler)
         }
-        try await application.export()
+        try await application.export(callers: callers)
         await #expect(throws: DBusError.self) {
             _ = try await bluetoothd.call(destination: server.uniqueName, path: transferPath, interface: charIface, member: "StartNotify")
         }

@@ -61,6 +61,46 @@ struct GattPeripheralTests {
         await bluetoothd.connection.close()
     }
 
+    /// The stand-in bluetoothd (org.bluez's owner) registered and read everything; another
+    /// connection on the bus is refused on every object the peripheral exports, and its calls
+    /// make no link.
+    @Test func onlyOrgBluezsOwnerMayCallThePeripheralsObjects() async throws {
+        let bus = try TestBus()
+        defer { bus.stop() }
+        let bluetoothd = try await FakeBluetoothd(address: bus.address)
+        let connection = try await DBusConnection.connect(.address(bus.address))
+        let stranger = try await DBusConnection.connect(.address(bus.address))
+        let peripheral = try await GattPeripheral.start(adapter: "hci0", bus: connection)
+        #expect(bluetoothd.calls.withLock { $0 } == ["RegisterApplication", "RegisterAdvertisement"])
+        #expect(bluetoothd.application.withLock { $0 }?.isEmpty == false)
+        let transfer = GattPeripheral.appPath + "/service0/char0"
+        let calls: [(String, String, String, [DBusValue])] = [
+            (GattPeripheral.appPath, "org.freedesktop.DBus.ObjectManager", "GetManagedObjects", []),
+            (transfer, BlueZ.gattCharacteristic, "AcquireWrite", [.properties(["device": .objectPath(device), "mtu": .uint16(185)])]),
+            (transfer, BlueZ.gattCharacteristic, "WriteValue", [.bytes([1]), .properties(["device": .objectPath(device)])]),
+            (transfer, BlueZ.gattCharacteristic, "StartNotify", []),
+            (GattPeripheral.advertisementPath, "org.freedesktop.DBus.Properties", "GetAll", [.string(BlueZ.advertisement)]),
+        ]
+        for (path, interface, member, arguments) in calls {
+            do {
+                let reply = try await stranger.call(destination: connection.uniqueName, path: path, interface: interface,
+                                                    member: member, arguments: arguments)
+                closeUnixFDs(reply)
+                Issue.record("\(member) from a stranger was answered")
+            } catch .remote(let remote) {
+                #expect(remote.name == "org.freedesktop.DBus.Error.AccessDenied", "\(member): \(remote)")
+            } catch {
+                Issue.record("\(member): \(error)")
+            }
+        }
+        // bluetoothd's own calls still reach the characteristic.
+        _ = try await bluetoothd.callTransfer("StartNotify", [])
+        await peripheral.close()
+        await connection.close()
+        await stranger.close()
+        await bluetoothd.connection.close()
+    }
+
     @Test func registersTheApplicationItDeclaresAndTheAdvertisement() async throws {
         try await withPeripheral { peripheral, bluetoothd, _ in
             #expect(peripheral.adapterPath == FakeBluetoothd.adapter)

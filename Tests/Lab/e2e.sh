@@ -65,16 +65,29 @@ stop_ask_recv() {
   ASK_FD=""
   stop_recv
 }
-# last_code FILE: the last "ddd ddd" code blerecv showed in FILE
-last_code() { sed -n 's/.*code: *\([0-9]\{3\} [0-9]\{3\}\).*/\1/p' "$1" | tail -n 1; }
-# answer_prompt N ANSWER...: waits for the Nth "accept this sender?" prompt, then types each ANSWER
-# after the prompt it answers shows up.
+# code_in FILE: the last "ddd ddd" first contact code blesend printed in FILE (its stderr line
+# "Code: ddd ddd", or the "code" of its --json first-contact event); blerecv never shows it.
+code_in() { grep -oE '(Code: |"code":")[0-9]{3} [0-9]{3}' "$1" 2>/dev/null | tail -n 1 | grep -oE '[0-9]{3} [0-9]{3}'; }
+has_code() { [ -n "$(code_in "$1")" ]; }
+# other_code CODE: CODE with its last digit changed (what a user reading another screen would type)
+other_code() { local c=$1 d=${1: -1}; echo "${c%?}$(( (d + 1) % 10 ))"; }
+# answer_prompt N SENDER_LOG right|wrong [NAME...]: waits for the Nth "type the 6-digit code" question
+# on blerecv's terminal and for the code blesend printed in SENDER_LOG, then types that code (right:
+# without its space, which must not matter) or another one (wrong), then each NAME once the name
+# question it answers shows up. Sets CODE_SHOWN=1 if blerecv's terminal held the code before it was
+# typed (it must not: the user has to read it off the sender). The prompt flushes pending input
+# before it prints each question, so typing only after the question shows is what a person does.
+CODE_SHOWN=0
 answer_prompt() {
-  local n=$1; shift
-  wait_until 40 --pid "$RECV_PID" lines_at_least "$RECV_LOG.err" 'accept this sender\?' "$n" || return 1
-  printf '%s\n' "$1" >&"$ASK_FD"
-  shift
-  local names=0 a
+  local n=$1 slog=$2 how=$3 code typed names=0 a
+  shift 3
+  wait_until 40 --pid "$RECV_PID" lines_at_least "$RECV_LOG.err" 'type the 6-digit code' "$n" || return 1
+  wait_until 10 has_code "$slog" || return 1
+  code=$(code_in "$slog")
+  CODE_SHOWN=0
+  if grep -qF -e "$code" -e "${code// /}" "$RECV_LOG.err"; then CODE_SHOWN=1; fi
+  if [ "$how" = right ]; then typed=${code// /}; else typed=$(other_code "$code"); fi
+  printf '%s\n' "$typed" >&"$ASK_FD"
   for a in "$@"; do
     names=$((names + 1))
     wait_until 10 --pid "$RECV_PID" lines_at_least "$RECV_LOG.err" 'name for this key' "$names" || return 1
@@ -83,49 +96,55 @@ answer_prompt() {
 }
 
 run_first_contact() {
-  begin "first contact: blerecv --ask answered by a scripted TTY adds the key and the file arrives; answered n, blesend exits 66 and the trust dir is unchanged"
-  local out=$W/out-ask trust=$W/trust-ask pid t code_r code_s
+  begin "first contact: blerecv --ask, answered by a scripted TTY that types the code blesend shows, adds the key and the file arrives; another code typed: blesend exits 66, the trust dir is unchanged, and the same sender is then refused without a question"
+  local out=$W/out-ask trust=$W/trust-ask pid t
   if ! start_ask_recv ask "$out" "$trust"; then
     fail "blerecv --ask did not start under script(1)"
     end "$RECV_LOG.err"
     stop_ask_recv
     return
   fi
-  # Yes: the stranger's key is added under the name typed, and its file arrives.
+  # The code typed: the stranger's key is added under the name typed, and its file arrives.
   SLOG=$W/logs/send-ask-yes
   t=$(now)
   "$SEND" --adapter hci1 --key "$W/keys/stranger" --timeout 40 --json --to "$RPUB" "$W/files/k20.bin" > "$SLOG.out" 2> "$SLOG.err" &
   pid=$!
   PIDS+=("$pid")
-  answer_prompt 1 y newfriend || fail "no prompt, or no name prompt, on blerecv's terminal"
+  answer_prompt 1 "$SLOG.out" right newfriend || fail "no code question, no code from blesend, or no name question on blerecv's terminal"
+  check "blerecv showed the first contact code before it was typed" [ "$CODE_SHOWN" = 0 ]
   wait_pid "$pid" 60; SRC=$WRC
   log "blesend ask-yes: exit $SRC after $(elapsed "$t")s"
   check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
   check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
   check "the stranger's key is not in the trust dir as newfriend.pub" grep -qF "$(grep -v '^#' "$W/keys/stranger.pub" | head -n 1)" "$trust/newfriend.pub"
-  code_r=$(last_code "$RECV_LOG.err")
-  code_s=$(json_get "$SLOG.out" first-contact code)
-  log "codes: blerecv '$code_r', blesend '$code_s'"
-  check "blerecv showed no code" [ -n "$code_r" ]
-  check "codes differ: blerecv '$code_r', blesend '$code_s'" [ "$code_r" = "$code_s" ]
-  # No: blesend exits 66 with the first contact error, nothing is written.
+  # Another code typed (as from another device's screen): blesend exits 66 with the first contact
+  # error, nothing is written.
   local before after
   before=$(ls -A "$trust" | sort)
   SLOG=$W/logs/send-ask-no
   "$SEND" --adapter hci1 --key "$W/keys/other" --timeout 40 --to "$RPUB" "$W/files/k30.bin" > "$SLOG.out" 2> "$SLOG.err" &
   pid=$!
   PIDS+=("$pid")
-  answer_prompt 2 n || fail "no second prompt on blerecv's terminal"
+  answer_prompt 2 "$SLOG.err" wrong || fail "no second code question on blerecv's terminal, or no code from blesend"
+  check "blerecv showed the second code before it was typed" [ "$CODE_SHOWN" = 0 ]
   wait_pid "$pid" 60; SRC=$WRC
-  check "blesend (answered n) exit $SRC, want 66" [ "$SRC" = 66 ]
+  check "blesend (another code typed) exit $SRC, want 66" [ "$SRC" = 66 ]
   check "blesend does not say the receiver's user did not accept it" grep -q "did not accept your key" "$SLOG.err"
-  code_r=$(last_code "$RECV_LOG.err")
-  check "blerecv showed no second code" [ -n "$code_r" ]
-  check "blesend did not show blerecv's second code '$code_r'" grep -q "Code: $code_r" "$SLOG.err"
+  check "blerecv did not say the code typed is not this connection's" grep -q "not the code of this connection" "$RECV_LOG.err"
   after=$(ls -A "$trust" | sort)
-  check "trust dir changed after n: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')" [ "$before" = "$after" ]
-  check "k30.bin arrived although the user said n" [ ! -e "$out/k30.bin" ]
+  check "trust dir changed after a wrong code: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')" [ "$before" = "$after" ]
+  check "k30.bin arrived although the code typed was wrong" [ ! -e "$out/k30.bin" ]
   check "a hidden file is in the out dir" hidden_files "$out"
+  # The same sender again at once: refused without a question (paused 30 s after a refusal).
+  SLOG=$W/logs/send-ask-again
+  "$SEND" --adapter hci1 --key "$W/keys/other" --timeout 40 --to "$RPUB" "$W/files/k30.bin" > "$SLOG.out" 2> "$SLOG.err" &
+  pid=$!
+  PIDS+=("$pid")
+  wait_pid "$pid" 60; SRC=$WRC
+  check "blesend (refused shortly before) exit $SRC, want 66" [ "$SRC" = 66 ]
+  check "blerecv asked again about a sender it refused shortly before" [ "$(grep -c 'type the 6-digit code' "$RECV_LOG.err")" = 2 ]
+  check "blerecv did not say it refused the sender without asking" grep -q "without asking" "$RECV_LOG.err"
+  check "k30.bin arrived from a paused sender" [ ! -e "$out/k30.bin" ]
   end "$SLOG.err" "$RECV_LOG.err"
   stop_ask_recv
 }

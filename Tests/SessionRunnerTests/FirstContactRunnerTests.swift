@@ -33,7 +33,7 @@ private func strangerRun(answer: FirstContactAnswers.Answer, sockets: Bool = fal
             // The user answers a little later, from another task (as the terminal prompt does).
             Task {
                 try? await Task.sleep(for: .milliseconds(300))
-                answers.post(answer, code: request.code)
+                answers.post(answer, to: request)
             }
         }
     }

@@ -24,12 +24,16 @@ struct Receive: AsyncParsableCommand {
         adapter's fixed address links every advertisement anyway).
 
         First contact (--ask): a sender whose key is not in the trust directory is not refused at \
-        once. Its fingerprint, what it offers and a 6-digit code are shown, and blesend shows a \
-        code too: if both codes are the same and you answer y, its key is added to the trust \
-        directory under the name you type, and the transfer goes on. No, no answer within 2 \
-        minutes, or different codes (answer n: someone is in the middle) refuse it, and nothing \
-        is written. While --ask runs, anyone who has this receiver's public key can tell that \
-        this device is that receiver.
+        once. Its fingerprint and what it offers are shown, and you are asked to type the 6-digit \
+        code that blesend shows on the sender (spaces do not matter). If you type that code, you \
+        are asked for a name, its key is added to the trust directory under it, and the transfer \
+        goes on. Another code (someone is in the middle, or it is another sender's code), an \
+        empty answer or no answer within 2 minutes refuses it, and nothing is written. One \
+        sender is asked about at a time; another that arrives meanwhile is refused without a \
+        question, and a sender key or device that was refused, or not answered, is refused \
+        without a question for 30 s, then 1, 2, 4 ... minutes (at most an hour). Whatever was \
+        typed before a question is thrown away. While --ask runs, anyone who has this \
+        receiver's public key can tell that this device is that receiver.
 
         Examples:
           blerecv --trust keys/ --out ~/Downloads

@@ -29,8 +29,9 @@ struct Send: AsyncParsableCommand {
 
         First contact: a receiver run with blerecv --ask that does not know your key yet asks \
         its user about you. blesend then shows a 6-digit code and waits (up to about 2 minutes): \
-        it must be the same code as on the receiver's screen. If its user accepts your key, the \
-        files go on the same connection; if not, blesend exits 66 and nothing is kept there.
+        the receiver's user types it on the receiver (blerecv does not show it). If they type it \
+        and accept your key, the files go on the same connection; if not, blesend exits 66 and \
+        nothing is kept there.
 
         Examples:
           blesend --to blesend-pub1:... report.pdf

@@ -1,6 +1,7 @@
 import BlueZ
 import Discovery
 import Keys
+import Pipeline
 import Session
 import SessionRunner
 import Transfer
@@ -33,7 +34,15 @@ struct ReceiveOperation {
         var current: (name: String, size: UInt64?, at: ContinuousClock.Instant, offset: UInt64)?
         /// The prompt about the current connection's unknown sender (cancelled when it ends), and
         /// the key it asks about.
-        var prompt: (task: Task<FirstContactAnswers.Answer, Never>, key: PublicKey)?
+        var prompt: (task: Task<FirstContactPrompt.Outcome, Never>, key: PublicKey)?
+        /// First contact: one prompt at a time, and the pause for senders declined recently.
+        var gate = FirstContactGate()
+        /// The current connection's device, for `gate`.
+        var device: String?
+        /// The session's clock, for `gate`.
+        let clock: MonotonicClock
+
+        init(clock: MonotonicClock) { self.clock = clock }
     }
 
     func run() async throws(CLIError) {
@@ -72,7 +81,7 @@ struct ReceiveOperation {
         reporter.say("blerecv: waiting for senders (\(trust.peers.count) trusted; this receiver's fingerprint \(identity.publicKey.fingerprint))")
         // One clock for the session's whole life: partial transfers age on it across connections.
         let clock = MonotonicClock()
-        let tally = Tally()
+        let tally = Tally(clock: clock)
         var failure: CLIError?
         while true {
             let link: PeerConnection
@@ -89,6 +98,7 @@ struct ReceiveOperation {
             tally.sessionEnded = false
             tally.authenticated = false
             tally.refusal = nil
+            tally.device = link.device
             do {
                 let ending = try await EndpointRunner.runReceiver(&session, over: link.transport, clock: clock, answers: answers) {
                     handle($0, tally, answers: answers, approvalTimeout: configuration.approvalTimeout)
@@ -141,12 +151,19 @@ struct ReceiveOperation {
         }
     }
 
-    /// The connection is over: a prompt still waiting is cancelled (a no). A yes whose key was
-    /// written but came too late for the connection still counts from the next one on.
+    /// The connection is over: a prompt still waiting is cancelled (a no, which pauses its sender
+    /// as a decline does). A yes whose key was written but came too late for the connection still
+    /// counts from the next one on.
     private func settlePrompt(_ tally: Tally, session: inout ReceiverSession) async {
         guard let prompt = tally.prompt.take() else { return }
         prompt.task.cancel()
-        if case .approve(let name) = await prompt.task.value { session.trust(.init(name: name, key: prompt.key)) }
+        let outcome = await prompt.task.value
+        if case .accepted(let name) = outcome {
+            session.trust(.init(name: name, key: prompt.key))
+            tally.gate.settle(.accepted, now: tally.clock.now)
+        } else {
+            tally.gate.settle(.declined, now: tally.clock.now)
+        }
     }
 
     /// Fresh private-discovery data for the trusted senders at every call (a new salt).
@@ -172,18 +189,31 @@ struct ReceiveOperation {
     private func handle(_ event: ReceiverSession.Event, _ tally: Tally, answers: FirstContactAnswers?, approvalTimeout: Duration) {
         switch event {
         case .approvalNeeded(let request):
-            reporter.event(.firstContact(request))
             guard let answers, let directory = askingInto else { return }
+            let now = tally.clock.now
+            switch tally.gate.admit(FirstContactGate.subjects(key: request.key.bytes, device: tally.device), now: now) {
+            case .ask:
+                break
+            case .busy:
+                answers.post(.decline, to: request)
+                reporter.say("blerecv: declined an unknown sender [\(request.fingerprint)] without asking: another first contact is being asked about")
+                return
+            case .pausedUntil(let until):
+                answers.post(.decline, to: request)
+                let seconds = Int(until.duration(since: now).seconds.rounded(.up))
+                reporter.say("blerecv: declined an unknown sender [\(request.fingerprint)] without asking: it (or its device) was refused recently; asks again in \(seconds) s")
+                return
+            }
+            reporter.event(.firstContact(request))
             let prompt = FirstContactPrompt(write: { Console.err($0) }, trustDirectory: directory)
             // A little before the session's own limit, so that a yes typed at the last moment
             // still reaches this connection.
             let deadline = ContinuousClock.now + approvalTimeout - FirstContactAnswers.pollInterval * 10
-            tally.prompt?.task.cancel()
             let task = Task {
                 var input = TerminalLineReader(deadline: deadline)
-                let answer = await prompt.ask(request, input: &input)
-                answers.post(answer, code: request.code)
-                return answer
+                let outcome = await prompt.ask(request, input: &input)
+                answers.post(outcome.answer, to: request)
+                return outcome
             }
             tally.prompt = (task, request.key)
         case .authenticated(let sender, let fingerprint):

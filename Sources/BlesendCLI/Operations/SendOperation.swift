@@ -151,7 +151,7 @@ struct SendOperation {
             reporter.logger.info("receiver authenticated: \(receiverName) (\(fingerprint))")
         case .awaitingApproval(let code):
             reporter.event(.firstContact(peer: receiverName, code: code))
-            reporter.say("blesend: first contact: the receiver must accept your key. Code: \(code) — it must match the code on the receiver's screen")
+            reporter.say("blesend: first contact: the receiver must accept your key. Code: \(code) — its user types it on the receiver")
         case .transfer(.awaitingApproval):
             break
         case .transfer(.fileStarted(let index, let name, _, let resumedAt)):
