@@ -44,7 +44,7 @@ struct Fixture {
     let first = try blesend(["keygen", "-o", "\(dir)/id"])
     #expect(first.status == 0)
     #expect(first.stdout.hasPrefix("blesend-pub1:"))
-    #expect(first.stderr.contains("fingerprint"))
+    #expect(first.stderr.contains(/fingerprint ([0-9a-f]{4} ){7}[0-9a-f]{4}\n/), "\(first.stderr)")
     #expect(try mode("\(dir)/id") == 0o600)
     #expect(try mode("\(dir)/id.pub") == 0o644)
     let pub = try String(contentsOfFile: "\(dir)/id.pub", encoding: .utf8)
@@ -81,6 +81,8 @@ struct Fixture {
     let key = try KeyFile.loadPublicKey(path: "\(fixture.dir)/me.pub")
     #expect(run.stdout == key.text + "\n")
     #expect(run.stderr.contains(key.fingerprint))
+    // All 128 bits, in eight groups of four for reading aloud.
+    #expect(run.stderr.contains(/fingerprint: ([0-9a-f]{4} ){7}[0-9a-f]{4}\n/), "\(run.stderr)")
 }
 
 @Test func trustAddsAPeerAndRefusesDuplicatesAndBadNames() throws {

@@ -28,12 +28,22 @@ func mode(of path: String) throws -> Int {
     #expect(again.secretKey == identity.secretKey)
 }
 
-@Test func fingerprintsAreShortStableAndDistinct() throws {
+@Test func fingerprintsShow128BitsInGroupsOfFourAndAreStable() throws {
     let a = Identity.generate().publicKey, b = Identity.generate().publicKey
-    #expect(a.fingerprint.count == 19)
-    #expect(a.fingerprint.split(separator: " ").count == 4)
+    // 32 hex digits (128 bits) in eight groups of four, one space apart: 39 characters.
+    #expect(a.fingerprint.count == 39)
+    let groups = a.fingerprint.split(separator: " ", omittingEmptySubsequences: false)
+    #expect(groups.count == 8)
+    #expect(groups.allSatisfy { $0.count == 4 && $0.allSatisfy { "0123456789abcdef".contains($0) } })
     #expect(a.fingerprint == (try PublicKey(text: a.text)).fingerprint)
     #expect(a.fingerprint != b.fingerprint)
+}
+
+@Test func fingerprintOfTheDocumentedKey() throws {
+    // keys/test-only/alice.pub, as keys/README.md shows it; the first 16 digits are the 64-bit
+    // fingerprint earlier versions printed.
+    let alice = try PublicKey(text: "blesend-pub1:CipmYBZ6dXcVk1qufq2YCoKzptP2TwyMMquWgQ9usjqAbNan")
+    #expect(alice.fingerprint == "0c5f 40b9 d0c9 1cf3 35cb 14c2 5c9f cc81")
 }
 
 @Test func badKeyTextIsRefusedWithTheRightCode() throws {
