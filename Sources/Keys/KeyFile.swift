@@ -120,9 +120,19 @@ public enum KeyFile {
             throw KeyError(.io, "cannot read \(path): \(String(cString: strerror(code)))", hint: hint)
         }
         defer { close(fd) }
+        return try read(fd: fd, path: path, secret: secret)
+    }
+
+    /// `read(path:secret:)` for a file already open at `fd` (`path` names it in errors); with
+    /// `ownerOnly`, also refuses a file that anyone but its owner (us or root) may change.
+    static func read(fd: Int32, path: String, secret: Bool, ownerOnly: Bool = false) throws(KeyError) -> [UInt8] {
         var status = stat()
         guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
             throw KeyError(.io, "\(path) is not a regular file")
+        }
+        if ownerOnly, let problem = ownerOnlyWritableProblem(status) {
+            throw KeyError(.writableByOthers, "\(path): \(problem); refusing to trust the key in it",
+                           hint: "run: chmod go-w \(path)   (and check that the key in it is the one you meant to trust)")
         }
         if secret && status.st_mode & 0o077 != 0 {
             let mode = String(status.st_mode & 0o777, radix: 8)

@@ -191,6 +191,12 @@ func wrongArgumentsAreUsageErrors(_ args: [String], _ mentions: String) throws {
     let missingTrust = try blerecv(["--key", "\(d)/them", "--trust", "\(d)/missing"])
     #expect(missingTrust.status == 65)
     _ = try blerecv(["trust", "\(d)/me.pub", "--name", "me", "--dir", "\(d)/trusted"])
+    // A trust directory others can write would let them add their own key: refused (65).
+    chmod("\(d)/trusted", 0o777)
+    let openTrust = try blerecv(["--key", "\(d)/them", "--trust", "\(d)/trusted"])
+    #expect(openTrust.status == 65, "\(openTrust.stderr)")
+    #expect(openTrust.stderr.contains("everyone can write it") && openTrust.stderr.contains("chmod go-w"), "\(openTrust.stderr)")
+    chmod("\(d)/trusted", 0o755)
     let badOut = try blerecv(["--key", "\(d)/them", "--trust", "\(d)/trusted", "--out", "\(d)/hello.txt"])
     #expect(badOut.status == 71, "\(badOut.stderr)")
     #expect(badOut.stderr.contains("not a directory"))

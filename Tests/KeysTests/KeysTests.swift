@@ -170,6 +170,58 @@ func mode(of path: String) throws -> Int {
     #expect(throws: KeyError.self) { try TrustStore.load(directory: dir + "/missing") }
 }
 
+@Test func aTrustDirectoryOrKeyOthersCanWriteIsRefused() throws {
+    let dir = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let trust = dir + "/keys"
+    try TrustStore.add(Identity.generate().publicKey, name: "alice", directory: trust)
+    func loadCode() -> KeyError.Code? {
+        do {
+            _ = try TrustStore.load(directory: trust)
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+    func addCode() -> KeyError.Code? {
+        do {
+            try TrustStore.add(Identity.generate().publicKey, name: "bob", directory: trust)
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+    #expect(loadCode() == nil)
+    for bad in [0o775, 0o757, 0o777, 0o1777, 0o770] {
+        chmod(trust, mode_t(bad))
+        #expect(loadCode() == .writableByOthers, "directory mode \(String(bad, radix: 8))")
+        // Adding a key to it is refused as well: add reads the directory first.
+        #expect(addCode() == .writableByOthers, "add, mode \(String(bad, radix: 8))")
+    }
+    chmod(trust, 0o755)
+    for bad in [0o666, 0o646, 0o664] {
+        chmod(trust + "/alice.pub", mode_t(bad))
+        #expect(loadCode() == .writableByOthers, "key mode \(String(bad, radix: 8))")
+    }
+    chmod(trust + "/alice.pub", 0o600)
+    #expect(loadCode() == nil)
+    // A symlink in place of a .pub is refused, not followed.
+    try KeyFile.writeKeyPair(Identity.generate(), path: dir + "/elsewhere", force: false)
+    symlink(dir + "/elsewhere.pub", trust + "/linked.pub")
+    #expect(loadCode() == .trustDirectory)
+    unlink(trust + "/linked.pub")
+    // Owned by another user (who could chmod it back): refused. Needs root to hand it over.
+    if geteuid() == 0 {
+        chown(trust + "/alice.pub", 4242, 4242)
+        #expect(loadCode() == .writableByOthers)
+        chown(trust + "/alice.pub", 0, 0)
+        chown(trust, 4242, 4242)
+        #expect(loadCode() == .writableByOthers)
+        chown(trust, 0, 0)
+        #expect(loadCode() == nil)
+    }
+}
+
 @Test func keyFileContentsParseWithoutTouchingTheDisk() throws {
     let identity = Identity.generate()
     let pub = Array("# a comment\n\n  \(identity.publicKey.text)  \r\n# another\n".utf8)
