@@ -200,6 +200,12 @@ func wrongArgumentsAreUsageErrors(_ args: [String], _ mentions: String) throws {
     let badOut = try blerecv(["--key", "\(d)/them", "--trust", "\(d)/trusted", "--out", "\(d)/hello.txt"])
     #expect(badOut.status == 71, "\(badOut.stderr)")
     #expect(badOut.stderr.contains("not a directory"))
+    // An output folder anyone may write: they could rename or replace what is stored there.
+    try FileManager.default.createDirectory(atPath: "\(d)/shared", withIntermediateDirectories: false)
+    chmod("\(d)/shared", 0o777)
+    let sharedOut = try blerecv(["--key", "\(d)/them", "--trust", "\(d)/trusted", "--out", "\(d)/shared"])
+    #expect(sharedOut.status == 71, "\(sharedOut.stderr)")
+    #expect(sharedOut.stderr.contains("refusing to receive into") && sharedOut.stderr.contains("chmod go-w"), "\(sharedOut.stderr)")
 }
 
 @Test func jsonEventsMatchTheDocumentedSchema() throws {
