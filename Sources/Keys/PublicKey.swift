@@ -41,10 +41,18 @@ public struct PublicKey: Hashable, Sendable, CustomStringConvertible {
     public var description: String { text }
 }
 
-extension Array where Element == UInt8 {
-    func trimmedASCIIWhitespace() -> ArraySlice<UInt8> {
+extension Collection<UInt8> {
+    /// The bytes between leading and trailing ASCII white space, as a slice of `self` (no copy,
+    /// which matters for secret text).
+    func trimmedASCIIWhitespace() -> SubSequence {
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return [] }
-        return self[first...last]
+        guard let first = firstIndex(where: { !isSpace($0) }) else { return self[endIndex...] }
+        var end = first
+        var index = first
+        while index != endIndex {
+            if !isSpace(self[index]) { end = self.index(after: index) }
+            index = self.index(after: index)
+        }
+        return self[first..<end]
     }
 }

@@ -125,7 +125,7 @@ struct Fixture {
     #expect(missing.status == 65)
     #expect(missing.stderr.contains("blesend keygen"))
 
-    let pasted = try blesend(["--key", "\(d)/them", "--to", (try Identity(secretText: Array(try String(contentsOfFile: "\(d)/them", encoding: .utf8).split(separator: "\n").last!.utf8))).secretText, "\(d)/hello.txt"])
+    let pasted = try blesend(["--key", "\(d)/them", "--to", String(decoding: try Identity(secretText: Array(try String(contentsOfFile: "\(d)/them", encoding: .utf8).split(separator: "\n").last!.utf8)).secretTextBytes(), as: UTF8.self), "\(d)/hello.txt"])
     #expect(pasted.status == 65)
     #expect(pasted.stderr.contains("secret key"))
 }
