@@ -1,5 +1,7 @@
 @testable import BlesendCLI
 import BlueZ
+import Keys
+import Storage
 import Testing
 import Transfer
 
@@ -34,4 +36,16 @@ import Transfer
     #expect(error.status == .bluetoothUnavailable)
     #expect(error.message.contains("Rejected send message"))
     #expect(error.hint?.contains("sudo usermod -aG bluetooth $USER") == true)
+}
+
+// Issue 20: an output folder others may write is refused at start as local I/O (71), with the fix;
+// a trust directory others may write is a key problem (65), which systemd does not restart on.
+@Test func unsafeFoldersMapToTheirExitStatuses() {
+    let folder = CLIError(OutputFolderError(.writableByOthers, path: "/srv/in", mode: 0o777, "/srv/in: everyone may write it"))
+    #expect(folder.status == .localIO)
+    #expect(folder.message.contains("refusing to receive into /srv/in"))
+    #expect(folder.hint?.contains("chmod go-w /srv/in") == true)
+    let anyError: any Error = OutputFolderError(.writableByOthers, path: "/srv/in", mode: 0o777, "x")
+    #expect(CLIError(anyError).status == .localIO)
+    #expect(CLIError(KeyError(.writableByOthers, "trust directory k: everyone can write it")).status == .keyProblem)
 }

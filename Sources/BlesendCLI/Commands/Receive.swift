@@ -90,6 +90,8 @@ struct Receive: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Read once, first: the modes stored files get (umask(2) can only be read by setting it).
+        let modes = FileModes.current()
         let reporter = output.reporter(tool: "blerecv")
         Interrupts.shared.install()
         try await runReporting(tool: "blerecv", reporter: reporter) { () async throws(CLIError) in
@@ -106,7 +108,7 @@ struct Receive: AsyncParsableCommand {
             } else {
                 let directory: DirectoryFileStore
                 do {
-                    directory = try DirectoryFileStore(directory: out, overwrite: force, modes: FileModes.current(),
+                    directory = try DirectoryFileStore(directory: out, overwrite: force, modes: modes,
                                                        temporaryTag: identity.publicKey.fileTag)
                     try directory.checkWritable()
                 } catch { throw CLIError(error) }
