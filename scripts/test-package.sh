@@ -101,6 +101,8 @@ check "system user blesend in group bluetooth" bash -c 'id -nG blesend | tr " " 
 check "blesend has no login shell" bash -c '[[ $(getent passwd blesend | cut -d: -f7) == */nologin || $(getent passwd blesend | cut -d: -f7) == /bin/false ]]'
 check "/var/lib/blesend is blesend's, mode 750" test "$(stat -c '%U %a' /var/lib/blesend)" = "blesend 750"
 check "trust directory /etc/blesend/trusted" test -d /etc/blesend/trusted
+check "trust directory /etc/blesend/trusted is root's and 0755 (blerecv refuses one others can write)" \
+  [ "$(stat -c '%U %a' /etc/blesend/trusted)" = "root 755" ]
 
 # 3. An ordinary user who sends, with its own key.
 if ! id "$sender" >/dev/null 2>&1; then

@@ -1,6 +1,7 @@
 import BlueZ
 import Keys
 import Session
+import Storage
 import Transfer
 
 /// Turns errors from the layers into what the user reads, with a hint and an exit status.
@@ -11,6 +12,7 @@ extension CLIError {
         case let e as CLIError: self = e
         case let e as KeyError: self.init(e)
         case let e as StorageError: self.init(e)
+        case let e as OutputFolderError: self.init(e)
         case let e as SessionError: self.init(e)
         case let e as BlueZError: self.init(e, adapter: nil)
         default: self.init(.failure, "\(error)")
@@ -23,6 +25,11 @@ extension CLIError {
 
     init(_ error: StorageError) {
         self.init(.localIO, error.detail, hint: error.code == .noSpace ? "free some space, or receive into another folder with --out" : nil)
+    }
+
+    init(_ error: OutputFolderError) {
+        self.init(.localIO, "refusing to receive into \(error.detail)",
+                  hint: "receive into a folder only you can write (chmod go-w \(error.path)), or pick another with --out")
     }
 
     init(_ error: BlueZError, adapter: String?, timeout: Duration? = nil) {

@@ -20,7 +20,8 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case linkLost = 69
     /// Data failed authentication or the whole-file hash check.
     case integrity = 70
-    /// A local file could not be read or written (disk full, permissions, missing file).
+    /// A local file could not be read or written (disk full, permissions, missing file), or
+    /// (blerecv) the output folder is one other users may write.
     case localIO = 71
     /// The receiver refused or could not store a file.
     case fileRejected = 72

@@ -23,15 +23,15 @@ public struct Identity: Sendable {
         try! Identity(secretKey: X25519.generateSecretKey())
     }
 
-    /// Parses the secret key's one-line text form (`blesend-sec1:…`).
+    /// Parses the secret key's one-line text form (`blesend-sec1:…`). Works on `secretText` where
+    /// it is (trimmed as a slice, decoded in place): no copy of the text is made, so wiping the
+    /// caller's buffer (`secureZero`) afterwards leaves none behind.
     public init(secretText: some Collection<UInt8>) throws(KeyError) {
-        let secret = try KeyText.decode(prefix: KeyText.secretPrefix, text: Array(secretText).trimmedASCIIWhitespace(), what: "secret key")
+        let secret = try KeyText.decode(prefix: KeyText.secretPrefix, text: secretText.trimmedASCIIWhitespace(), what: "secret key")
         try self.init(secretKey: secret)
     }
 
-    /// The secret key's one-line text form. Handle with care: this is the secret.
-    public var secretText: String { KeyText.encode(prefix: KeyText.secretPrefix, key: secretKey) }
-
-    /// The secret key's text form as bytes; the caller wipes them (`secureZero`) after use.
+    /// The secret key's text form as bytes; the caller wipes them (`secureZero`) after use. There
+    /// is no `String` form: a string cannot be wiped.
     public func secretTextBytes() -> [UInt8] { KeyText.encodedBytes(prefix: KeyText.secretPrefix, key: secretKey) }
 }

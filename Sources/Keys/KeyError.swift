@@ -15,6 +15,9 @@ public struct KeyError: Error, Equatable, Sendable, CustomStringConvertible {
         case wrongKeyCount
         /// The trust directory is missing or holds an unusable entry.
         case trustDirectory
+        /// A trust directory, or a `.pub` file in it, that someone but its owner (us or root) may
+        /// change: group- or world-writable, or owned by another user.
+        case writableByOthers
     }
 
     public var code: Code

@@ -70,7 +70,15 @@ public enum KeyFile {
                                hint: "pick another path with -o, or pass --force to replace it (the old key is lost)")
             }
         }
-        var secretLine = Array("# blesend secret key: keep this file private (mode 0600)\n".utf8) + identity.secretTextBytes() + [0x0A]
+        var secretText = identity.secretTextBytes()
+        defer { secureZero(&secretText) }
+        let comment = Array("# blesend secret key: keep this file private (mode 0600)\n".utf8)
+        // Sized up front: appending never moves the secret to a new buffer and leaves the old one.
+        var secretLine: [UInt8] = []
+        secretLine.reserveCapacity(comment.count + secretText.count + 1)
+        secretLine.append(contentsOf: comment)
+        secretLine.append(contentsOf: secretText)
+        secretLine.append(0x0A)
         defer { secureZero(&secretLine) }
         try writeNew(path: path, contents: secretLine, mode: 0o600)
         let publicLine = Array(("# blesend public key: share this line, fingerprint \(identity.publicKey.fingerprint)\n"
@@ -120,9 +128,19 @@ public enum KeyFile {
             throw KeyError(.io, "cannot read \(path): \(String(cString: strerror(code)))", hint: hint)
         }
         defer { close(fd) }
+        return try read(fd: fd, path: path, secret: secret)
+    }
+
+    /// `read(path:secret:)` for a file already open at `fd` (`path` names it in errors); with
+    /// `ownerOnly`, also refuses a file that anyone but its owner (us or root) may change.
+    static func read(fd: Int32, path: String, secret: Bool, ownerOnly: Bool = false) throws(KeyError) -> [UInt8] {
         var status = stat()
         guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
             throw KeyError(.io, "\(path) is not a regular file")
+        }
+        if ownerOnly, let problem = ownerOnlyWritableProblem(status) {
+            throw KeyError(.writableByOthers, "\(path): \(problem); refusing to trust the key in it",
+                           hint: "run: chmod go-w \(path)   (and check that the key in it is the one you meant to trust)")
         }
         if secret && status.st_mode & 0o077 != 0 {
             let mode = String(status.st_mode & 0o777, radix: 8)
@@ -131,6 +149,8 @@ public enum KeyFile {
         }
         guard status.st_size <= maxSize else { throw KeyError(.badEncoding, "\(path) is too large to be a key file") }
         var buffer = [UInt8](repeating: 0, count: Int(status.st_size) + 1)
+        // Wiped on every way out, errors included; the caller wipes the copy it gets.
+        defer { secureZero(&buffer) }
         var total = 0
         while total < buffer.count {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + total, $0.count - total) }
@@ -140,16 +160,15 @@ public enum KeyFile {
             total += n
         }
         guard total <= maxSize else { throw KeyError(.badEncoding, "\(path) is too large to be a key file") }
-        let contents = Array(buffer.prefix(total))
-        secureZero(&buffer)
-        return contents
+        return Array(buffer.prefix(total))
     }
 
-    /// The one key line of a file: blank lines and `#` comments are skipped.
+    /// The one key line of a file: blank lines and `#` comments are skipped. A slice of
+    /// `contents`, not a copy: a secret key's line is wiped with the caller's buffer.
     static func keyLine(in contents: [UInt8], path: String) throws(KeyError) -> ArraySlice<UInt8> {
         var found: ArraySlice<UInt8>?
         for rawLine in contents.split(separator: 0x0A, omittingEmptySubsequences: true) {
-            let line = Array(rawLine).trimmedASCIIWhitespace()
+            let line = rawLine.trimmedASCIIWhitespace()
             if line.isEmpty || line.first == UInt8(ascii: "#") { continue }
             guard found == nil else { throw KeyError(.wrongKeyCount, "\(path) holds more than one key") }
             found = line

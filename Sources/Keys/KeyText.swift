@@ -24,12 +24,22 @@ enum KeyText {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// The text form as bytes, so that a secret's can be wiped after use.
+    /// The text form as bytes, so that a secret's can be wiped after use. Every intermediate copy
+    /// is wiped; the buffers are sized up front so that appending never leaves a reallocated copy.
     static func encodedBytes(prefix: String, key: SecureBytes) -> [UInt8] {
         key.withUnsafeBytes { raw in
-            var payload = Array(raw) + checksum(prefix: prefix, key: raw)
+            var payload: [UInt8] = []
+            payload.reserveCapacity(raw.count + checksumLength)
+            payload.append(contentsOf: raw)
+            payload.append(contentsOf: checksum(prefix: prefix, key: raw))
             defer { secureZero(&payload) }
-            return Array(prefix.utf8) + Base64URL.encodeToBytes(payload)
+            var encoded = Base64URL.encodeToBytes(payload)
+            defer { secureZero(&encoded) }
+            var text: [UInt8] = []
+            text.reserveCapacity(prefix.utf8.count + encoded.count)
+            text.append(contentsOf: prefix.utf8)
+            text.append(contentsOf: encoded)
+            return text
         }
     }
 

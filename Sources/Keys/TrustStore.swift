@@ -39,11 +39,40 @@ public struct TrustStore: Sendable {
 
     /// Loads every `*.pub` file in `directory` (sorted by name). A malformed file is an error that
     /// names it: a trust directory is security configuration, so nothing is skipped silently.
+    /// So is a directory or `.pub` file that anyone but its owner may change, or whose owner is
+    /// neither us nor root (`ownerOnlyWritableProblem`), and a `.pub` that is a symlink. The
+    /// files are opened relative to the directory's descriptor, the one whose mode was checked.
     public static func load(directory: String) throws(KeyError) -> TrustStore {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw KeyError(.trustDirectory, "cannot open trust directory \(directory): \(String(cString: strerror(errno)))",
+                           hint: "create it and add senders with: blerecv trust <key> --name NAME --dir \(directory)")
+        }
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            throw KeyError(.trustDirectory, "cannot check trust directory \(directory): \(String(cString: strerror(errno)))")
+        }
+        if let problem = ownerOnlyWritableProblem(status) {
+            throw KeyError(.writableByOthers,
+                           "trust directory \(directory): \(problem); whoever can write it can make this receiver trust their key",
+                           hint: "run: chmod go-w \(directory)   (owned by you or root), then check the .pub files in it")
+        }
         var peers: [Peer] = []
-        for file in try listPublicKeyFiles(directory) {
-            let key = try KeyFile.loadPublicKey(path: directory + "/" + file)
-            peers.append(Peer(name: String(file.dropLast(4)), key: key))
+        for file in try listPublicKeyFiles(fd, directory) {
+            let path = directory + "/" + file
+            let keyFD = openat(fd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+            guard keyFD >= 0 else {
+                let code = errno
+                if code == ELOOP {
+                    throw KeyError(.trustDirectory, "\(path) is a symlink; a trust directory holds the .pub files themselves",
+                                   hint: "replace it with a copy of the file it points to")
+                }
+                throw KeyError(.io, "cannot read \(path): \(String(cString: strerror(code)))")
+            }
+            defer { close(keyFD) }
+            let contents = try KeyFile.read(fd: keyFD, path: path, secret: false, ownerOnly: true)
+            peers.append(Peer(name: String(file.dropLast(4)), key: try KeyFile.publicKey(fileContents: contents, path: path)))
         }
         return TrustStore(peers: peers)
     }
@@ -78,10 +107,16 @@ public struct TrustStore: Sendable {
         }
     }
 
-    private static func listPublicKeyFiles(_ directory: String) throws(KeyError) -> [String] {
-        guard let dir = opendir(directory) else {
-            throw KeyError(.trustDirectory, "cannot open trust directory \(directory): \(String(cString: strerror(errno)))",
-                           hint: "create it and add senders with: blerecv trust <key> --name NAME --dir \(directory)")
+    private static func listPublicKeyFiles(_ fd: Int32, _ directory: String) throws(KeyError) -> [String] {
+        // fdopendir takes over the descriptor it is given: a duplicate, so `fd` stays open.
+        let own = dup(fd)
+        guard own >= 0 else {
+            throw KeyError(.trustDirectory, "cannot read trust directory \(directory): \(String(cString: strerror(errno)))")
+        }
+        guard let dir = fdopendir(own) else {
+            let code = errno
+            close(own)
+            throw KeyError(.trustDirectory, "cannot read trust directory \(directory): \(String(cString: strerror(code)))")
         }
         defer { closedir(dir) }
         var names: [String] = []

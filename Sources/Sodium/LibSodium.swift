@@ -30,7 +30,10 @@ func withContiguousBytes<C: Collection<UInt8>, R>(
     if let result = try collection.withContiguousStorageIfAvailable({ try body(UnsafeRawBufferPointer($0)) }) {
         return result
     }
-    return try Array(collection).withUnsafeBytes(body)
+    // A collection with no contiguous storage is copied; the copy may be secret, so it is wiped.
+    var copy = Array(collection)
+    defer { secureZero(&copy) }
+    return try copy.withUnsafeBytes(body)
 }
 
 /// A readable byte that stands in for the base address of an empty buffer, so that libsodium

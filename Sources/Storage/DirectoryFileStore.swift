@@ -1,87 +1,181 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CFileCalls
 import Transfer
 
 /// Stores incoming files in a directory.
 ///
-/// Each file is written to a hidden temporary file in the same directory (`.NAME.XXXXXX.blesend-part`,
-/// mode 0600) and moved into place only by `commit`, which never replaces an existing file unless
-/// `overwrite` is set: a taken name gets a number (`report-1.pdf`). Leftovers of a receiver that
-/// was killed are removed by `removeStaleTemporaries()`.
+/// The store holds a descriptor on the output folder from the start (`O_DIRECTORY | O_NOFOLLOW`)
+/// and does everything relative to it, so a folder renamed or replaced under its path later
+/// changes nothing. Each file is written to a file with no name in that folder
+/// (`openat(dir, ".", O_TMPFILE)`, mode 0600 until it is committed) and is given its name only by
+/// `commit`, by its descriptor (`linkDescriptor`): there is no temporary name that anyone who can
+/// write the folder could swap between the flush and the commit. An existing file is never
+/// replaced unless `overwrite` is set: a taken name gets a number (`report-1.pdf`). A file that is
+/// part-way when its link drops stays open, nameless, in the transfer layer's partials, and resumes
+/// from there; if the process ends, the kernel frees it.
+///
+/// Where the file system has no `O_TMPFILE`, a file is written to a hidden temporary
+/// (`TemporaryNames`) made with `O_EXCL | O_NOFOLLOW` relative to the folder's descriptor, and
+/// `commit` checks by device and inode, before and after linking it into place, that the name
+/// still leads to the file it wrote. Stored files get `modes` (from the receiver's umask).
 public final class DirectoryFileStore: FileStore {
-    public static let temporarySuffix = ".blesend-part"
+    public static let temporarySuffix = TemporaryNames.suffix
 
     public let directory: String
     public let overwrite: Bool
+    public let modes: FileModes
+    let names: TemporaryNames
+    /// The output folder, held for the store's life.
+    let directoryFD: Int32
+    /// Whether to try `O_TMPFILE`; cleared the first time the file system refuses it. Tests clear
+    /// it to run the named fallback.
+    var unnamedFiles = true
+    /// The first way of linking a nameless file (`linkDescriptor`); tests swap it.
+    var linkByEmptyPath: (Int32, Int32, String) -> Int32 = { blesend_link_descriptor($0, $1, $2) }
 
-    public init(directory: String, overwrite: Bool = false) {
-        self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
+    /// Opens `directory`. `temporaryTag` names this receiver's temporaries (see `TemporaryNames`:
+    /// 1 to 32 lowercase letters and digits); `modes` come from its umask.
+    public init(directory: String, overwrite: Bool = false, modes: FileModes, temporaryTag: String) throws(StorageError) {
+        guard TemporaryNames.isValidTag(temporaryTag) else { throw StorageError(.io, "unusable temporary tag \(temporaryTag)") }
+        let path = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            // With O_DIRECTORY, a symlink fails as ENOTDIR rather than ELOOP.
+            var status = stat()
+            let symlink = lstat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFLNK
+            switch code {
+            case ENOTDIR where !symlink: throw StorageError(.notWritable, "\(path) is not a directory")
+            case ENOTDIR, ELOOP: throw StorageError(.notWritable, "\(path) is a symlink; give the folder it leads to (blerecv holds the folder itself, not a link to it)")
+            default: throw StorageError(.notWritable, "cannot open \(path): \(systemMessage(code))")
+            }
+        }
+        self.directory = path
         self.overwrite = overwrite
+        self.modes = modes
+        self.names = TemporaryNames(tag: temporaryTag)
+        self.directoryFD = fd
     }
 
-    /// Checks that the directory exists and is writable, so a receiver fails at start, not mid-file.
+    deinit { close(directoryFD) }
+
+    /// Checks that the directory is writable, so a receiver fails at start, not mid-file.
     public func checkWritable() throws(StorageError) {
-        var status = stat()
-        guard stat(directory, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR else {
-            throw StorageError(.notWritable, "\(directory) is not a directory")
-        }
-        guard access(directory, W_OK | X_OK) == 0 else {
+        guard faccessat(directoryFD, ".", W_OK | X_OK, 0) == 0 else {
             throw StorageError(.notWritable, "\(directory) is not writable: \(systemMessage(errno))")
         }
     }
 
-    /// Removes temporary files and staging folders (`DirectoryIncomingTree`) left by an earlier
-    /// receiver that did not exit cleanly. Folders are removed recursively without following
-    /// symlinks (`removeEntry`). Returns how many were removed.
+    /// Refuses a folder other users could tamper with (`outputFolderProblem`).
+    public func checkOnlyOwnerWrites(euid: uid_t = geteuid()) throws(OutputFolderError) {
+        var status = stat()
+        guard fstat(directoryFD, &status) == 0 else { return }
+        if let problem = outputFolderProblem(status, euid: euid) {
+            throw OutputFolderError(.writableByOthers, path: directory, mode: UInt32(status.st_mode & 0o7777),
+                                    "\(directory): \(problem)")
+        }
+    }
+
+    /// Removes the temporary files and staging folders (`DirectoryIncomingTree`) that this
+    /// receiver (its `temporaryTag`) left when it did not exit cleanly, and that belong to this
+    /// user; anybody else's, and names of any other scheme, are left alone. Folders are removed
+    /// recursively without following symlinks (`removeEntry`). Returns how many were removed.
     @discardableResult
     public func removeStaleTemporaries() -> Int {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return 0 }
-        defer { close(fd) }
-        let prefix = Array(".".utf8), suffix = Array(Self.temporarySuffix.utf8)
         var removed = 0
-        for name in directoryEntryNames(fd) ?? [] where name.starts(with: prefix) && name.reversed().starts(with: suffix.reversed()) {
-            if removeEntry(named: name, in: fd) { removed += 1 }
+        let euid = geteuid()
+        for name in directoryEntryNames(directoryFD) ?? [] where names.isOurs(name) {
+            var status = stat()
+            let owned = withCName(name) { fstatat(directoryFD, $0, &status, AT_SYMLINK_NOFOLLOW) } == 0 && status.st_uid == euid
+            if owned, removeEntry(named: name, in: directoryFD) { removed += 1 }
         }
         return removed
     }
 
     public func begin(name: String, size: UInt64?, sender: String) throws -> any IncomingFile {
         guard isSafeComponent(name) else { throw StorageError(.io, "unsafe file name") }
-        try checkFreeSpace(size, for: name, in: directory) { statvfs(directory, $0) }
-        // Keep the temporary name short enough for any file system, whatever the final name.
-        let stem = String(decoding: Array(name.utf8.prefix(100)), as: UTF8.self)
-        var template = Array("\(directory)/.\(stem).XXXXXX\(Self.temporarySuffix)".utf8CString)
-        let fd = template.withUnsafeMutableBufferPointer { mkstemps($0.baseAddress!, Int32(Self.temporarySuffix.utf8.count)) }
-        guard fd >= 0 else {
+        try checkFreeSpace(size, for: name, in: directory) { fstatvfs(directoryFD, $0) }
+        if unnamedFiles {
+            let fd = blesend_open_unnamed(directoryFD, 0o600)
+            if fd >= 0 { return DirectoryIncomingFile(store: self, fd: fd, temporary: nil, name: name) }
             let code = errno
-            throw StorageError(code == ENOSPC ? .noSpace : .notWritable, "cannot create a file in \(directory): \(systemMessage(code))")
+            guard code == EOPNOTSUPP || code == EISDIR || code == EINVAL else { throw Self.creationError(code, directory) }
+            unnamedFiles = false
         }
-        let temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        OpenTemporaries.shared.insert(temporary)
-        return DirectoryIncomingFile(store: self, fd: fd, temporaryPath: temporary, name: name)
+        for _ in 0..<100 {
+            let temporary = names.fresh(for: name)
+            let fd = openat(directoryFD, temporary, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            if fd >= 0 {
+                let token = OpenTemporaries.shared.insert(temporary, in: directoryFD)
+                return DirectoryIncomingFile(store: self, fd: fd, temporary: (temporary, token), name: name)
+            }
+            guard errno == EEXIST else { throw Self.creationError(errno, directory) }
+        }
+        throw StorageError(.io, "cannot find a free temporary name in \(directory)")
     }
 
-    /// Moves `temporary` into place as `name` or a numbered variant; returns the name used.
-    fileprivate func place(_ temporary: String, as name: String) throws(StorageError) -> String {
+    static func creationError(_ code: Int32, _ directory: String) -> StorageError {
+        StorageError(code == ENOSPC || code == EDQUOT ? .noSpace : .notWritable,
+                     "cannot create a file in \(directory): \(systemMessage(code))")
+    }
+
+    /// Gives the flushed file open at `fd` (nameless, or named `temporary`) its name: `name`, or a
+    /// numbered one; returns the name used. Every step is relative to the folder's descriptor, and
+    /// what ends up under the name is checked to be the file at `fd`.
+    func place(_ fd: Int32, temporary: String?, as name: String) throws(StorageError) -> String {
+        if let temporary, !entry(temporary, in: directoryFD, isFile: fd) {
+            throw swapped(name)
+        }
         if overwrite {
-            guard rename(temporary, directory + "/" + name) == 0 else {
-                throw StorageError(.io, "cannot rename into \(name): \(systemMessage(errno))")
+            // rename replaces; a nameless file first gets a fresh hidden name of its own.
+            let from: String
+            if let temporary { from = temporary } else { from = try linkToFreshName(fd, for: name) }
+            guard renameat(directoryFD, from, directoryFD, name) == 0 else {
+                let code = errno
+                if temporary == nil { unlinkat(directoryFD, from, 0) }
+                throw StorageError(.io, "cannot rename into \(name): \(systemMessage(code))")
             }
+            try confirm(name, is: fd)
             return name
         }
-        return try Self.firstFreeName(for: name) { candidate throws(StorageError) in
-            // link() fails with EEXIST instead of replacing: no file is ever overwritten.
-            if link(temporary, directory + "/" + candidate) == 0 {
-                unlink(temporary)
-                return true
-            }
+        let stored = try Self.firstFreeName(for: name) { candidate throws(StorageError) in
+            let linked = temporary.map { linkat(directoryFD, $0, directoryFD, candidate, 0) }
+                ?? linkDescriptor(fd, into: directoryFD, as: candidate, emptyPath: linkByEmptyPath)
+            // link fails with EEXIST instead of replacing: no file is ever overwritten.
+            if linked == 0 { return true }
             guard errno == EEXIST else {
                 throw StorageError(.io, "cannot move \(name) into place: \(systemMessage(errno))")
             }
             return false
         }
+        try confirm(stored, is: fd)
+        if let temporary { unlinkat(directoryFD, temporary, 0) }
+        return stored
+    }
+
+    /// A fresh hidden name for the nameless file at `fd` (for `overwrite`'s rename).
+    private func linkToFreshName(_ fd: Int32, for name: String) throws(StorageError) -> String {
+        for _ in 0..<100 {
+            let hidden = names.fresh(for: name)
+            if linkDescriptor(fd, into: directoryFD, as: hidden, emptyPath: linkByEmptyPath) == 0 { return hidden }
+            guard errno == EEXIST else { throw StorageError(.io, "cannot move \(name) into place: \(systemMessage(errno))") }
+        }
+        throw StorageError(.io, "cannot find a free temporary name in \(directory)")
+    }
+
+    /// Checks that `name` is the file at `fd`; if someone swapped in another file on the way, that
+    /// name is removed again (only the link just made: the other file is not ours to keep there).
+    private func confirm(_ name: String, is fd: Int32) throws(StorageError) {
+        guard entry(name, in: directoryFD, isFile: fd) else {
+            unlinkat(directoryFD, name, 0)
+            throw swapped(name)
+        }
+    }
+
+    private func swapped(_ name: String) -> StorageError {
+        StorageError(.io, "the temporary file of \(name) was replaced by someone else in \(directory); nothing was stored")
     }
 
     /// Highest number a taken name gets (`report-9999.pdf`) before storing fails with `exists`.
@@ -120,51 +214,5 @@ public final class DirectoryFileStore: FileStore {
             while stem.utf8.count + suffix.utf8.count + ext.utf8.count > maxNameBytes { stem.removeLast() }
         }
         return "\(stem)\(suffix)\(ext)"
-    }
-}
-
-final class DirectoryIncomingFile: IncomingFile {
-    private let store: DirectoryFileStore
-    private var fd: Int32
-    private let temporaryPath: String
-    private let name: String
-
-    init(store: DirectoryFileStore, fd: Int32, temporaryPath: String, name: String) {
-        self.store = store
-        self.fd = fd
-        self.temporaryPath = temporaryPath
-        self.name = name
-    }
-
-    deinit { discard() }
-
-    func write(_ bytes: [UInt8], at offset: UInt64) throws {
-        guard fd >= 0 else { throw StorageError(.io, "file already closed") }
-        try writeFully(fd, bytes, at: offset, name: name)
-    }
-
-    func commit() throws -> String {
-        guard fd >= 0 else { throw StorageError(.io, "file already closed") }
-        // Data first, then the name: after a crash there is either no file or the whole file.
-        guard fsync(fd) == 0 else { throw StorageError(.io, "cannot flush \(name): \(systemMessage(errno))") }
-        fchmod(fd, 0o644)
-        close(fd)
-        fd = -1
-        defer { OpenTemporaries.shared.remove(temporaryPath) }
-        do {
-            return try store.place(temporaryPath, as: name)
-        } catch {
-            unlink(temporaryPath)
-            throw error
-        }
-    }
-
-    func discard() {
-        if fd >= 0 {
-            close(fd)
-            fd = -1
-            unlink(temporaryPath)
-            OpenTemporaries.shared.remove(temporaryPath)
-        }
     }
 }

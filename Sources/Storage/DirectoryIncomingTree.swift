@@ -5,23 +5,29 @@ import Transfer
 
 /// One incoming folder, built hidden in the output folder and moved into place whole.
 ///
-/// `DirectoryFileStore.beginTree(topName:)` creates a staging folder `.TOP.XXXXXX.blesend-part`
-/// (mode 0700) next to where the folder will go. Folders and files are created inside it, each
+/// `DirectoryFileStore.beginTree(topName:)` creates a staging folder `.TOP.TAG-XXXXXX.blesend-part`
+/// (`TemporaryNames`, mode 0700) next to where the folder will go, relative to the store's
+/// descriptor on the output folder. Folders and files are created inside it, each
 /// path walked one component at a time from the staging folder's descriptor (`openat` with
 /// `O_NOFOLLOW`, `mkdirat`, `O_CREAT | O_EXCL`), so nothing is written outside it even if
 /// something inside were a symlink. Every path is created at most once: a second entry that
 /// reduced to the same path, a file where a folder is or a folder where a file is, gets `exists`.
-/// `commit` gives the folders mode 0755, flushes them and renames the staging folder to the top
-/// name, or a numbered one if that is taken (`photos-1`), never replacing anything. Nothing of
-/// the peer's but the executable bit is applied: no owner, no times, no other mode bits.
+/// `commit` gives the folders their mode (`FileModes.folder`, from the umask), flushes them and
+/// renames the staging folder to the top name, or a numbered one if that is taken (`photos-1`),
+/// never replacing anything, with `renameat2(RENAME_NOREPLACE)` on the held descriptor; before and
+/// after, it checks by device and inode that the name is the folder it built. Nothing of the
+/// peer's but the executable bit is applied: no owner, no times, no other mode bits.
 public final class DirectoryIncomingTree {
     /// The name the folder is stored under if it is free (already sanitised, one component).
     public let topName: String
     private let directory: String
-    /// The output folder, and the staging folder in it (-1 once committed or discarded).
+    private let modes: FileModes
+    /// The output folder (a duplicate of the store's descriptor), and the staging folder in it
+    /// (-1 once committed or discarded).
     private let outputFD: Int32
     private var stagingFD: Int32
     private let stagingName: String
+    private let stagingToken: OpenTemporaries.Token?
     /// Folders created inside the staging folder, parents before children; and the paths of
     /// those that arrived as entries (the others were made on demand for a file).
     private var createdFolders: [[String]] = []
@@ -30,16 +36,17 @@ public final class DirectoryIncomingTree {
     /// Files begun but neither committed nor discarded: the tree cannot be committed around them.
     private var openFiles = 0
 
-    init(directory: String, topName: String) throws(StorageError) {
+    init(store: DirectoryFileStore, topName: String) throws(StorageError) {
         guard isSafeComponent(topName) else { throw StorageError(.io, "unsafe folder name") }
-        let outputFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let directory = store.directory
+        let outputFD = fcntl(store.directoryFD, F_DUPFD_CLOEXEC, 0)
         guard outputFD >= 0 else {
-            throw StorageError(.notWritable, "cannot open \(directory): \(systemMessage(errno))")
+            throw StorageError(.io, "cannot hold \(directory): \(systemMessage(errno))")
         }
         var created: String?
         var lastError: Int32 = EEXIST
         for _ in 0..<100 where created == nil {
-            let candidate = Self.stagingName(for: topName)
+            let candidate = store.names.fresh(for: topName)
             if mkdirat(outputFD, candidate, 0o700) == 0 {
                 created = candidate
             } else {
@@ -60,10 +67,11 @@ public final class DirectoryIncomingTree {
         }
         self.topName = topName
         self.directory = directory
+        self.modes = store.modes
         self.outputFD = outputFD
         self.stagingFD = stagingFD
         self.stagingName = stagingName
-        OpenTemporaries.shared.insert(stagingPath)
+        self.stagingToken = OpenTemporaries.shared.insert(stagingName, in: outputFD)
     }
 
     deinit {
@@ -95,8 +103,8 @@ public final class DirectoryIncomingTree {
     }
 
     /// Creates the file at `components` (relative to the top folder), and any missing folder above
-    /// it. Its `commit` finishes it in place (flushed, mode 0644, or 0755 when `executable`) and
-    /// returns its path relative to the top folder; it becomes visible only with the tree's `commit`.
+    /// it. Its `commit` finishes it in place (flushed, `FileModes.file`, or `.executable` when
+    /// `executable`) and returns its path relative to the top folder; it becomes visible only with the tree's `commit`.
     public func beginFile(_ components: [String], size: UInt64?, executable: Bool) throws(StorageError) -> any IncomingFile {
         guard let name = components.last else { throw StorageError(.io, "a file needs a name") }
         _ = try Self.key(components)
@@ -111,7 +119,8 @@ public final class DirectoryIncomingTree {
             throw Self.creationError(code, path)
         }
         openFiles += 1
-        return TreeIncomingFile(tree: self, parent: parent, fd: fd, name: name, path: path, executable: executable)
+        return TreeIncomingFile(tree: self, parent: parent, fd: fd, name: name, path: path,
+                                mode: executable ? modes.executable : modes.file)
     }
 
     /// Moves the whole folder into place; returns the name it got (`topName`, or numbered).
@@ -122,19 +131,31 @@ public final class DirectoryIncomingTree {
         for folder in createdFolders.reversed() {
             let fd = try openFolder(folder[...], creating: false)
             defer { close(fd) }
-            try Self.finish(folder: fd, Self.text(folder))
+            try Self.finish(folder: fd, Self.text(folder), mode: modes.folder)
         }
-        try Self.finish(folder: stagingFD, topName)
+        try Self.finish(folder: stagingFD, topName, mode: modes.folder)
+        guard entry(stagingName, in: outputFD, isFile: stagingFD) else { throw swapped() }
         let stored = try DirectoryFileStore.firstFreeName(for: topName) { candidate throws(StorageError) in
             try moveFolderWithoutReplacing(stagingName, to: candidate, in: outputFD)
+        }
+        // Someone who swapped the staging name between the check and the rename made us move
+        // what they put there into place: that name is taken back if it is a file, a symlink or an
+        // empty folder; a folder with things in it is left, and the error says what happened.
+        guard entry(stored, in: outputFD, isFile: stagingFD) else {
+            if unlinkat(outputFD, stored, 0) != 0 { unlinkat(outputFD, stored, AT_REMOVEDIR) }
+            throw swapped()
         }
         // The rename itself is durable once the output folder is flushed; the tree is in place
         // whether or not that succeeds.
         fsync(outputFD)
         close(stagingFD)
         stagingFD = -1
-        OpenTemporaries.shared.remove(stagingPath)
+        OpenTemporaries.shared.remove(stagingToken)
         return stored
+    }
+
+    private func swapped() -> StorageError {
+        StorageError(.io, "the staging folder of \(topName) was replaced by someone else in \(directory); nothing was stored")
     }
 
     /// Removes the staging folder and everything in it. Safe to call more than once, and after a
@@ -144,12 +165,10 @@ public final class DirectoryIncomingTree {
         close(stagingFD)
         stagingFD = -1
         removeEntry(named: Array(stagingName.utf8), in: outputFD)
-        OpenTemporaries.shared.remove(stagingPath)
+        OpenTemporaries.shared.remove(stagingToken)
     }
 
     func fileEnded() { openFiles -= 1 }
-
-    private var stagingPath: String { directory + "/" + stagingName }
 
     /// Opens the folder at `components` below the staging folder, one component at a time with
     /// `O_NOFOLLOW`, creating missing ones when `creating`. The caller closes the result.
@@ -187,8 +206,8 @@ public final class DirectoryIncomingTree {
     }
 
     /// Final folder mode, then flush.
-    private static func finish(folder fd: Int32, _ path: String) throws(StorageError) {
-        guard fchmod(fd, 0o755) == 0, fsync(fd) == 0 else {
+    private static func finish(folder fd: Int32, _ path: String, mode: mode_t) throws(StorageError) {
+        guard fchmod(fd, mode) == 0, fsync(fd) == 0 else {
             throw StorageError(.io, "cannot finish \(path): \(systemMessage(errno))")
         }
     }
@@ -213,24 +232,13 @@ public final class DirectoryIncomingTree {
         default: StorageError(.io, "cannot create \(path): \(systemMessage(code))")
         }
     }
-
-    /// `.TOP.XXXXXX.blesend-part`, the stem cut to at most 100 bytes at a character boundary so
-    /// the whole stays within any file system's name limit.
-    private static func stagingName(for topName: String) -> String {
-        var stem = Substring(topName)
-        while stem.utf8.count > 100 { stem.removeLast() }
-        let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-        var random = SystemRandomNumberGenerator()
-        let tag = String((0..<6).map { _ in letters[Int(random.next(upperBound: UInt(letters.count)))] })
-        return ".\(stem).\(tag)\(DirectoryFileStore.temporarySuffix)"
-    }
 }
 
 extension DirectoryFileStore: TreeStore {
     /// Starts receiving a folder to be stored as `topName` (already sanitised) in this directory.
     /// Folders are never replaced, not even with `overwrite`: a taken name gets a number.
     public func beginTree(topName: String) throws(StorageError) -> DirectoryIncomingTree {
-        try DirectoryIncomingTree(directory: directory, topName: topName)
+        try DirectoryIncomingTree(store: self, topName: topName)
     }
 
     public func beginTree(named topName: String) throws -> any IncomingTree {

@@ -14,15 +14,16 @@ final class TreeIncomingFile: IncomingFile {
     private let name: String
     /// Relative to the top folder, for messages and as `commit`'s result.
     private let path: String
-    private let executable: Bool
+    /// The mode it gets at `commit` (`FileModes.file` or `.executable`).
+    private let mode: mode_t
 
-    init(tree: DirectoryIncomingTree, parent: Int32, fd: Int32, name: String, path: String, executable: Bool) {
+    init(tree: DirectoryIncomingTree, parent: Int32, fd: Int32, name: String, path: String, mode: mode_t) {
         self.tree = tree
         self.parent = parent
         self.fd = fd
         self.name = name
         self.path = path
-        self.executable = executable
+        self.mode = mode
     }
 
     deinit { discard() }
@@ -35,7 +36,7 @@ final class TreeIncomingFile: IncomingFile {
     /// Flushes the file and gives it its final mode; returns its path relative to the top folder.
     func commit() throws -> String {
         guard fd >= 0 else { throw StorageError(.io, "file already closed") }
-        guard fsync(fd) == 0, fchmod(fd, executable ? 0o755 : 0o644) == 0 else {
+        guard fsync(fd) == 0, fchmod(fd, mode) == 0 else {
             throw StorageError(.io, "cannot finish \(path): \(systemMessage(errno))")
         }
         close(fd)

@@ -20,15 +20,23 @@ import Transfer
 final class Target {
     let root: String
     let out: String
-    let store: DirectoryFileStore
+    /// Opened on `out` as blerecv opens it (umask 022, the receiver's tag); again after a mount.
+    private(set) var store: DirectoryFileStore
     let senderID = Identity.generate()
-    let receiverID = Identity.generate()
+    let receiverID: Identity
 
     init(overwrite: Bool = false) throws {
         root = NSTemporaryDirectory() + "blesend-attack-\(UUID().uuidString)"
         out = root + "/out"
         try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        store = DirectoryFileStore(directory: out, overwrite: overwrite)
+        let receiverID = Identity.generate()
+        self.receiverID = receiverID
+        store = try Self.openStore(out, overwrite: overwrite, receiver: receiverID)
+    }
+
+    private static func openStore(_ out: String, overwrite: Bool, receiver: Identity) throws -> DirectoryFileStore {
+        try DirectoryFileStore(directory: out, overwrite: overwrite, modes: FileModes(umask: 0o022),
+                               temporaryTag: receiver.publicKey.fileTag)
     }
 
     private var mounts: [String] = []
@@ -42,6 +50,8 @@ final class Target {
     func mountTmpfs(kilobytes: Int, readOnly: Bool = false) throws {
         try Tmpfs.mount(at: out, kilobytes: kilobytes, readOnly: readOnly)
         mounts.append(out)
+        // The store holds the folder it opened, which the mount now hides: open the new one.
+        store = try Self.openStore(out, overwrite: store.overwrite, receiver: receiverID)
     }
 
     var trust: TrustStore { TrustStore(peers: [.init(name: "alice", key: senderID.publicKey)]) }
@@ -81,7 +91,7 @@ final class Target {
 }
 
 /// The last two checks of every row: nothing at the path the attack aimed at, and nothing in the
-/// folder but `expected` (no temporary `.NAME.XXXXXX.blesend-part`, no other stray entry).
+/// folder but `expected` (no temporary `.NAME.TAG-XXXXXX.blesend-part`, no other stray entry).
 func expectNothingLeft(_ target: Target, at aimed: String?, besides expected: [String] = [],
                        sourceLocation: SourceLocation = #_sourceLocation) {
     if let aimed {

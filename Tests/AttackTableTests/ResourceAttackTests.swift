@@ -9,7 +9,7 @@ import MemoryTransport
 import Pipeline
 import Session
 import Simulation
-import Storage
+@testable import Storage
 import TestDoubles
 import Testing
 import Transfer
@@ -238,6 +238,9 @@ func targetFileAlreadyExisting(variant: String) throws {
 @Test("attack: a trusted sender abandoning transfer after transfer")
 func trustedSenderAbandoningTransfers() throws {
     let target = try Target()
+    // Named temporaries (the fallback where the file system has no O_TMPFILE), so that which
+    // partials are kept shows in the folder.
+    target.store.unnamedFiles = false
     var receiver = target.receiver()
     for n in 0..<10 {
         let at = Instant.zero.advanced(by: .seconds(n))

@@ -44,7 +44,7 @@ struct Fixture {
     let first = try blesend(["keygen", "-o", "\(dir)/id"])
     #expect(first.status == 0)
     #expect(first.stdout.hasPrefix("blesend-pub1:"))
-    #expect(first.stderr.contains("fingerprint"))
+    #expect(first.stderr.contains(/fingerprint ([0-9a-f]{4} ){7}[0-9a-f]{4}\n/), "\(first.stderr)")
     #expect(try mode("\(dir)/id") == 0o600)
     #expect(try mode("\(dir)/id.pub") == 0o644)
     let pub = try String(contentsOfFile: "\(dir)/id.pub", encoding: .utf8)
@@ -81,6 +81,8 @@ struct Fixture {
     let key = try KeyFile.loadPublicKey(path: "\(fixture.dir)/me.pub")
     #expect(run.stdout == key.text + "\n")
     #expect(run.stderr.contains(key.fingerprint))
+    // All 128 bits, in eight groups of four for reading aloud.
+    #expect(run.stderr.contains(/fingerprint: ([0-9a-f]{4} ){7}[0-9a-f]{4}\n/), "\(run.stderr)")
 }
 
 @Test func trustAddsAPeerAndRefusesDuplicatesAndBadNames() throws {
@@ -123,7 +125,7 @@ struct Fixture {
     #expect(missing.status == 65)
     #expect(missing.stderr.contains("blesend keygen"))
 
-    let pasted = try blesend(["--key", "\(d)/them", "--to", (try Identity(secretText: Array(try String(contentsOfFile: "\(d)/them", encoding: .utf8).split(separator: "\n").last!.utf8))).secretText, "\(d)/hello.txt"])
+    let pasted = try blesend(["--key", "\(d)/them", "--to", String(decoding: try Identity(secretText: Array(try String(contentsOfFile: "\(d)/them", encoding: .utf8).split(separator: "\n").last!.utf8)).secretTextBytes(), as: UTF8.self), "\(d)/hello.txt"])
     #expect(pasted.status == 65)
     #expect(pasted.stderr.contains("secret key"))
 }
@@ -189,9 +191,21 @@ func wrongArgumentsAreUsageErrors(_ args: [String], _ mentions: String) throws {
     let missingTrust = try blerecv(["--key", "\(d)/them", "--trust", "\(d)/missing"])
     #expect(missingTrust.status == 65)
     _ = try blerecv(["trust", "\(d)/me.pub", "--name", "me", "--dir", "\(d)/trusted"])
+    // A trust directory others can write would let them add their own key: refused (65).
+    chmod("\(d)/trusted", 0o777)
+    let openTrust = try blerecv(["--key", "\(d)/them", "--trust", "\(d)/trusted"])
+    #expect(openTrust.status == 65, "\(openTrust.stderr)")
+    #expect(openTrust.stderr.contains("everyone can write it") && openTrust.stderr.contains("chmod go-w"), "\(openTrust.stderr)")
+    chmod("\(d)/trusted", 0o755)
     let badOut = try blerecv(["--key", "\(d)/them", "--trust", "\(d)/trusted", "--out", "\(d)/hello.txt"])
     #expect(badOut.status == 71, "\(badOut.stderr)")
     #expect(badOut.stderr.contains("not a directory"))
+    // An output folder anyone may write: they could rename or replace what is stored there.
+    try FileManager.default.createDirectory(atPath: "\(d)/shared", withIntermediateDirectories: false)
+    chmod("\(d)/shared", 0o777)
+    let sharedOut = try blerecv(["--key", "\(d)/them", "--trust", "\(d)/trusted", "--out", "\(d)/shared"])
+    #expect(sharedOut.status == 71, "\(sharedOut.stderr)")
+    #expect(sharedOut.stderr.contains("refusing to receive into") && sharedOut.stderr.contains("chmod go-w"), "\(sharedOut.stderr)")
 }
 
 @Test func jsonEventsMatchTheDocumentedSchema() throws {

@@ -1,6 +1,8 @@
 @testable import BlesendCLI
 import DBus
 import BlueZ
+import Keys
+import Storage
 import Testing
 import Transfer
 
@@ -49,4 +51,16 @@ import Transfer
     #expect(!other.message.hasPrefix("D-Bus error"))
     #expect(other.message.contains("bluetoothd"))
     #expect(other.hint != nil)
+}
+
+// Issue 20: an output folder others may write is refused at start as local I/O (71), with the fix;
+// a trust directory others may write is a key problem (65), which systemd does not restart on.
+@Test func unsafeFoldersMapToTheirExitStatuses() {
+    let folder = CLIError(OutputFolderError(.writableByOthers, path: "/srv/in", mode: 0o777, "/srv/in: everyone may write it"))
+    #expect(folder.status == .localIO)
+    #expect(folder.message.contains("refusing to receive into /srv/in"))
+    #expect(folder.hint?.contains("chmod go-w /srv/in") == true)
+    let anyError: any Error = OutputFolderError(.writableByOthers, path: "/srv/in", mode: 0o777, "x")
+    #expect(CLIError(anyError).status == .localIO)
+    #expect(CLIError(KeyError(.writableByOthers, "trust directory k: everyone can write it")).status == .keyProblem)
 }

@@ -23,17 +23,27 @@ func mode(of path: String) throws -> Int {
 
 @Test func secretKeyTextRoundTrips() throws {
     let identity = Identity.generate()
-    let again = try Identity(secretText: Array(identity.secretText.utf8))
+    let again = try Identity(secretText: identity.secretTextBytes())
     #expect(again.publicKey == identity.publicKey)
     #expect(again.secretKey == identity.secretKey)
 }
 
-@Test func fingerprintsAreShortStableAndDistinct() throws {
+@Test func fingerprintsShow128BitsInGroupsOfFourAndAreStable() throws {
     let a = Identity.generate().publicKey, b = Identity.generate().publicKey
-    #expect(a.fingerprint.count == 19)
-    #expect(a.fingerprint.split(separator: " ").count == 4)
+    // 32 hex digits (128 bits) in eight groups of four, one space apart: 39 characters.
+    #expect(a.fingerprint.count == 39)
+    let groups = a.fingerprint.split(separator: " ", omittingEmptySubsequences: false)
+    #expect(groups.count == 8)
+    #expect(groups.allSatisfy { $0.count == 4 && $0.allSatisfy { "0123456789abcdef".contains($0) } })
     #expect(a.fingerprint == (try PublicKey(text: a.text)).fingerprint)
     #expect(a.fingerprint != b.fingerprint)
+}
+
+@Test func fingerprintOfTheDocumentedKey() throws {
+    // keys/test-only/alice.pub, as keys/README.md shows it; the first 16 digits are the 64-bit
+    // fingerprint earlier versions printed.
+    let alice = try PublicKey(text: "blesend-pub1:CipmYBZ6dXcVk1qufq2YCoKzptP2TwyMMquWgQ9usjqAbNan")
+    #expect(alice.fingerprint == "0c5f 40b9 d0c9 1cf3 35cb 14c2 5c9f cc81")
 }
 
 @Test func badKeyTextIsRefusedWithTheRightCode() throws {
@@ -50,7 +60,7 @@ func mode(of path: String) throws -> Int {
         (text + "AAAA", .badEncoding),
         (text.replacingOccurrences(of: "blesend-pub1:", with: "blesend-pub1:!"), .badEncoding),
         (String(typo), .badChecksum),
-        (good.secretText, .badEncoding),
+        (String(decoding: good.secretTextBytes(), as: UTF8.self), .badEncoding),
     ]
     for (input, code) in cases {
         #expect(throws: KeyError.self, "input \(input)") { try PublicKey(text: input) }
@@ -128,7 +138,7 @@ func mode(of path: String) throws -> Int {
     try KeyFile.writeKeyPair(identity, path: dir + "/id", force: false)
     #expect(try KeyFile.resolvePublicKey(identity.publicKey.text) == identity.publicKey)
     #expect(try KeyFile.resolvePublicKey(dir + "/id.pub") == identity.publicKey)
-    #expect(throws: KeyError.self) { try KeyFile.resolvePublicKey(identity.secretText) }
+    #expect(throws: KeyError.self) { try KeyFile.resolvePublicKey(String(decoding: identity.secretTextBytes(), as: UTF8.self)) }
     #expect(throws: KeyError.self) { try KeyFile.resolvePublicKey(dir + "/nothing-here") }
 }
 
@@ -160,6 +170,58 @@ func mode(of path: String) throws -> Int {
     #expect(throws: KeyError.self) { try TrustStore.load(directory: dir + "/missing") }
 }
 
+@Test func aTrustDirectoryOrKeyOthersCanWriteIsRefused() throws {
+    let dir = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let trust = dir + "/keys"
+    try TrustStore.add(Identity.generate().publicKey, name: "alice", directory: trust)
+    func loadCode() -> KeyError.Code? {
+        do {
+            _ = try TrustStore.load(directory: trust)
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+    func addCode() -> KeyError.Code? {
+        do {
+            try TrustStore.add(Identity.generate().publicKey, name: "bob", directory: trust)
+            return nil
+        } catch {
+            return error.code
+        }
+    }
+    #expect(loadCode() == nil)
+    for bad in [0o775, 0o757, 0o777, 0o1777, 0o770] {
+        chmod(trust, mode_t(bad))
+        #expect(loadCode() == .writableByOthers, "directory mode \(String(bad, radix: 8))")
+        // Adding a key to it is refused as well: add reads the directory first.
+        #expect(addCode() == .writableByOthers, "add, mode \(String(bad, radix: 8))")
+    }
+    chmod(trust, 0o755)
+    for bad in [0o666, 0o646, 0o664] {
+        chmod(trust + "/alice.pub", mode_t(bad))
+        #expect(loadCode() == .writableByOthers, "key mode \(String(bad, radix: 8))")
+    }
+    chmod(trust + "/alice.pub", 0o600)
+    #expect(loadCode() == nil)
+    // A symlink in place of a .pub is refused, not followed.
+    try KeyFile.writeKeyPair(Identity.generate(), path: dir + "/elsewhere", force: false)
+    symlink(dir + "/elsewhere.pub", trust + "/linked.pub")
+    #expect(loadCode() == .trustDirectory)
+    unlink(trust + "/linked.pub")
+    // Owned by another user (who could chmod it back): refused. Needs root to hand it over.
+    if geteuid() == 0 {
+        chown(trust + "/alice.pub", 4242, 4242)
+        #expect(loadCode() == .writableByOthers)
+        chown(trust + "/alice.pub", 0, 0)
+        chown(trust, 4242, 4242)
+        #expect(loadCode() == .writableByOthers)
+        chown(trust, 0, 0)
+        #expect(loadCode() == nil)
+    }
+}
+
 @Test func keyFileContentsParseWithoutTouchingTheDisk() throws {
     let identity = Identity.generate()
     let pub = Array("# a comment\n\n  \(identity.publicKey.text)  \r\n# another\n".utf8)
@@ -175,4 +237,35 @@ func mode(of path: String) throws -> Int {
         #expect(error.code == .wrongKeyCount)
         #expect(error.message.hasPrefix("x.pub"))
     }
+}
+
+/// Issue 20: every copy of a secret key's text is wiped after use. On a thread of its own, a key
+/// is made, written with `writeKeyPair` and loaded three times with `loadIdentity`; afterwards no
+/// copy of its text may remain anywhere in this process's writable memory, freed heap blocks
+/// included (freed memory keeps its bytes until it is reused, which is how unwiped copies linger).
+@Test func noCopyOfASecretKeysTextOutlivesWritingAndLoadingIt() throws {
+    let dir = try temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let path = dir + "/id"
+    // What to look for: the 48 characters after `blesend-sec1:`, held only masked.
+    let mask: UInt8 = 0x5A
+    nonisolated(unsafe) var masked: [UInt8] = []
+    nonisolated(unsafe) var loaded = 0
+    nonisolated(unsafe) var failure: String?
+    ProcessMemory.onOwnThread {
+        let identity = Identity.generate()
+        var text = identity.secretTextBytes()
+        masked = text.dropFirst(13).map { $0 ^ mask }
+        text.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
+        do {
+            try KeyFile.writeKeyPair(identity, path: path, force: false)
+            for _ in 0..<3 where try KeyFile.loadIdentity(path: path).publicKey == identity.publicKey { loaded += 1 }
+        } catch {
+            failure = "\(error)"
+        }
+    }
+    #expect(failure == nil)
+    #expect(loaded == 3 && masked.count == 48)
+    let left = try #require(ProcessMemory.occurrences(ofMasked: masked, mask: mask), "cannot read /proc/self/mem")
+    #expect(left.isEmpty, "\(left.count) copies of the secret key's text left in memory")
 }

@@ -8,7 +8,7 @@
 # Runs inside the VM after bt-up.sh (BLESEND_LAB_BT=1): blerecv on hci0, blesend on hci1, ONE
 # bluetoothd for both. Every case must end in a byte-identical file, or in a clear error (an
 # "error:" line, the documented exit status) with nothing partial in place: no file at the target
-# path, and no hidden .NAME.XXXXXX.blesend-part once the receiver has finished or cleaned up.
+# path, and no hidden .NAME.TAG-XXXXXX.blesend-part (or any file at all: files in progress have no name) once the receiver has finished or cleaned up.
 # Prints "ok - name" / "not ok - name" with timings, "# soak: ..." figures, then
 # "N passed, M failed"; exit status 1 if M > 0, 2 on setup errors.
 set -uo pipefail

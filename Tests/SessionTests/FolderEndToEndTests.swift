@@ -68,7 +68,7 @@ import Transfer
         var sender = SenderSession(identity: pair.senderID, receiverKey: pair.receiverID.publicKey,
                                    items: tree.outgoingItems(tree: randomTransferID()) + [.file(MemoryFileSource(name: "single.txt", bytes: Array("hello".utf8)))],
                                    compresses: true)
-        var receiver = ReceiverSession(identity: pair.receiverID, trust: trust, store: DirectoryFileStore(directory: out))
+        var receiver = ReceiverSession(identity: pair.receiverID, trust: trust, store: try DirectoryFileStore(directory: out, modes: FileModes(umask: 0o022), temporaryTag: "test"))
         var options = LoopbackRun.Options(maxDatagramSize: 244)
         if lossy {
             options.faults = FaultProfile(loss: 0.03, duplication: 0.01, reordering: 0.03)

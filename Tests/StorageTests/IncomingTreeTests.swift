@@ -32,7 +32,7 @@ private func storageCode(_ body: () throws -> Void) -> StorageError.Code? {
 @Test func aTreeAppearsWholeAndOnlyAtCommit() throws {
     let dir = try scratchDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let tree = try DirectoryFileStore(directory: dir).beginTree(topName: "photos")
+    let tree = try testStore(dir).beginTree(topName: "photos")
     let staging = try stagingFolder(dir)
     #expect(try permissions(staging) == 0o700)
 
@@ -70,7 +70,7 @@ private func storageCode(_ body: () throws -> Void) -> StorageError.Code? {
 @Test func everyPathIsCreatedOnce() throws {
     let dir = try scratchDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let tree = try DirectoryFileStore(directory: dir).beginTree(topName: "t")
+    let tree = try testStore(dir).beginTree(topName: "t")
 
     // Two wire paths that reduce to the same path: the first wins, the second is refused.
     let first = try RelativePath(wire: Array("t/.notes/todo.txt".utf8)).components.dropFirst()
@@ -104,9 +104,9 @@ private func storageCode(_ body: () throws -> Void) -> StorageError.Code? {
 @Test func unsafeComponentsAreRefusedAtTheStorageEdge() throws {
     let dir = try scratchDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    #expect(storageCode { _ = try DirectoryFileStore(directory: dir).beginTree(topName: "..") } == .io)
-    #expect(storageCode { _ = try DirectoryFileStore(directory: dir).beginTree(topName: "a/b") } == .io)
-    let tree = try DirectoryFileStore(directory: dir).beginTree(topName: "t")
+    #expect(storageCode { _ = try testStore(dir).beginTree(topName: "..") } == .io)
+    #expect(storageCode { _ = try testStore(dir).beginTree(topName: "a/b") } == .io)
+    let tree = try testStore(dir).beginTree(topName: "t")
     for components in [["..", "x"], ["a/b"], ["", "x"], ["."], ["nul\u{0}"], []] {
         #expect(storageCode { _ = try tree.beginFile(components, size: nil, executable: false) } == .io)
     }
@@ -123,7 +123,7 @@ private func storageCode(_ body: () throws -> Void) -> StorageError.Code? {
     try "a file".write(toFile: dir + "/photos", atomically: false, encoding: .utf8)
     try FileManager.default.createDirectory(atPath: dir + "/photos-1", withIntermediateDirectories: false)
     try "old".write(toFile: dir + "/photos-1/x", atomically: false, encoding: .utf8)
-    let output = DirectoryFileStore(directory: dir, overwrite: true)  // folders are never replaced anyway
+    let output = try testStore(dir, overwrite: true)  // folders are never replaced anyway
 
     let tree = try output.beginTree(topName: "photos")
     _ = try store(tree, ["x"], "new")
@@ -140,7 +140,7 @@ private func storageCode(_ body: () throws -> Void) -> StorageError.Code? {
 @Test func discardLeavesNothingAndSoDoesForgetting() throws {
     let dir = try scratchDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let tree = try DirectoryFileStore(directory: dir).beginTree(topName: "t")
+    let tree = try testStore(dir).beginTree(topName: "t")
     try tree.makeFolder(["a", "b", "c"])
     _ = try store(tree, ["a", "b", "f"], "x")
     let open = try tree.beginFile(["a", "open"], size: nil, executable: false)
@@ -154,7 +154,7 @@ private func storageCode(_ body: () throws -> Void) -> StorageError.Code? {
     #expect(storageCode { _ = try tree.beginFile(["late"], size: nil, executable: false) } == .io)
 
     do {
-        let forgotten = try DirectoryFileStore(directory: dir).beginTree(topName: "u")
+        let forgotten = try testStore(dir).beginTree(topName: "u")
         _ = try store(forgotten, ["x"], "x")
     }
     #expect(try listing(dir).isEmpty)
@@ -163,7 +163,7 @@ private func storageCode(_ body: () throws -> Void) -> StorageError.Code? {
 @Test func anAbsurdSizeIsRefusedInATreeToo() throws {
     let dir = try scratchDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let tree = try DirectoryFileStore(directory: dir).beginTree(topName: "t")
+    let tree = try testStore(dir).beginTree(topName: "t")
     #expect(storageCode { _ = try tree.beginFile(["huge"], size: 1 << 62, executable: false) } == .noSpace)
     #expect(try listing(try stagingFolder(dir)).isEmpty)
 }
@@ -176,7 +176,7 @@ private func storageCode(_ body: () throws -> Void) -> StorageError.Code? {
         try? FileManager.default.removeItem(atPath: outside)
     }
     try "keep".write(toFile: outside + "/sentinel", atomically: false, encoding: .utf8)
-    let tree = try DirectoryFileStore(directory: dir).beginTree(topName: "t")
+    let tree = try testStore(dir).beginTree(topName: "t")
     try tree.makeFolder(["sub"])
     let staging = try stagingFolder(dir)
 
@@ -207,15 +207,15 @@ private func storageCode(_ body: () throws -> Void) -> StorageError.Code? {
         try? FileManager.default.removeItem(atPath: outside)
     }
     try "keep".write(toFile: outside + "/sentinel", atomically: false, encoding: .utf8)
-    let stale = dir + "/.photos.Ab12Cd.blesend-part"
+    let stale = dir + "/.photos.test-Ab12Cd.blesend-part"
     try FileManager.default.createDirectory(atPath: stale + "/a/b", withIntermediateDirectories: true)
     try "x".write(toFile: stale + "/a/b/f", atomically: false, encoding: .utf8)
     try FileManager.default.createSymbolicLink(atPath: stale + "/a/out", withDestinationPath: outside)
-    try FileManager.default.createSymbolicLink(atPath: dir + "/.link.XYZ123.blesend-part", withDestinationPath: outside)
-    try "x".write(toFile: dir + "/.old.ABC123.blesend-part", atomically: false, encoding: .utf8)
+    try FileManager.default.createSymbolicLink(atPath: dir + "/.link.test-XYZ123.blesend-part", withDestinationPath: outside)
+    try "x".write(toFile: dir + "/.old.test-ABC123.blesend-part", atomically: false, encoding: .utf8)
     try FileManager.default.createDirectory(atPath: dir + "/keep", withIntermediateDirectories: false)
 
-    #expect(DirectoryFileStore(directory: dir).removeStaleTemporaries() == 3)
+    #expect(try testStore(dir).removeStaleTemporaries() == 3)
     #expect(try listing(dir) == ["keep"])
     #expect(try listing(outside) == ["sentinel"])
 }

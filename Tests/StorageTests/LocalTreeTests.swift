@@ -173,7 +173,7 @@ func unreadableEntriesAreSkippedAndReported() throws {
 
     let tree = try LocalTree(listing: top)
     let firstPath = try RelativePath(wire: try #require(tree.entries.first).wirePath)
-    let incoming = try DirectoryFileStore(directory: out).beginTree(topName: try #require(firstPath.components.first))
+    let incoming = try testStore(out).beginTree(topName: try #require(firstPath.components.first))
     for entry in tree.entries {
         let inside = Array(try RelativePath(wire: entry.wirePath).components.dropFirst())
         switch entry.kind {

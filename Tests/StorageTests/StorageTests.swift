@@ -9,6 +9,11 @@ func scratchDirectory() throws -> String {
     return path
 }
 
+/// A store on `dir` as a receiver with the tag `tag` and the umask `umask` would have.
+func testStore(_ dir: String, overwrite: Bool = false, umask: mode_t = 0o022, tag: String = "test") throws -> DirectoryFileStore {
+    try DirectoryFileStore(directory: dir, overwrite: overwrite, modes: FileModes(umask: umask), temporaryTag: tag)
+}
+
 func listing(_ dir: String) throws -> [String] {
     try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
 }
@@ -16,16 +21,14 @@ func listing(_ dir: String) throws -> [String] {
 @Test func committedFilesAppearOnlyAtCommitAndNeverOverwrite() throws {
     let dir = try scratchDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let store = DirectoryFileStore(directory: dir)
+    let store = try testStore(dir)
     try "old".write(toFile: dir + "/report.pdf", atomically: false, encoding: .utf8)
 
     let file = try store.begin(name: "report.pdf", size: 6, sender: "alice")
     try file.write(Array("abc".utf8), at: 0)
     try file.write(Array("def".utf8), at: 3)
-    // While receiving, only a hidden temporary exists besides the old file.
-    let during = try listing(dir)
-    #expect(during.count == 2)
-    #expect(during.contains { $0.hasPrefix(".report.pdf.") && $0.hasSuffix(DirectoryFileStore.temporarySuffix) })
+    // While receiving, the file has no name at all: only the old file is there.
+    #expect(try listing(dir) == ["report.pdf"])
 
     let stored = try file.commit()
     #expect(stored == "report-1.pdf")
@@ -38,7 +41,7 @@ func listing(_ dir: String) throws -> [String] {
     let dir = try scratchDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
     try "old".write(toFile: dir + "/a.txt", atomically: false, encoding: .utf8)
-    let file = try DirectoryFileStore(directory: dir, overwrite: true).begin(name: "a.txt", size: nil, sender: "x")
+    let file = try testStore(dir, overwrite: true).begin(name: "a.txt", size: nil, sender: "x")
     try file.write([0x6E, 0x65, 0x77], at: 0)
     #expect(try file.commit() == "a.txt")
     #expect(try String(contentsOfFile: dir + "/a.txt", encoding: .utf8) == "new")
@@ -47,7 +50,7 @@ func listing(_ dir: String) throws -> [String] {
 @Test func discardLeavesNothing() throws {
     let dir = try scratchDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    let file = try DirectoryFileStore(directory: dir).begin(name: "x", size: nil, sender: "x")
+    let file = try testStore(dir).begin(name: "x", size: nil, sender: "x")
     try file.write([1, 2, 3], at: 0)
     file.discard()
     file.discard()
@@ -59,8 +62,10 @@ func listing(_ dir: String) throws -> [String] {
     defer { try? FileManager.default.removeItem(atPath: dir) }
     try "x".write(toFile: dir + "/.old.ABC123.blesend-part", atomically: false, encoding: .utf8)
     try "x".write(toFile: dir + "/keep.txt", atomically: false, encoding: .utf8)
-    #expect(DirectoryFileStore(directory: dir).removeStaleTemporaries() == 1)
-    #expect(try listing(dir) == ["keep.txt"])
+    #expect(try testStore(dir).removeStaleTemporaries() == 0, "another scheme's name is not ours")
+    try "x".write(toFile: dir + "/.new.test-ABC123.blesend-part", atomically: false, encoding: .utf8)
+    #expect(try testStore(dir).removeStaleTemporaries() == 1)
+    #expect(try listing(dir) == [".old.ABC123.blesend-part", "keep.txt"])
 }
 
 @Test func numberedNames() {
@@ -70,14 +75,13 @@ func listing(_ dir: String) throws -> [String] {
 }
 
 @Test func unwritableOrMissingDirectoriesAreReported() throws {
-    #expect(throws: StorageError.self) { try DirectoryFileStore(directory: "/nonexistent-blesend").checkWritable() }
-    #expect(throws: (any Error).self) { try DirectoryFileStore(directory: "/nonexistent-blesend").begin(name: "a", size: 1, sender: "x") }
+    #expect(throws: StorageError.self) { try testStore("/nonexistent-blesend") }
 }
 
 @Test func anAbsurdSizeIsRefusedUpFront() throws {
     let dir = try scratchDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
-    #expect(throws: StorageError.self) { try DirectoryFileStore(directory: dir).begin(name: "huge", size: 1 << 62, sender: "x") }
+    #expect(throws: StorageError.self) { try testStore(dir).begin(name: "huge", size: 1 << 62, sender: "x") }
     #expect(try listing(dir).isEmpty)
 }
 

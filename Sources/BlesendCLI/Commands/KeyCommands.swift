@@ -11,7 +11,7 @@ struct Keygen: AsyncParsableCommand {
         discussion: """
         The public key is one line starting with blesend-pub1: — give it to your peers. A receiver \
         adds it with `blerecv trust`; a sender pins a receiver's with `--to`. Compare fingerprints by \
-        reading them aloud.
+        reading them aloud: all eight groups of four hex digits (128 bits).
 
         Examples:
           blesend keygen                      # writes ~/.config/blesend/id and id.pub

@@ -12,9 +12,12 @@ struct Receive: AsyncParsableCommand {
         abstract: "Receive files from trusted senders.",
         discussion: """
         Advertises the blesend service and accepts files only from senders whose public keys are \
-        in the trust directory (one NAME.pub per sender). Files are written to a hidden temporary \
-        file and appear under their name only after the whole file is verified. An existing file \
-        is never replaced unless --force; the new one gets a number (report-1.pdf).
+        in the trust directory (one NAME.pub per sender). Files are written to a file with no \
+        name in the output folder and appear under their name only after the whole file is \
+        verified. An existing file is never replaced unless --force; the new one gets a number \
+        (report-1.pdf). Stored files get 0666 minus the umask (0777 minus the umask if the sender \
+        marked them executable). An output folder other users may write is refused (exit 71), and \
+        so is a trust directory or .pub file anyone but its owner may write (exit 65).
 
         Private discovery (--private-discovery): the advertisement carries, instead of the \
         service UUID, a few bytes from which each trusted sender, and nobody else, recognises \
@@ -43,7 +46,7 @@ struct Receive: AsyncParsableCommand {
           blerecv trust ./alice.pub --name alice --dir keys
 
         Exit codes: 0 ok, 64 usage, 65 key file, 67 no adapter or bluetoothd, 70 integrity, \
-        71 local I/O (disk full, folder not writable), 72 a file was refused (bad name, too large), \
+        71 local I/O (disk full, folder not writable or writable by others), 72 a file was refused (bad name, too large), \
         76 the sender broke the protocol, 130 interrupted.
         """)
 
@@ -91,6 +94,8 @@ struct Receive: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Read once, first: the modes stored files get (umask(2) can only be read by setting it).
+        let modes = FileModes.current()
         let reporter = output.reporter(tool: "blerecv")
         Interrupts.shared.install()
         try await runReporting(tool: "blerecv", reporter: reporter) { () async throws(CLIError) in
@@ -105,8 +110,13 @@ struct Receive: AsyncParsableCommand {
             if stdout {
                 store = StandardOutputStore()
             } else {
-                let directory = DirectoryFileStore(directory: out, overwrite: force)
-                do { try directory.checkWritable() } catch { throw CLIError(error) }
+                let directory: DirectoryFileStore
+                do {
+                    directory = try DirectoryFileStore(directory: out, overwrite: force, modes: modes,
+                                                       temporaryTag: identity.publicKey.fileTag)
+                    try directory.checkWritable()
+                } catch { throw CLIError(error) }
+                do { try directory.checkOnlyOwnerWrites() } catch { throw CLIError(error) }
                 let stale = directory.removeStaleTemporaries()
                 if stale > 0 { reporter.logger.notice("removed \(stale) partial file(s) left by an earlier run") }
                 store = directory
