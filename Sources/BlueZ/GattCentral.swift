@@ -13,12 +13,14 @@ public enum GattCentral {
     /// Scans on `radio.adapter` for up to `scanTime` (default `radio.scanTimeout`), connects to the
     /// first receiver found (skipping ones whose RSSI is known and below `radio.minimumRSSI`; an
     /// absent RSSI is treated as unknown and accepted) and opens the transport `radio.transport` asks for.
-    /// `excluding` lists device paths not to connect to again (receivers that failed the handshake).
+    /// `excluding` lists device paths not to connect to again (receivers that failed the handshake);
+    /// their links must be gone before another device is connected (`waitForLinksToEnd`). `known`
+    /// lists receivers seen advertising earlier in this run: their objects are kept for this scan.
     /// `recognises` judges private-discovery data (docs/protocol.md §1.1): a receiver that lists
     /// this sender is tried first, one that does not is never tried, and if only such receivers
     /// are seen for `notListedPatience` the scan ends with `notListed`.
     public static func connect(
-        _ radio: RadioOptions, scanTime: Duration? = nil, excluding: Set<String> = [], bus: DBusConnection? = nil,
+        _ radio: RadioOptions, scanTime: Duration? = nil, excluding: Set<String> = [], known: Set<String> = [], bus: DBusConnection? = nil,
         recognises: (@Sendable ([UInt8]) -> Bool?)? = nil, progress: @escaping @Sendable (ConnectStep) -> Void = { _ in }
     ) async throws(BlueZError) -> PeerConnection {
         let connection: DBusConnection
@@ -29,9 +31,11 @@ public enum GattCentral {
             let deadline = ContinuousClock.now + (scanTime ?? radio.scanTimeout)
             var attempts = 0
             while true {
-                let device = try await discover(connection, adapterPath: adapterPath, timeout: max(.seconds(1), deadline - .now),
-                                                minimumRSSI: radio.minimumRSSI, excluding: excluding, recognises: recognises)
+                let (device, others) = try await discover(
+                    connection, adapterPath: adapterPath, timeout: max(.seconds(1), deadline - .now), minimumRSSI: radio.minimumRSSI,
+                    excluding: excluding, known: known, recognises: recognises)
                 progress(.found(device: device))
+                await waitForLinksToEnd(connection, devices: excluding)
                 if let failure = try await requestLink(connection, device: device) {
                     attempts += 1
                     guard attempts <= maxConnectAttemptRetries, ContinuousClock.now < deadline else { throw failure.error }
@@ -39,7 +43,7 @@ public enum GattCentral {
                     continue
                 }
                 return try await open(connection, adapterPath: adapterPath, device: device, transport: radio.transport,
-                                      ownsBus: ownsBus, progress: progress)
+                                      otherReceivers: others, ownsBus: ownsBus, progress: progress)
             }
         } catch {
             if ownsBus { await connection.close() }
@@ -90,10 +94,18 @@ public enum GattCentral {
         case timeout
     }
 
+    /// Receivers seen in one scan, from several tasks.
+    private final class Seen: Sendable {
+        private let paths = Mutex<Set<String>>([])
+        func insert(_ path: String) { paths.withLock { _ = $0.insert(path) } }
+        func all(but device: String) -> Set<String> { paths.withLock { $0.subtracting([device]) } }
+    }
+
+    /// The first receiver to connect to, and the other receivers the scan saw meanwhile.
     private static func discover(
         _ bus: DBusConnection, adapterPath: String, timeout: Duration, minimumRSSI: Int16?, excluding: Set<String>,
-        recognises: (@Sendable ([UInt8]) -> Bool?)?
-    ) async throws(BlueZError) -> String {
+        known: Set<String>, recognises: (@Sendable ([UInt8]) -> Bool?)?
+    ) async throws(BlueZError) -> (device: String, others: Set<String>) {
         let added: AsyncStream<DBusObjectManagerEvent>
         let changed: AsyncStream<DBusPropertiesChanged>
         do {
@@ -102,7 +114,7 @@ public enum GattCentral {
         } catch {
             throw BlueZError.from(error)
         }
-        await forgetStaleDevices(bus, adapterPath: adapterPath)
+        await forgetStaleDevices(bus, adapterPath: adapterPath, keeping: known)
         // A receiver with private discovery advertises its data instead of the UUID list, and
         // bluetoothd's UUID filter matches lists only: with a recogniser, look at every LE device.
         var filter: [String: DBusValue] = ["Transport": .string("le")]
@@ -110,10 +122,13 @@ public enum GattCentral {
         _ = try await bus.bluez(adapterPath, BlueZ.adapter, "SetDiscoveryFilter", [.properties(filter)])
         _ = try await bus.bluez(adapterPath, BlueZ.adapter, "StartDiscovery")
         let othersSeen = Flag()
+        let seen = Seen()
         let judge: @Sendable (String, [String: DBusValue]) -> Bool = { path, props in
             guard !excluding.contains(path) else { return false }
             switch sighting(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI, recognises: recognises) {
-            case .listsUs, .plain: return true
+            case .listsUs, .plain:
+                seen.insert(path)
+                return true
             case .otherReceiver: othersSeen.set()
             case .none: break
             }
@@ -122,13 +137,14 @@ public enum GattCentral {
         do {
             // Devices bluetoothd already knows (seen in this scan, or cached); one that lists us first.
             let objects = try await bus.managedObjects(destination: BlueZ.service, path: "/")
-            let known = objects.keys.sorted().compactMap { path -> (String, Sighting)? in
+            let cached = objects.keys.sorted().compactMap { path -> (String, Sighting)? in
                 guard let props = objects[path]?[BlueZ.device], !excluding.contains(path) else { return nil }
                 return (path, sighting(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI, recognises: recognises))
             }
-            if known.contains(where: { $0.1 == .otherReceiver }) { othersSeen.set() }
+            if cached.contains(where: { $0.1 == .otherReceiver }) { othersSeen.set() }
+            for (path, sighting) in cached where sighting == .listsUs || sighting == .plain { seen.insert(path) }
             var outcome: ScanOutcome = .timeout
-            if let path = (known.first { $0.1 == .listsUs } ?? known.first { $0.1 == .plain })?.0 {
+            if let path = (cached.first { $0.1 == .listsUs } ?? cached.first { $0.1 == .plain })?.0 {
                 outcome = .device(path)
             } else {
                 outcome = await withTaskGroup(of: ScanOutcome?.self) { group -> ScanOutcome in
@@ -167,7 +183,7 @@ public enum GattCentral {
                         while !Task.isCancelled {
                             try? await Task.sleep(for: .seconds(5))
                             if Task.isCancelled { break }
-                            await forgetStaleDevices(bus, adapterPath: adapterPath)
+                            await forgetStaleDevices(bus, adapterPath: adapterPath, keeping: known)
                         }
                         return nil
                     }
@@ -188,7 +204,7 @@ public enum GattCentral {
             }
             _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "StopDiscovery", timeout: .seconds(5))
             switch outcome {
-            case .device(let path): return path
+            case .device(let path): return (path, seen.all(but: path))
             case .onlyOthers: throw BlueZError.notListed
             case .timeout: throw BlueZError.notFound
             }
@@ -206,9 +222,11 @@ public enum GattCentral {
     /// (its service unregistered while we were connected) therefore never matches again. Such
     /// objects hold nothing worth keeping (no bond), so drop them before scanning; bluetoothd
     /// recreates them from the next advertisement.
-    static func forgetStaleDevices(_ bus: DBusConnection, adapterPath: String) async {
+    /// Receivers seen advertising earlier in the same run (`keeping`) are left: trying one of them
+    /// next needs no new sighting (a scan on bluetoothd 5.82 sometimes reports nothing for 10 s).
+    static func forgetStaleDevices(_ bus: DBusConnection, adapterPath: String, keeping: Set<String> = []) async {
         guard let objects = try? await bus.managedObjects(destination: BlueZ.service, path: "/") else { return }
-        for (path, ifaces) in objects {
+        for (path, ifaces) in objects where !keeping.contains(path) {
             guard let props = ifaces[BlueZ.device], props["Adapter"]?.objectPath == adapterPath,
                   props["Connected"]?.bool != true, props["Paired"]?.bool != true, props["Trusted"]?.bool != true
             else { continue }
@@ -233,8 +251,8 @@ public enum GattCentral {
 
     /// Opens the transport on the LE link `requestLink` made.
     private static func open(
-        _ bus: DBusConnection, adapterPath: String, device: String, transport: TransportChoice, ownsBus: Bool,
-        progress: @escaping @Sendable (ConnectStep) -> Void
+        _ bus: DBusConnection, adapterPath: String, device: String, transport: TransportChoice, otherReceivers: Set<String>,
+        ownsBus: Bool, progress: @escaping @Sendable (ConnectStep) -> Void
     ) async throws(BlueZError) -> PeerConnection {
         var tasks: [Task<Void, Never>] = []
         let link = GattLink(device: device, mtu: 23, sendsNotifications: false)
@@ -273,7 +291,7 @@ public enum GattCentral {
                         await channel.close()
                         throw error
                     }
-                    return PeerConnection(transport: channel, device: device, receiverExtensions: extensions) {
+                    return PeerConnection(transport: channel, device: device, receiverExtensions: extensions, otherReceivers: otherReceivers) {
                         watch.cancel()
                         await bus.requestDisconnect(device)
                         if ownsBus { await bus.close() }
@@ -330,7 +348,8 @@ public enum GattCentral {
                 await bus.requestDisconnect(device)
                 if ownsBus { await bus.close() }
             }
-            return PeerConnection(transport: link, device: device, l2capFallback: fallback, receiverExtensions: extensions)
+            return PeerConnection(transport: link, device: device, l2capFallback: fallback, receiverExtensions: extensions,
+                                  otherReceivers: otherReceivers)
         } catch {
             for t in tasks { t.cancel() }
             await link.close()
@@ -373,6 +392,34 @@ public enum GattCentral {
     }
 
     static let earlierLinkPatience: Duration = .seconds(3)
+
+    /// Waits, up to `refusedLinkPatience`, until none of `devices` (receivers that refused us, whose
+    /// links we asked bluetoothd to end) is still connected, asking once more if one stays. One
+    /// link at a time: in the lab (btvirt, kernel 6.1) a second LE link made while the refused
+    /// receiver's was still up broke both: the new one never finished service discovery (or showed
+    /// no transfer characteristic), btvirt answered the peripheral's Disconnect with "unknown
+    /// connection identifier", and the next L2CAP channel to the first receiver was refused
+    /// (ECONNREFUSED). bluetoothd ends a link about 2 s after `Disconnect`.
+    static func waitForLinksToEnd(_ bus: DBusConnection, devices: Set<String>) async {
+        guard !devices.isEmpty else { return }
+        let deadline = ContinuousClock.now + refusedLinkPatience
+        var askedAgain = false
+        while true {
+            var up: [String] = []
+            for device in devices.sorted() {
+                let connected = try? await bus.property(destination: BlueZ.service, path: device, interface: BlueZ.device, name: "Connected")
+                if connected?.bool == true { up.append(device) }
+            }
+            if up.isEmpty || ContinuousClock.now >= deadline { return }
+            if !askedAgain, ContinuousClock.now >= deadline - refusedLinkPatience / 2 {
+                askedAgain = true
+                for device in up { await bus.requestDisconnect(device) }
+            }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    static let refusedLinkPatience: Duration = .seconds(4)
 
     /// How long `Device1.Connect` may take. A receiver seen advertising a moment ago answers a
     /// connection request at its next connectable advertisement, well within a second on a usable

@@ -14,11 +14,15 @@ public final class PeerConnection: Sendable {
     /// The transfer extensions the receiver lists (its extensions characteristic; 0 if it has none).
     /// Known to a sender only.
     public let receiverExtensions: UInt32
+    /// Other receivers the scan that found this one saw advertising the service (device paths): a
+    /// sender this receiver refuses tries them next. Known to a sender only.
+    public let otherReceivers: Set<String>
     private let cleanup: @Sendable () async -> Void
     private let closed = Mutex(false)
 
     public init(transport: any DatagramTransport, device: String?, l2capFallback: L2CAPError? = nil, receiverExtensions: UInt32 = 0,
-                cleanup: @escaping @Sendable () async -> Void = {}) {
+                otherReceivers: Set<String> = [], cleanup: @escaping @Sendable () async -> Void = {}) {
+        self.otherReceivers = otherReceivers
         self.transport = transport
         self.device = device
         self.l2capFallback = l2capFallback

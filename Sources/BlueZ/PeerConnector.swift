@@ -1,9 +1,10 @@
 /// How a sender reaches a receiver: each call finds one and opens a connection to it. The CLI's
 /// send operation sees only this, so a test can hand it connections of its own.
 public protocol PeerConnector: Sendable {
-    /// Finds a receiver (looking at most `scanTime`, skipping the devices in `excluding`), connects
-    /// and opens a transport. `progress` hears how far it got.
-    func connect(scanTime: Duration, excluding: Set<String>,
+    /// Finds a receiver (looking at most `scanTime`, skipping the devices in `excluding`; devices in
+    /// `known` were seen advertising earlier in this run and may be tried without a new sighting),
+    /// connects and opens a transport. `progress` hears how far it got.
+    func connect(scanTime: Duration, excluding: Set<String>, known: Set<String>,
                  progress: @escaping @Sendable (ConnectStep) -> Void) async throws(BlueZError) -> PeerConnection
 }
 
@@ -26,9 +27,9 @@ public struct BlueZConnector: PeerConnector {
         self.recognises = recognises
     }
 
-    public func connect(scanTime: Duration, excluding: Set<String>,
+    public func connect(scanTime: Duration, excluding: Set<String>, known: Set<String>,
                         progress: @escaping @Sendable (ConnectStep) -> Void) async throws(BlueZError) -> PeerConnection {
-        try await GattCentral.connect(radio, scanTime: scanTime, excluding: excluding, recognises: recognises, progress: progress)
+        try await GattCentral.connect(radio, scanTime: scanTime, excluding: excluding, known: known, recognises: recognises, progress: progress)
     }
 }
 

@@ -26,9 +26,10 @@ struct ReconnectPolicyTests {
 
     @Test func cutDuringTheHandshakeLooksForAnotherReceiverThenReportsTheRefusal() throws {
         var p = policy()
-        // The receiver never answered message 2 before any data moved: skip it, look 5 s more.
+        // The receiver never answered message 2 before any data moved: skip it, look briefly for
+        // another (no other receiver was seen).
         let next = p.sessionFailed(.handshakeTimeout, device: "/dev_A", progressed: false, anyProgress: false, now: at(3))
-        #expect(scan(next)?.0 == .seconds(5))
+        #expect(scan(next)?.0 == .milliseconds(1500))
         #expect(p.excluded == ["/dev_A"])
         // Nobody else there: the refusal is what the user learns (exit 66), not "not found".
         let end = try #require(failure(p.connectFailed(.notFound, now: at(9))))
@@ -40,6 +41,43 @@ struct ReconnectPolicyTests {
         var p = policy()
         _ = p.sessionFailed(.refusedByPeer, device: "/dev_A", progressed: false, anyProgress: false, now: at(1))
         #expect(try #require(failure(p.connectFailed(.notFound, now: at(7)))).status == .peerRefused)
+    }
+
+    /// Issue 20: two receivers advertise the ordinary way; the one tried first is not the pinned
+    /// one. The other, seen in the same scan, is tried next at once; once every receiver seen has
+    /// refused, the refusal is reported without a further scan.
+    @Test func aRefusalTriesTheOtherReceiverSeenThenReportsAtOnce() throws {
+        var p = policy()
+        p.connected(to: "/dev_A", others: ["/dev_B"])
+        #expect(p.untried == ["/dev_B"])
+        let next = p.sessionFailed(.refusedByPeer, device: "/dev_A", progressed: false, anyProgress: false, now: at(2))
+        #expect(scan(next)?.0 == .seconds(5))
+        #expect(p.excluded == ["/dev_A"])
+        p.connected(to: "/dev_B", others: ["/dev_A"])
+        #expect(p.untried.isEmpty)   // A refused already: not untried again
+        // B refuses too: nothing seen is left, and the look after the first refusal is spent.
+        let end = try #require(failure(p.sessionFailed(.refusedByPeer, device: "/dev_B", progressed: false, anyProgress: false, now: at(5))))
+        #expect(end.status == .peerRefused)
+        #expect(p.excluded == ["/dev_A", "/dev_B"])
+    }
+
+    /// The pinned receiver itself refuses (the sender is not trusted) and nothing else was seen:
+    /// one short look for a receiver not seen yet, then the refusal (exit 66), in seconds.
+    @Test func theOnlyReceiverRefusingGetsOneShortLook() throws {
+        var p = policy()
+        p.connected(to: "/dev_A", others: [])
+        let next = p.sessionFailed(.refusedByPeer, device: "/dev_A", progressed: false, anyProgress: false, now: at(2))
+        #expect(scan(next)?.0 == ReconnectPolicy.lookAfterRefusal)
+        #expect(ReconnectPolicy.lookAfterRefusal <= .seconds(2))
+        #expect(try #require(failure(p.connectFailed(.notFound, now: at(3.5)))).status == .peerRefused)
+    }
+
+    /// A receiver found in that short look refuses too: reported at once, no second look.
+    @Test func aReceiverFoundInTheLookThatRefusesEndsIt() throws {
+        var p = policy()
+        _ = p.sessionFailed(.refusedByPeer, device: "/dev_A", progressed: false, anyProgress: false, now: at(2))
+        p.connected(to: "/dev_C", others: [])
+        #expect(failure(p.sessionFailed(.refusedByPeer, device: "/dev_C", progressed: false, anyProgress: false, now: at(5))) != nil)
     }
 
     @Test func cutMidFileReconnectsWithinWhatIsLeftOfTheTimeout() {

@@ -56,7 +56,7 @@ struct SendOperationTests {
         }
         var connections: Int { state.withLock { $0.count } }
 
-        func connect(scanTime: Duration, excluding: Set<String>,
+        func connect(scanTime: Duration, excluding: Set<String>, known: Set<String>,
                      progress: @escaping @Sendable (ConnectStep) -> Void) async throws(BlueZError) -> PeerConnection {
             let pair = MemoryTransportPair(maxDatagramSize: 244)
             let (index, previous) = state.withLock { s -> (Int, Task<Void, Never>?) in

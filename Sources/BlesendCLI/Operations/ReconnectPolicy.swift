@@ -5,8 +5,11 @@ import Session
 /// the rules `SendOperation` follows, without I/O (it is handed each outcome and the time).
 ///
 /// - After a refusal (the receiver does not trust us, is not the one pinned, or never answered the
-///   handshake) that device is skipped, and other receivers are looked for 5 s more before the
-///   refusal is reported.
+///   handshake) that device is skipped. Another receiver seen advertising in this run and not yet
+///   tried is tried next (looking up to 5 s); if there is none, the first refusal gets one short
+///   look (`lookAfterRefusal`) for a receiver not seen yet, and a later one is reported at once:
+///   the refusal by the pinned receiver itself is what the user hears within seconds, not after
+///   the whole scan timeout.
 /// - After a lost link the receiver is looked for again for what is left of `scanTimeout`, counted
 ///   from the loss; anything but "not found" (adapter off, bluetoothd restarting, a peer still
 ///   exporting its services) is tried again every second within that budget.
@@ -22,7 +25,10 @@ struct ReconnectPolicy {
     }
 
     static let maxFruitlessReconnects = 5
-    static let lookAfterRefusal: Duration = .seconds(5)
+    /// How long a sender looks for another receiver it has not seen yet after a refusal.
+    static let lookAfterRefusal: Duration = .milliseconds(1500)
+    /// The most a sender looks for a receiver it has seen already (it connects at once).
+    static let tryNextReceiver: Duration = .seconds(5)
     static let retryPause: Duration = .seconds(1)
     static let minimumScan: Duration = .seconds(1)
 
@@ -34,6 +40,10 @@ struct ReconnectPolicy {
     let adapter: String?
     /// Devices that failed the handshake: another one nearby may hold the pinned key.
     private(set) var excluded: Set<String> = []
+    /// Receivers seen advertising in this run and not tried yet.
+    private(set) var untried: Set<String> = []
+    /// Whether a scan has run since a refusal (it noted every receiver it saw).
+    private var lookedAfterRefusal = false
     private(set) var reconnecting = false
     private var refusal: CLIError?
     private var fruitless = 0
@@ -49,9 +59,16 @@ struct ReconnectPolicy {
 
     /// How long the next scan may look.
     func scanTime(now: ContinuousClock.Instant) -> Duration {
-        var time = refusal == nil ? scanTimeout : min(scanTimeout, Self.lookAfterRefusal)
+        var time = scanTimeout
+        if refusal != nil { time = min(scanTimeout, untried.isEmpty ? Self.lookAfterRefusal : Self.tryNextReceiver) }
         if let lostAt { time = max(Self.minimumScan, min(time, scanTimeout - (now - lostAt))) }
         return time
+    }
+
+    /// A connection was made: `others` are the receivers its scan saw besides it.
+    mutating func connected(to device: String?, others: Set<String>) {
+        untried.formUnion(others.subtracting(excluded))
+        if let device { untried.remove(device) }
     }
 
     /// Connecting failed.
@@ -83,7 +100,12 @@ struct ReconnectPolicy {
                                 now: ContinuousClock.Instant) -> Decision {
         if error == .refusedByPeer || error == .peerNotAuthenticated || error == .handshakeTimeout, let device, !anyProgress {
             excluded.insert(device)
+            untried.remove(device)
             refusal = error == .handshakeTimeout ? Self.silentReceiver : CLIError(error)
+            // Every receiver seen has said no, and a scan since the first refusal has looked for
+            // others (each scan notes every receiver it sees): nothing is left to try.
+            if untried.isEmpty, lookedAfterRefusal, let refusal { return .fail(refusal) }
+            lookedAfterRefusal = true
             return .connect(scanTime: scanTime(now: now), after: .zero)
         }
         guard error.isRecoverable else { return .fail(CLIError(error)) }

@@ -58,7 +58,7 @@ struct SendOperation {
             if !policy.reconnecting { reporter.logger.info("scanning for a receiver (timeout \(CLIError.seconds(timeout)) s)") }
             let link: PeerConnection
             do {
-                link = try await connector.connect(scanTime: scanTime, excluding: policy.excluded) { [reporter] step in
+                link = try await connector.connect(scanTime: scanTime, excluding: policy.excluded, known: policy.untried) { [reporter] step in
                     switch step {
                     case .found(let device):
                         reporter.event(JSONLine("found", [("device", .string(device))]))
@@ -75,6 +75,7 @@ struct SendOperation {
                 if case .connect = next { reporter.logger.info("reconnecting failed (\(error)); trying again") }
                 continue
             }
+            policy.connected(to: link.device, others: link.otherReceivers)
             let cleanup = Interrupts.shared.add { await link.close() }
             reporter.connected(device: link.device, transport: link.transportDescription,
                                note: link.l2capFallback.map { "its L2CAP channel did not open: \($0); using GATT" })
@@ -92,8 +93,9 @@ struct SendOperation {
                 let excludedBefore = policy.excluded
                 next = policy.sessionFailed(error, device: link.device, progressed: progress.acknowledged > before,
                                             anyProgress: progress.acknowledged > 0, now: ContinuousClock.now)
-                if policy.excluded != excludedBefore {
-                    reporter.logger.info("\(link.device ?? "the receiver") failed the handshake (\(error)); looking for another receiver")
+                if policy.excluded != excludedBefore, case .connect = next {
+                    let more = policy.untried.isEmpty ? "looking briefly for another receiver" : "trying the other receiver seen nearby"
+                    reporter.logger.info("\(link.device ?? "the receiver") failed the handshake (\(error)); \(more)")
                 } else if case .connect = next {
                     reporter.logger.warning("connection ended: \(error); reconnecting")
                 }
