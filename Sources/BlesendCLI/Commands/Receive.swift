@@ -20,8 +20,10 @@ struct Receive: AsyncParsableCommand {
         service UUID, a few bytes from which each trusted sender, and nobody else, recognises \
         this receiver without connecting; they change at every new advertisement. Senders with \
         --private-discovery find it and skip receivers that do not list them; other senders do \
-        not find it at all. Worth it with Privacy = device in /etc/bluetooth/main.conf (otherwise the \
-        adapter's fixed address links every advertisement anyway).
+        not find it at all. It needs LE privacy (Privacy = device under [General] in \
+        /etc/bluetooth/main.conf, then restart bluetooth): without it the adapter's fixed address \
+        links every advertisement, so blerecv refuses to start (exit 78) unless given \
+        --allow-public-address.
 
         First contact (--ask): a sender whose key is not in the trust directory is not refused at \
         once. Its fingerprint, what it offers and a 6-digit code are shown, and blesend shows a \
@@ -71,6 +73,10 @@ struct Receive: AsyncParsableCommand {
     @Flag(name: .customLong("private-discovery"), help: "Let trusted senders recognise this receiver from its advertisement (see above).")
     var privateDiscovery = false
 
+    @Flag(name: .customLong("allow-public-address"), help: ArgumentHelp(
+        "With --private-discovery: advertise even though the adapter shows its fixed address (LE privacy off), which links every advertisement."))
+    var allowPublicAddress = false
+
     @Flag(help: ArgumentHelp(
         "First contact: ask on this terminal about a sender whose key is not trusted yet (see above).",
         discussion: "Needs a terminal on standard input and standard error."))
@@ -110,6 +116,7 @@ struct Receive: AsyncParsableCommand {
             let operation = ReceiveOperation(
                 identity: identity, trust: trusted, store: store, outDirectory: stdout ? nil : out,
                 adapter: adapter, l2cap: !noL2CAP, once: once || stdout, privateDiscovery: privateDiscovery,
+                allowPublicAddress: allowPublicAddress,
                 askingInto: ask ? trust : nil, reporter: reporter)
             try await operation.run()
         }

@@ -17,6 +17,9 @@ struct ReceiveOperation {
     let once: Bool
     /// Advertise private-discovery data for the trusted senders (docs/protocol.md §1.1).
     var privateDiscovery = false
+    /// Advertise private-discovery data even where the adapter's fixed address is on the air
+    /// (`PrivateDiscoveryGate`).
+    var allowPublicAddress = false
     /// First contact (`--ask`): ask the user on the terminal about unknown senders, and trust
     /// those accepted by writing their keys into this directory (docs/protocol.md §8.5).
     var askingInto: String?
@@ -39,6 +42,7 @@ struct ReceiveOperation {
         var session = ReceiverSession(identity: identity, trust: trust, store: store, configuration: configuration,
                                       asksAboutStrangers: askingInto != nil)
         let answers = askingInto.map { _ in FirstContactAnswers() }
+        if privateDiscovery { try await checkAddressPrivacy() }
         let peripheral: GattPeripheral
         do {
             peripheral = try await GattPeripheral.start(adapter: adapter, l2cap: l2cap, extensions: session.extensions.rawValue,
@@ -128,6 +132,24 @@ struct ReceiveOperation {
         if case .approve(let name) = await prompt.task.value { session.trust(.init(name: name, key: prompt.key)) }
     }
 
+    /// Refuses private discovery on an adapter that shows its fixed address (`PrivateDiscoveryGate`).
+    private func checkAddressPrivacy() async throws(CLIError) {
+        let found: (adapter: String, privacy: AddressPrivacy)
+        do {
+            found = try await AddressPrivacy.resolving(adapter: adapter)
+        } catch {
+            throw CLIError(error, adapter: adapter)
+        }
+        switch PrivateDiscoveryGate.judge(found.privacy, adapter: found.adapter, allowPublicAddress: allowPublicAddress) {
+        case .advertise:
+            reporter.logger.info("private discovery: \(found.adapter) advertises from resolvable private addresses")
+        case .advertiseAnyway(let warning):
+            reporter.warn(warning)
+        case .refuse(let refusal):
+            throw CLIError(refusal)
+        }
+    }
+
     /// Fresh private-discovery data for the trusted senders at every call (a new salt).
     private func discoveryData() -> @Sendable () -> [UInt8] {
         var keys: [DiscoveryKey] = []
@@ -139,12 +161,6 @@ struct ReceiveOperation {
             }
         }
         reporter.logger.info("private discovery: listing \(keys.count) trusted sender(s), a new salt with every advertisement")
-        // Without address privacy the adapter's fixed address links every advertisement anyway.
-        var privacy = "off"
-        if case .read(_, let conf) = DoctorFacts.mainConf("/etc/bluetooth/main.conf") { privacy = conf.value("General", "Privacy") ?? "off" }
-        if privacy == "off" {
-            reporter.warn("private discovery: Privacy is off in /etc/bluetooth/main.conf, so this adapter's fixed address links its advertisements; set Privacy = device under [General] and restart bluetoothd")
-        }
         return { [keys] in DiscoveryAdvertisement.make(salt: .random(), keys: keys) }
     }
 
