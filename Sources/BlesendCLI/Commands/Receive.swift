@@ -42,7 +42,7 @@ struct Receive: AsyncParsableCommand {
 
         Exit codes: 0 ok, 64 usage, 65 key file, 67 no adapter or bluetoothd, 70 integrity, \
         71 local I/O (disk full, folder not writable), 72 a file was refused (bad name, too large), \
-        76 the sender broke the protocol, 130 interrupted.
+        76 the sender broke the protocol, 78 --private-discovery without LE privacy, 130 interrupted.
         """)
 
     @Option(help: ArgumentHelp("Directory of trusted senders' public keys (NAME.pub).", valueName: "dir"))

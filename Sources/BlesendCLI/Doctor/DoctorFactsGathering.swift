@@ -55,7 +55,7 @@ extension DoctorFacts {
     static func hostname() -> String? {
         var name = [CChar](repeating: 0, count: 256)
         guard gethostname(&name, name.count - 1) == 0 else { return nil }
-        let text = String(cString: name)
+        let text = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return text.isEmpty ? nil : text
     }
 
