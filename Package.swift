@@ -73,7 +73,7 @@ let package = Package(
         .target(name: "L2CAP", dependencies: ["CBluetooth", "Pipeline", "SocketIO"]),
         // GATT through bluetoothd (D-Bus), and finding and reaching the peer for either transport.
         .target(name: "BlueZ", dependencies: [
-            "Pipeline", "DBus", "SocketIO", "L2CAP", "CBluetooth", .product(name: "DequeModule", package: "swift-collections"),
+            "Pipeline", "DBus", "SocketIO", "L2CAP", .product(name: "DequeModule", package: "swift-collections"),
         ]),
 
         // Command line.

@@ -1,4 +1,5 @@
 import DBus
+import L2CAP
 
 /// Whether an adapter advertises from resolvable private addresses or from its fixed identity
 /// address, as the kernel says (the management interface's Privacy setting, bit 13 of the

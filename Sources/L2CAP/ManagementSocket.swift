@@ -44,8 +44,8 @@ public enum ManagementError: Error, Sendable, Equatable, CustomStringConvertible
 /// One read of the kernel's Bluetooth management interface: Read Controller Information
 /// (opcode 0x0004). The kernel allows that command on sockets of users without CAP_NET_ADMIN
 /// (`HCI_MGMT_UNTRUSTED` in net/bluetooth/mgmt.c), so blerecv needs no privilege for it;
-/// nothing is ever changed.
-enum ManagementSocket {
+/// nothing is ever changed. (Here beside the L2CAP sockets: both are AF_BLUETOOTH system calls.)
+public enum ManagementSocket {
     static let readInfo: UInt16 = 0x0004
     static let commandComplete: UInt16 = 0x0001
     static let commandStatus: UInt16 = 0x0002
@@ -55,7 +55,7 @@ enum ManagementSocket {
     static let currentSettingsOffset = 13
 
     /// "hci3" → 3.
-    static func index(of adapter: String) -> UInt16? {
+    public static func index(of adapter: String) -> UInt16? {
         guard adapter.hasPrefix("hci"), let n = UInt16(adapter.dropFirst(3)), n != 0xffff else { return nil }
         return n
     }
@@ -82,7 +82,7 @@ enum ManagementSocket {
     }
 
     /// Asks the kernel for adapter `index`'s current settings (at most `timeout`).
-    static func controllerSettings(index: UInt16, timeout: Duration = .seconds(2)) throws(ManagementError) -> ControllerSettings {
+    public static func controllerSettings(index: UInt16, timeout: Duration = .seconds(2)) throws(ManagementError) -> ControllerSettings {
         let type = Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue)
         let fd = socket(Int32(BLESEND_AF_BLUETOOTH), type, Int32(BLESEND_BTPROTO_HCI))
         guard fd >= 0 else { throw .unavailable(errno: errno) }

@@ -1,5 +1,5 @@
 import Testing
-@testable import BlueZ
+@testable import L2CAP
 
 /// The one management-interface read (Read Controller Information): the command's bytes, and the
 /// answers as the kernel sends them, whole, refused, cut short, or about something else.
@@ -27,11 +27,8 @@ struct ManagementSocketTests {
         // Powered, LE, advertising, privacy: what Privacy = device gives on a powered adapter.
         let on = try #require(ManagementSocket.answer(Self.complete(current: 0x0000_2601), index: 0)).get()
         #expect(on.contains(.privacy) && on.contains(.lowEnergy) && on.contains(.powered))
-        #expect(AddressPrivacy(on) == .on)
         let off = try #require(ManagementSocket.answer(Self.complete(current: 0x0000_0601), index: 0)).get()
-        #expect(AddressPrivacy(off) == .off)
-        // A static address without privacy is just as fixed.
-        #expect(AddressPrivacy(ControllerSettings([.lowEnergy, .staticAddress])) == .off)
+        #expect(!off.contains(.privacy) && off.contains(.lowEnergy))
     }
 
     @Test func otherPacketsAreNotTheAnswer() {
