@@ -20,6 +20,10 @@ struct ReceiveOperation {
     /// Advertise private-discovery data even where the adapter's fixed address is on the air
     /// (`PrivateDiscoveryGate`).
     var allowPublicAddress = false
+    /// Which adapter `adapter` names and its address privacy (the kernel's; tests give their own).
+    var readAddressPrivacy: @Sendable (String?) async throws(BlueZError) -> (adapter: String, privacy: AddressPrivacy) = {
+        (name: String?) async throws(BlueZError) in try await AddressPrivacy.resolving(adapter: name)
+    }
     /// First contact (`--ask`): ask the user on the terminal about unknown senders, and trust
     /// those accepted by writing their keys into this directory (docs/protocol.md §8.5).
     var askingInto: String?
@@ -136,7 +140,7 @@ struct ReceiveOperation {
     private func checkAddressPrivacy() async throws(CLIError) {
         let found: (adapter: String, privacy: AddressPrivacy)
         do {
-            found = try await AddressPrivacy.resolving(adapter: adapter)
+            found = try await readAddressPrivacy(adapter)
         } catch {
             throw CLIError(error, adapter: adapter)
         }
