@@ -32,6 +32,8 @@ let package = Package(
         .systemLibrary(name: "CSocketCalls"),
         // renameat2 (rename without replacing), which Glibc's module lacks; headers only.
         .systemLibrary(name: "CFileCalls"),
+        // adjtimex (is the clock synchronised? for doctor), which Glibc's module lacks; headers only.
+        .systemLibrary(name: "CClockCalls"),
 
         // Thin Swift wrappers over C.
         .target(name: "Sodium", dependencies: ["CSodium"]),
@@ -76,7 +78,7 @@ let package = Package(
 
         // Command line.
         .target(name: "BlesendCLI", dependencies: [
-            "Session", "SessionRunner", "Keys", "BlueZ", "Storage", "Pipeline", "Discovery",
+            "Session", "SessionRunner", "Keys", "BlueZ", "Storage", "Pipeline", "Discovery", "CClockCalls",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

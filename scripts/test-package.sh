@@ -6,11 +6,13 @@
 #                           [--recv-adapter hciN] [--send-adapter hciN] [--bytes N]
 #
 # As root. Steps: install PATH if given (apt-get install, else dpkg -i); check the layout the
-# package promises (binaries, --version, man pages, completions, docs, unit, the blesend system
-# user in group bluetooth, /var/lib/blesend 0750); make an ordinary user (blesend-test, group
-# bluetooth, no other rights) with its own key; trust it in /etc/blesend/trusted; start the
-# receiver the way blerecv.service does; send a file as blesend-test; check that it arrives in
-# /var/lib/blesend/incoming intact, and that the receiver's key was made 0600 for blesend.
+# package promises (binaries, --version, man pages, completions, docs, unit and its resource
+# limits, the blesend system user in group bluetooth, /etc/blesend/trusted root's and 0755); make
+# an ordinary user (blesend-test, group bluetooth, no other rights) with its own key; trust it in
+# /etc/blesend/trusted; start the receiver the way blerecv.service does; check /var/lib/blesend
+# (made by the unit's StateDirectory=, not by the package) is blesend's and 0750; send a file as
+# blesend-test; check that it arrives in /var/lib/blesend/incoming intact, and that the
+# receiver's key was made 0600 for blesend.
 #
 # The receiver runs as the unit says, read from the installed unit file:
 #   systemd  systemctl start blerecv (needs systemd as PID 1), adapter options through
@@ -99,10 +101,9 @@ check "docs and copyright" test -s /usr/share/doc/blesend/copyright -a -s /usr/s
 check "unit file" test -s "$unit"
 check "system user blesend in group bluetooth" bash -c 'id -nG blesend | tr " " "\n" | grep -qx bluetooth'
 check "blesend has no login shell" bash -c '[[ $(getent passwd blesend | cut -d: -f7) == */nologin || $(getent passwd blesend | cut -d: -f7) == /bin/false ]]'
-check "/var/lib/blesend is blesend's, mode 750" test "$(stat -c '%U %a' /var/lib/blesend)" = "blesend 750"
-check "trust directory /etc/blesend/trusted" test -d /etc/blesend/trusted
-check "trust directory /etc/blesend/trusted is root's and 0755 (blerecv refuses one others can write)" \
-  [ "$(stat -c '%U %a' /etc/blesend/trusted)" = "root 755" ]
+check "trust directory /etc/blesend/trusted is root's, mode 755" test "$(stat -c '%U %G %a' /etc/blesend/trusted)" = "root root 755"
+check "unit limits memory and tasks" bash -c "grep -qx 'MemoryMax=256M' '$unit' && grep -qx 'TasksMax=64' '$unit'"
+check "unit makes /var/lib/blesend itself" grep -qx 'StateDirectory=blesend blesend/incoming' "$unit"
 
 # 3. An ordinary user who sends, with its own key.
 if ! id "$sender" >/dev/null 2>&1; then
@@ -170,6 +171,8 @@ done
 if recv_log | grep -q "waiting for senders"; then ok "receiver started as blesend"; else
   bad "receiver started as blesend"; recv_log | tail -n 20 | sed 's/^/#   | /'; exit 1
 fi
+check "/var/lib/blesend is blesend's, mode 750" test "$(stat -c '%U %a' /var/lib/blesend)" = "blesend 750"
+check "/var/lib/blesend/incoming is blesend's, mode 750" test "$(stat -c '%U %a' /var/lib/blesend/incoming)" = "blesend 750"
 check "receiver's key is blesend's, mode 600" test "$(stat -c '%U %a' /var/lib/blesend/id)" = "blesend 600"
 check "receiver runs as blesend" bash -c "ps -o user= -C blerecv | grep -qx blesend"
 # The administrator hands the receiver's public key to the sender.

@@ -30,6 +30,10 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     /// The peer authenticated, then broke the protocol (a malformed or out-of-place message): a
     /// faulty or hostile implementation. Trying again would not help.
     case protocolViolation = 76
+    /// `blerecv --private-discovery` on an adapter that advertises from its fixed address (LE
+    /// privacy off), or whose privacy setting could not be read: its advertisements would be
+    /// linked by the address whatever they carry.
+    case addressNotPrivate = 78
     /// Stopped by SIGINT (Ctrl-C) or SIGTERM; partial files were removed.
     case interrupted = 130
 
@@ -48,6 +52,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .fileRejected: "file rejected by the receiver"
         case .transportUnavailable: "the chosen transport is not available"
         case .protocolViolation: "the peer broke the protocol"
+        case .addressNotPrivate: "private discovery needs LE privacy"
         case .interrupted: "interrupted by a signal"
         }
     }

@@ -6,6 +6,14 @@ public struct AdapterStatus: Sendable, Equatable {
     public var path: String
     /// `Adapter1.Address`.
     public var address: String?
+    /// `Adapter1.AddressType` ("public", or "random" for a static address): the identity
+    /// address's type, not the one on the air (`AddressPrivacy`).
+    public var addressType: String?
+    /// `Adapter1.Alias`: the name anyone who connects reads (GAP Device Name), which is
+    /// `Adapter1.Name` (main.conf `Name`, else the host name) until an alias is set.
+    public var alias: String?
+    /// `Adapter1.Name`: the system's name for it.
+    public var systemName: String?
     /// `Adapter1.Powered`; nil when bluetoothd did not say.
     public var powered: Bool?
     /// `Adapter1.Roles`: "central" when the controller does LE, "peripheral" when it can also
@@ -18,9 +26,12 @@ public struct AdapterStatus: Sendable, Equatable {
     public var advertising: AdvertisingInstances?
 
     public init(path: String, address: String? = nil, powered: Bool? = nil, roles: [String]? = nil,
-                advertising: AdvertisingInstances? = nil) {
+                advertising: AdvertisingInstances? = nil, addressType: String? = nil, alias: String? = nil, systemName: String? = nil) {
         self.path = path
         self.address = address
+        self.addressType = addressType
+        self.alias = alias
+        self.systemName = systemName
         self.powered = powered
         self.roles = roles
         self.advertising = advertising
@@ -40,7 +51,8 @@ public struct AdapterStatus: Sendable, Equatable {
                 roles: adapter["Roles"]?.strings,
                 advertising: manager.map {
                     AdvertisingInstances(supported: $0["SupportedInstances"]?.integer, active: $0["ActiveInstances"]?.integer)
-                })
+                },
+                addressType: adapter["AddressType"]?.string, alias: adapter["Alias"]?.string, systemName: adapter["Name"]?.string)
         }
     }
 }

@@ -1,6 +1,7 @@
 import DBus
 import L2CAP
 import Pipeline
+import Synchronization
 
 /// The receiver side: a GATT application with the transfer service, plus an LE advertisement, plus
 /// an L2CAP channel listener whose PSM the service publishes (where the kernel has LE L2CAP
@@ -41,9 +42,13 @@ public actor GattPeripheral {
     private let links: AcceptQueue<PeerConnection>
     private let listener: L2CAPListener?
     private var channelAccepts: Task<Void, Never>?
-    /// With private discovery: a new salt every `discoveryRotation` while no sender is connected.
+    /// With private discovery: a new salt every `discoveryRotation` (`AdvertisementRotation`).
     private var rotation: Task<Void, Never>?
     private let discoveryRotation: Duration?
+    /// When the advertisement was last registered, by whoever did it (the rotation, or
+    /// `BluetoothdRecovery` after bluetoothd or the adapter came back).
+    private let advertised = RegistrationStamp()
+    private let clockOrigin = ContinuousClock.now
     /// The newest channel from each device, to tell an old connection from a newer one, and to end
     /// it when bluetoothd says the device disconnected: the kernel closes the channel's socket then
     /// too, but the receiver must not depend on that to notice.
@@ -74,8 +79,9 @@ public actor GattPeripheral {
     /// none) is published in the extensions characteristic (docs/protocol.md §8). `discovery`, if
     /// given, makes the private-discovery service data afresh for every registration of the
     /// advertisement (a new salt each time; docs/protocol.md §1.1), and the advertisement is
-    /// registered afresh every `discoveryRotation` while no sender is connected (under the
-    /// kernel's 15-minute address rotation: a new instance gets a new private address).
+    /// registered afresh every `discoveryRotation` while none of our senders is connected (under
+    /// the kernel's 15-minute address rotation: a new instance gets a new private address;
+    /// `AdvertisementRotation`, whose limits a longer period falls back from).
     public static func start(
         adapter: String? = nil, localName: String? = nil, versionCharacteristic: Bool = true, l2cap: Bool = true,
         extensions: UInt32 = 0, discovery: (@Sendable () -> [UInt8])? = nil, discoveryRotation: Duration = .seconds(600),
@@ -136,7 +142,10 @@ public actor GattPeripheral {
             notifier: application.notifier(characteristic: BlesendGATT.transferCharacteristicUUID), links: links)
         var refresh: (@Sendable () -> Void)?
         if let discovery {
-            refresh = { [advertisement] in advertisement.update(BlesendGATT.advertisement(localName: localName, discovery: discovery())) }
+            refresh = { [advertisement, advertised] in
+                advertisement.update(BlesendGATT.advertisement(localName: localName, discovery: discovery()))
+                advertised.stamp()
+            }
         }
         let registration = BluezRegistration(
             bus: bus, adapterPath: adapterPath, applicationPath: Self.appPath, advertisementPath: Self.advertisementPath,
@@ -170,29 +179,47 @@ public actor GattPeripheral {
         try await recovery.start()
         try await registration.registerMissing()
         if let listener { channelAccepts = Task { [weak self] in await self?.acceptChannels(listener) } }
-        if let discoveryRotation { rotation = Task { [weak self] in await self?.rotateWhileIdle(every: discoveryRotation) } }
-    }
-
-    /// Registers the advertisement afresh (new private-discovery data) every `period`, skipping a
-    /// turn while a device is connected on this adapter: re-registering under a live link would
-    /// leave the kernel re-enabling a stale instance when it ends (`deviceDisconnected`). A sender
-    /// that connects in the few milliseconds of the swap meets the same; that is once in a
-    /// rotation at most, against once in 50–90 sends when blerecv re-registered after every link.
-    private func rotateWhileIdle(every period: Duration) async {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: period)
-            guard !Task.isCancelled, !closed, await !hasConnectedDevice() else { continue }
-            await advertiseAgain()
+        if let discoveryRotation {
+            let policy = AdvertisementRotation(registeredAt: now, period: discoveryRotation)
+                ?? AdvertisementRotation(registeredAt: now)
+            if let policy { rotation = Task { [weak self] in await self?.rotate(policy) } }
         }
     }
 
-    /// Whether bluetoothd lists a connected device on this adapter (true if it cannot say).
-    private func hasConnectedDevice() async -> Bool {
-        guard let objects = try? await bus.managedObjects(destination: BlueZ.service, path: "/") else { return true }
-        return objects.values.contains { interfaces in
-            guard let device = interfaces[BlueZ.device] else { return false }
-            return device["Adapter"]?.objectPath == adapterPath && device["Connected"]?.bool == true
+    /// The peripheral's own monotonic time, as the policies take it.
+    private var now: Instant { instant(ContinuousClock.now) }
+
+    private func instant(_ time: ContinuousClock.Instant) -> Instant {
+        Instant(nanoseconds: UInt64(max(0, (time - clockOrigin).nanoseconds)))
+    }
+
+    /// Registers the advertisement afresh (new private-discovery data) when `AdvertisementRotation`
+    /// says so: every period, but not while one of our senders is connected: re-registering under
+    /// a live link would leave the kernel re-enabling a stale instance when it ends
+    /// (`deviceDisconnected`). A sender that connects in the few milliseconds of the swap meets
+    /// the same; that is once in a rotation at most, against once in 50–90 sends when blerecv
+    /// re-registered after every link.
+    private func rotate(_ start: AdvertisementRotation) async {
+        var policy = start
+        while !Task.isCancelled, !closed {
+            if let stamp = advertised.latest, instant(stamp) > policy.lastRegistration { policy.registered(at: instant(stamp)) }
+            switch policy.decide(now: now, connected: await connectedDevices()) {
+            case .wait(let until):
+                try? await Task.sleep(for: until.duration(since: now))
+            case .registerAgain:
+                await advertiseAgain()
+                policy.registered(at: now)
+            }
         }
+    }
+
+    /// The devices connected on this adapter, each marked when it holds a link on our service
+    /// (nil when bluetoothd does not answer).
+    private func connectedDevices() async -> [AdvertisementRotation.ConnectedDevice]? {
+        guard let objects = try? await bus.managedObjects(destination: BlueZ.service, path: "/") else { return nil }
+        var ours = Set(newestChannel.keys)
+        if let device = await server.currentDevice() { ours.insert(device) }
+        return AdvertisementRotation.connectedDevices(objects, adapterPath: adapterPath, ours: ours)
     }
 
     /// Hands every L2CAP channel a sender opens to `accept()`, until the listener closes.
@@ -304,4 +331,13 @@ public actor GattPeripheral {
         links.close()
         if ownsBus { await bus.close() }
     }
+}
+
+/// When the advertisement was last handed to bluetoothd, written from `BluezRegistration`'s
+/// `beforeAdvertising` and read by the rotation.
+final class RegistrationStamp: Sendable {
+    private let time = Mutex<ContinuousClock.Instant?>(nil)
+
+    func stamp() { time.withLock { $0 = ContinuousClock.now } }
+    var latest: ContinuousClock.Instant? { time.withLock { $0 } }
 }

@@ -118,6 +118,12 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
         return link
     }
 
+    /// The device of the current link while it is up (nil when unknown or none).
+    func currentDevice() -> String? {
+        guard let current, !current.isClosed else { return nil }
+        return current.device
+    }
+
     /// Whether `link`'s peer has opened a newer link that is still up.
     func hasNewerLink(than link: GattLink) -> Bool {
         guard let current, current !== link, current.device == link.device, !current.isClosed else { return false }

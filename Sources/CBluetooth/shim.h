@@ -1,6 +1,6 @@
 // The Linux Bluetooth socket definitions that Glibc's headers lack (the kernel's
-// include/net/bluetooth/bluetooth.h and l2cap.h; values are the kernel's ABI). Only what blesend's
-// L2CAP transport uses; no library is linked.
+// include/net/bluetooth/bluetooth.h, l2cap.h and hci_sock.h; values are the kernel's ABI). Only
+// what blesend's L2CAP transport and its one management-interface read use; no library is linked.
 #ifndef BLESEND_CBLUETOOTH_SHIM_H
 #define BLESEND_CBLUETOOTH_SHIM_H
 
@@ -10,6 +10,7 @@
 enum {
     BLESEND_AF_BLUETOOTH = 31,
     BLESEND_BTPROTO_L2CAP = 0,
+    BLESEND_BTPROTO_HCI = 1,
     BLESEND_SOL_BLUETOOTH = 274,
 
     // Socket options at SOL_BLUETOOTH.
@@ -34,6 +35,10 @@ enum {
     BLESEND_BDADDR_BREDR = 0,
     BLESEND_BDADDR_LE_PUBLIC = 1,
     BLESEND_BDADDR_LE_RANDOM = 2,
+
+    // The management interface (sockaddr_hci.hci_channel; hci_dev when bound to it).
+    BLESEND_HCI_CHANNEL_CONTROL = 3,
+    BLESEND_HCI_DEV_NONE = 0xffff,
 };
 
 // A device address, least significant byte first (the reverse of "AA:BB:CC:DD:EE:FF").
@@ -48,6 +53,13 @@ struct blesend_sockaddr_l2 {
     blesend_bdaddr l2_bdaddr;
     uint16_t l2_cid;          // little-endian
     uint8_t l2_bdaddr_type;
+};
+
+// struct sockaddr_hci.
+struct blesend_sockaddr_hci {
+    sa_family_t hci_family;
+    unsigned short hci_dev;
+    unsigned short hci_channel;
 };
 
 // struct bt_security.

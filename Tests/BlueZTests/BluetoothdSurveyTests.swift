@@ -41,7 +41,7 @@ struct BluetoothdSurveyTests {
         let adapters = try #require(try survey.adapters?.get())
         #expect(adapters == [AdapterStatus(
             path: FakeBluetoothd.adapter, address: "00:AA:01:00:00:00", powered: false, roles: ["central", "peripheral"],
-            advertising: AdvertisingInstances(supported: 5, active: 0))])
+            advertising: AdvertisingInstances(supported: 5, active: 0), addressType: "public", alias: "BlueZ 5.66", systemName: "BlueZ 5.66")])
         await bluetoothd.connection.close()
     }
 

@@ -319,4 +319,23 @@ struct GattPeripheralTests {
         await connection.close()
         await bluetoothd.connection.close()
     }
+
+    /// A paired device that stays connected (a keyboard) is not one of our senders: the salt goes
+    /// on changing. (Before, any connected device held the same salt for as long as it stayed.)
+    @Test func aConnectedKeyboardDoesNotHoldTheSalt() async throws {
+        let bus = try TestBus()
+        defer { bus.stop() }
+        let bluetoothd = try await FakeBluetoothd(address: bus.address)
+        let connection = try await DBusConnection.connect(.address(bus.address))
+        try bluetoothd.tree.setObject(path: device, interfaces: [BlueZ.device: [
+            "Adapter": .objectPath(FakeBluetoothd.adapter), "Connected": .bool(true), "Paired": .bool(true),
+        ]])
+        let peripheral = try await GattPeripheral.start(adapter: "hci0", discovery: { [0x01] + Array(repeating: 0, count: 9) },
+                                                        discoveryRotation: .milliseconds(200), bus: connection)
+        try await eventually { bluetoothd.advertisements.withLock { $0 }.count >= 4 }
+        #expect(bluetoothd.advertisements.withLock { $0 }.count >= 4)
+        await peripheral.close()
+        await connection.close()
+        await bluetoothd.connection.close()
+    }
 }

@@ -6,7 +6,7 @@ import Synchronization
 /// managers, and reads a registered application back with `GetManagedObjects`, as bluetoothd does.
 ///
 /// The adapter object carries what bluetoothd 5.66 shows for an LE controller: `Adapter1` with
-/// `Powered`, `Address`, `AddressType` and `Roles`, `GattManager1`, and `LEAdvertisingManager1`
+/// `Powered`, `Address`, `AddressType`, `Name`, `Alias` and `Roles`, `GattManager1`, and `LEAdvertisingManager1`
 /// with `SupportedInstances` and `ActiveInstances`. The D-Bus names are spelled out here rather
 /// than taken from the BlueZ module, so a typo there shows up as a failing test.
 public final class FakeBluetoothd: Sendable {
@@ -44,6 +44,7 @@ public final class FakeBluetoothd: Sendable {
         tree = try DBusObjectTree(root: "/")
         var adapterProperties: [String: DBusValue] = [
             "Powered": .bool(true), "Address": .string("00:AA:01:00:00:00"), "AddressType": .string("public"),
+            "Name": .string("BlueZ 5.66"), "Alias": .string("BlueZ 5.66"),
         ]
         if let roles { adapterProperties["Roles"] = .strings(roles) }
         var interfaces: [String: [String: DBusValue]] = [Self.adapterInterface: adapterProperties, Self.gattManager: [:]]

@@ -14,7 +14,7 @@ import TestSupport
     #expect(lines.first == "✓ system bus      \(bus.address) (DBUS_SYSTEM_BUS_ADDRESS)")
     #expect(lines.contains { $0.hasPrefix("✗ bluetoothd") && $0.contains("bluetoothd is not running") })
     #expect(run.stdout.contains("fix: sudo systemctl start bluetooth") || run.stdout.contains("fix: sudo apt-get install bluez"))
-    #expect(run.stdout.contains("not checked until the ✗ above is fixed: permission, adapter, powered, LE\n"))
+    #expect(run.stdout.contains("not checked until the ✗ above is fixed: permission, adapter, powered, LE, device name\n"))
     // How many problems depends on this machine's rfkill and main.conf too.
     #expect(lines.last?.hasPrefix("blesend doctor: ") == true && lines.last?.hasSuffix("the sender cannot work here (exit 67)") == true)
     #expect(run.stderr.isEmpty)

@@ -7,20 +7,24 @@ extension AdapterStatus {
     /// A powered LE adapter that can advertise, as bluetoothd 5.66 shows one.
     static func ready(_ name: String) -> AdapterStatus {
         AdapterStatus(path: "/org/bluez/\(name)", address: "00:AA:01:00:00:0\(name.last ?? "0")", powered: true,
-                      roles: ["central", "peripheral"], advertising: AdvertisingInstances(supported: 5, active: 0))
+                      roles: ["central", "peripheral"], advertising: AdvertisingInstances(supported: 5, active: 0),
+                      addressType: "public", alias: "BlueZ 5.66", systemName: "BlueZ 5.66")
     }
 }
 
 extension DoctorFacts {
     /// A machine where everything is fine: `adapters` (one ready hci0 by default), bluetoothd 5.66,
-    /// hci0's rfkill switch unblocked, no main.conf, kernel 6.1.
+    /// hci0's rfkill switch unblocked, no main.conf, kernel 6.1, LE privacy on, a synchronised
+    /// clock, host "lab-pi-7" and user "alice".
     static func healthy(_ adapters: [AdapterStatus] = [.ready("hci0")]) -> DoctorFacts {
         DoctorFacts(
             survey: BluetoothdSurvey(busAddress: "unix:path=/run/dbus/system_bus_socket", bluetoothdRunning: .success(true),
                                      adapters: .success(adapters)),
             installedBluetoothd: InstalledBluetoothd(path: "/usr/libexec/bluetooth/bluetoothd", version: "5.66"),
             rfkill: [RfkillSwitch(name: "hci0", type: "bluetooth", softBlocked: false, hardBlocked: false)],
-            mainConf: .absent(path: "/etc/bluetooth/main.conf"), kernel: KernelRelease("6.1.0-56-amd64"))
+            mainConf: .absent(path: "/etc/bluetooth/main.conf"), kernel: KernelRelease("6.1.0-56-amd64"),
+            addressPrivacy: Dictionary(uniqueKeysWithValues: adapters.map { ($0.name, AddressPrivacy.on) }),
+            hostname: "lab-pi-7.example.org", userName: "alice", clock: .synchronised)
     }
 
     func with(_ change: (inout DoctorFacts) -> Void) -> DoctorFacts {
@@ -83,6 +87,9 @@ struct DoctorJudgeTests {
         ("main.conf unreadable", .healthy().with { $0.mainConf = .unreadable(path: "/etc/bluetooth/main.conf", reason: "Permission denied") }, nil),
         ("old kernel", .healthy().with { $0.kernel = KernelRelease("3.10.0-1160.el7.x86_64") }, nil),
         ("no rfkill", .healthy().with { $0.rfkill = nil }, nil),
+        ("LE privacy off", .healthy().with { $0.addressPrivacy = ["hci0": .off] }, nil),
+        ("the host name as the adapter's name", .healthy().withAdapter { $0.alias = "lab-pi-7" }, nil),
+        ("clock not synchronised", .healthy().with { $0.clock = .unsynchronised }, nil),
     ]
 
     @Test(arguments: [DoctorRole.sender, .receiver])
@@ -103,11 +110,11 @@ struct DoctorJudgeTests {
 
     @Test func theReceiverIsAlsoCheckedForAdvertisingAndTheSenderIsNot() {
         let common: [DoctorCheck.Name] = [.bus, .bluetoothd, .permission, .adapter, .rfkill, .powered, .le]
-        let settings: [DoctorCheck.Name] = [.mainConf, .controllerMode, .privacy, .exchangeMTU, .gattChannels, .kernel]
+        let settings: [DoctorCheck.Name] = [.mainConf, .controllerMode, .privacy, .exchangeMTU, .gattChannels, .kernel, .clock]
         let sender = report(.healthy(), .sender)
         let receiver = report(.healthy(), .receiver)
-        #expect(sender.checks.map(\.name) == common + settings)
-        #expect(receiver.checks.map(\.name) == common + [.peripheral, .advertising] + settings)
+        #expect(sender.checks.map(\.name) == common + [.deviceName] + settings)
+        #expect(receiver.checks.map(\.name) == common + [.peripheral, .advertising, .deviceName, .addressPrivacy] + settings)
         #expect(sender.checks.allSatisfy { $0.severity == .ok }, "\(sender.checks.filter { $0.severity != .ok })")
         #expect(receiver.checks.allSatisfy { $0.severity == .ok }, "\(receiver.checks.filter { $0.severity != .ok })")
         #expect(sender.exitStatus == .success && receiver.exitStatus == .success)
@@ -140,10 +147,11 @@ struct DoctorJudgeTests {
 
     @Test(arguments: [DoctorRole.sender, .receiver])
     func aFailedLinkOfTheChainLeavesTheChecksThatNeedItUnchecked(_ role: DoctorRole) {
-        let adapterChecks: [DoctorCheck.Name] = role == .receiver ? [.adapter, .powered, .le, .peripheral, .advertising] : [.adapter, .powered, .le]
+        let adapterChecks: [DoctorCheck.Name] = role == .receiver
+            ? [.adapter, .powered, .le, .peripheral, .advertising, .deviceName, .addressPrivacy] : [.adapter, .powered, .le, .deviceName]
         let noBus = report(.healthy().with { $0.survey = BluetoothdSurvey(busAddress: "unix:path=/x", busFailure: .busUnavailable("gone")) }, role)
         #expect(noBus.notChecked == [.bluetoothd, .permission] + adapterChecks)
-        #expect(noBus.checks.map(\.name) == [.bus, .rfkill, .mainConf, .controllerMode, .privacy, .exchangeMTU, .gattChannels, .kernel])
+        #expect(noBus.checks.map(\.name) == [.bus, .rfkill, .mainConf, .controllerMode, .privacy, .exchangeMTU, .gattChannels, .kernel, .clock])
         #expect(noBus.check(.bus)?.fix == "sudo systemctl start dbus")
 
         let stopped = report(.healthy().with { $0.survey.bluetoothdRunning = .success(false); $0.survey.adapters = nil }, role)
@@ -269,5 +277,92 @@ extension AdapterStatus {
         var copy = self
         change(&copy)
         return copy
+    }
+}
+
+/// The checks of what the machine gives away (its Bluetooth name, its address) and of the clock
+/// the handshake depends on, and where `doctor` looks for bluetoothd. Facts by hand, one row each.
+@Suite("doctor: name, address privacy, clock")
+struct DoctorPrivacyCheckTests {
+    /// (the adapter's alias, the host name, the login name, the severity wanted).
+    static let names: [(String?, String?, String?, DoctorCheck.Severity)] = [
+        ("BlueZ 5.66", "lab-pi-7", "alice", .ok),                 // bluetoothd's default
+        ("BlueZ", "lab-pi-7", "alice", .ok),
+        ("blesend", "lab-pi-7", "alice", .ok),                    // a neutral alias
+        ("lab-pi-7", "lab-pi-7.example.org", "alice", .warn),     // the host name, as bluetoothd sets it by default
+        ("LAB PI 7", "lab-pi-7", "alice", .warn),                 // the pretty host name
+        ("raspberrypi", "raspberrypi", nil, .warn),
+        ("alice-desktop", "ws-0042", "alice", .warn),             // the login name
+        ("Alice's laptop", "ws-0042", "bob", .warn),              // a person's
+        ("Alice\u{2019}s laptop", nil, nil, .warn),
+        ("pi", "raspberrypi", "pi", .ok),                         // too short to say anything
+        ("kitchen", "ws-0042", "root", .ok),
+        (nil, "ws-0042", "alice", .warn),                         // bluetoothd does not say
+    ]
+
+    @Test(arguments: 0..<names.count)
+    func theAdaptersNameIsFlaggedWhenItNamesTheMachineOrItsUser(_ row: Int) {
+        let (alias, hostname, user, severity) = Self.names[row]
+        let facts = DoctorFacts.healthy().withAdapter { $0.alias = alias; $0.systemName = nil }.with {
+            $0.hostname = hostname
+            $0.userName = user
+        }
+        for role in [DoctorRole.sender, .receiver] {
+            let report = DoctorJudge.report(facts, role: role, adapter: nil)
+            let check = report.check(.deviceName)
+            #expect(check?.severity == severity, "\(alias ?? "nil") on \(hostname ?? "nil") for \(user ?? "nil"): \(String(describing: check))")
+            if severity == .warn && alias != nil { #expect(check?.fix?.contains("bluetoothctl system-alias") == true) }
+            #expect(report.ok, "a name is worth knowing, not in the way")
+        }
+    }
+
+    static let privacy: [(AddressPrivacy?, DoctorCheck.Severity, String)] = [
+        (.on, .ok, "resolvable private addresses"),
+        (.off, .warn, "fixed address 00:AA:01:00:00:00 (public)"),
+        (.unknown("no management socket (Address family not supported by protocol)"), .warn, "cannot tell"),
+        (nil, .warn, "not asked"),
+    ]
+
+    @Test(arguments: 0..<privacy.count)
+    func theReceiverIsToldWhetherItsAddressFollowsIt(_ row: Int) {
+        let (setting, severity, words) = Self.privacy[row]
+        let facts = DoctorFacts.healthy().with { $0.addressPrivacy = setting.map { ["hci0": $0] } ?? [:] }
+        let receiver = DoctorJudge.report(facts, role: .receiver, adapter: nil)
+        let check = receiver.check(.addressPrivacy)
+        #expect(check?.severity == severity)
+        #expect(check?.detail.contains(words) == true, "\(String(describing: check))")
+        if setting == .off { #expect(check?.fix == "set Privacy = device under [General] in /etc/bluetooth/main.conf, then: sudo systemctl restart bluetooth") }
+        #expect(receiver.ok, "a receiver works without privacy; only --private-discovery refuses")
+        // The sender does not advertise: not its check.
+        #expect(DoctorJudge.report(facts, role: .sender, adapter: nil).check(.addressPrivacy) == nil)
+    }
+
+    static let clocks: [(ClockSync?, DoctorCheck.Severity)] = [
+        (.synchronised, .ok), (.unsynchronised, .warn), (.unknown("adjtimex: Operation not permitted"), .warn), (nil, .warn),
+    ]
+
+    @Test(arguments: 0..<clocks.count)
+    func anUnsynchronisedClockIsAWarningForBothRoles(_ row: Int) {
+        let (clock, severity) = Self.clocks[row]
+        for role in [DoctorRole.sender, .receiver] {
+            let report = DoctorJudge.report(.healthy().with { $0.clock = clock }, role: role, adapter: nil)
+            #expect(report.check(.clock)?.severity == severity, "\(String(describing: clock))")
+            if clock == .unsynchronised { #expect(report.check(.clock)?.fix?.contains("timedatectl set-ntp true") == true) }
+            #expect(report.ok)
+        }
+    }
+
+    /// `doctor` runs only bluetoothd binaries at fixed absolute paths: a bare name would be looked
+    /// up in `PATH`, which whoever runs `doctor` (or a script around it) controls.
+    @Test func bluetoothdIsRunOnlyFromAbsolutePaths() {
+        #expect(DoctorSources.system.bluetoothdBinaries == [
+            "/usr/libexec/bluetooth/bluetoothd", "/usr/lib/bluetooth/bluetoothd", "/usr/sbin/bluetoothd",
+        ])
+        #expect(DoctorSources.system.bluetoothdBinaries.allSatisfy { $0.hasPrefix("/") })
+        // `sh` is on every PATH; a bare name must not find it.
+        #expect(DoctorFacts.executablePath("sh") == nil)
+        #expect(DoctorFacts.executablePath("bin/sh") == nil)
+        #expect(DoctorFacts.executablePath("/bin/sh") == "/bin/sh")
+        #expect(DoctorFacts.installedBluetoothd(["sh"], timeout: .seconds(2)) == nil)
     }
 }

@@ -25,7 +25,8 @@ struct DoctorMachine {
 
     func sources(bus: String) -> DoctorSources {
         DoctorSources(busAddress: bus, mainConf: "\(dir)/main.conf", rfkill: "\(dir)/rfkill",
-                      bluetoothdBinaries: ["\(dir)/bluetoothd"], versionTimeout: .seconds(10))
+                      bluetoothdBinaries: ["\(dir)/bluetoothd"], versionTimeout: .seconds(10),
+                      addressPrivacy: { _ in .on }, clock: { .synchronised })
     }
 
     func report(bus: String, _ role: DoctorRole, adapter: String? = nil) async -> DoctorReport {
@@ -86,7 +87,7 @@ struct DoctorStandInTests {
         #expect(check.detail.hasPrefix("bluetoothd is not running"))
         #expect(check.detail.contains("installed: 5.66"))
         #expect(check.fix == "sudo systemctl start bluetooth")
-        #expect(report.notChecked == [.permission, .adapter, .powered, .le])
+        #expect(report.notChecked == [.permission, .adapter, .powered, .le, .deviceName])
         #expect(report.exitStatus == .bluetoothUnavailable)
 
         // And a bluetoothd that leaves the bus is seen as gone.
@@ -108,7 +109,7 @@ struct DoctorStandInTests {
         #expect(report.check(.adapter)?.severity == .fail)
         #expect(report.check(.adapter)?.detail == "bluetoothd knows no adapter")
         #expect(report.check(.adapter)?.fix == SetupFix.connectAdapter)
-        #expect(report.notChecked == [.powered, .le, .peripheral, .advertising])
+        #expect(report.notChecked == [.powered, .le, .peripheral, .advertising, .deviceName, .addressPrivacy])
         #expect(report.exitStatus == .bluetoothUnavailable)
         await bluetoothd.connection.close()
     }

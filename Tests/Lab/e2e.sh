@@ -551,10 +551,12 @@ run_discovery() {
   mkdir -p "$a_out" "$b_out" "$b_trust"
   "$RECV" trust "$W/keys/sender.pub" --name sender --dir "$b_trust" > /dev/null 2>&1
   # Receiver A on hci0 (key receiver), receiver B on hci2 (key other); both trust the sender and
-  # both advertise private-discovery data instead of the service UUID.
-  start_recv disc-a "$a_out" --private-discovery || { fail "receiver A did not start"; return; }
+  # both advertise private-discovery data instead of the service UUID. The virtual controllers run
+  # with LE privacy off (the cases below check the senders' fixed addresses), which blerecv refuses
+  # for --private-discovery unless given --allow-public-address (exit 78 otherwise).
+  start_recv disc-a "$a_out" --private-discovery --allow-public-address || { fail "receiver A did not start"; return; }
   local blog=$W/logs/recv-disc-b
-  "$RECV" --adapter hci2 --trust "$b_trust" --key "$W/keys/other" --out "$b_out" --private-discovery \
+  "$RECV" --adapter hci2 --trust "$b_trust" --key "$W/keys/other" --out "$b_out" --private-discovery --allow-public-address \
     > "$blog.out" 2> "$blog.err" &
   local bpid=$!
   PIDS+=("$bpid")

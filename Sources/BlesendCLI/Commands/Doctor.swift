@@ -18,10 +18,16 @@ struct DoctorOptions: ParsableArguments {
 
     /// The help's list of checks and exits, for either role.
     static func discussion(tool: String, role: DoctorRole) -> String {
+        let nameCheck = role == .sender
+            ? "  device name      the adapter's name (Adapter1.Alias) names neither this machine nor you\n"
+            : ""
         let receiverChecks = role == .receiver
             ? """
                 peripheral role  the adapter can advertise (Adapter1.Roles has "peripheral")
-                advertising      LEAdvertisingManager1.SupportedInstances above 0\n
+                advertising      LEAdvertisingManager1.SupportedInstances above 0
+                device name      the adapter's name (Adapter1.Alias) names neither this machine nor you
+                address privacy  the kernel's LE privacy setting: with it off, the fixed address is on the
+                                 air and --private-discovery refuses to start (exit 78)\n
               """
             : ""
         let job = role == .sender ? "send" : "receive"
@@ -37,8 +43,9 @@ struct DoctorOptions: ParsableArguments {
               rfkill           /sys/class/rfkill blocks no Bluetooth radio
               powered          the adapter is powered on
               LE               the adapter does Bluetooth Low Energy (Adapter1.Roles)
-            \(receiverChecks)  main.conf        its ControllerMode, Privacy, ExchangeMTU, GATT Channels
+            \(receiverChecks)\(nameCheck)  main.conf        its ControllerMode, Privacy, ExchangeMTU, GATT Channels
               kernel           4.x or later, for L2CAP channels
+              clock            synchronised (adjtimex); the handshake refuses clocks 10 minutes apart
 
             Examples:
               \(tool) doctor

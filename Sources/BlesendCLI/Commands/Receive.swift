@@ -23,8 +23,10 @@ struct Receive: AsyncParsableCommand {
         service UUID, a few bytes from which each trusted sender, and nobody else, recognises \
         this receiver without connecting; they change at every new advertisement. Senders with \
         --private-discovery find it and skip receivers that do not list them; other senders do \
-        not find it at all. Worth it with Privacy = device in /etc/bluetooth/main.conf (otherwise the \
-        adapter's fixed address links every advertisement anyway).
+        not find it at all. It needs LE privacy (Privacy = device under [General] in \
+        /etc/bluetooth/main.conf, then restart bluetooth): without it the adapter's fixed address \
+        links every advertisement, so blerecv refuses to start (exit 78) unless given \
+        --allow-public-address.
 
         First contact (--ask): a sender whose key is not in the trust directory is not refused at \
         once. Its fingerprint and what it offers are shown, and you are asked to type the 6-digit \
@@ -47,7 +49,7 @@ struct Receive: AsyncParsableCommand {
 
         Exit codes: 0 ok, 64 usage, 65 key file, 67 no adapter or bluetoothd, 70 integrity, \
         71 local I/O (disk full, folder not writable or writable by others), 72 a file was refused (bad name, too large), \
-        76 the sender broke the protocol, 130 interrupted.
+        76 the sender broke the protocol, 78 --private-discovery without LE privacy, 130 interrupted.
         """)
 
     @Option(help: ArgumentHelp("Directory of trusted senders' public keys (NAME.pub).", valueName: "dir"))
@@ -77,6 +79,10 @@ struct Receive: AsyncParsableCommand {
 
     @Flag(name: .customLong("private-discovery"), help: "Let trusted senders recognise this receiver from its advertisement (see above).")
     var privateDiscovery = false
+
+    @Flag(name: .customLong("allow-public-address"), help: ArgumentHelp(
+        "With --private-discovery: advertise even though the adapter shows its fixed address (LE privacy off), which links every advertisement."))
+    var allowPublicAddress = false
 
     @Flag(help: ArgumentHelp(
         "First contact: ask on this terminal about a sender whose key is not trusted yet (see above).",
@@ -124,6 +130,7 @@ struct Receive: AsyncParsableCommand {
             let operation = ReceiveOperation(
                 identity: identity, trust: trusted, store: store, outDirectory: stdout ? nil : out,
                 adapter: adapter, l2cap: !noL2CAP, once: once || stdout, privateDiscovery: privateDiscovery,
+                allowPublicAddress: allowPublicAddress,
                 askingInto: ask ? trust : nil, reporter: reporter)
             try await operation.run()
         }

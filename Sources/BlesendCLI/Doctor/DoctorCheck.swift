@@ -12,12 +12,15 @@ struct DoctorCheck: Sendable, Equatable {
         case le
         case peripheral
         case advertising
+        case deviceName = "device-name"
+        case addressPrivacy = "address-privacy"
         case mainConf = "main-conf"
         case controllerMode = "controller-mode"
         case privacy
         case exchangeMTU = "exchange-mtu"
         case gattChannels = "gatt-channels"
         case kernel
+        case clock
 
         /// What the text report calls it.
         var label: String {
@@ -31,12 +34,15 @@ struct DoctorCheck: Sendable, Equatable {
             case .le: "LE"
             case .peripheral: "peripheral role"
             case .advertising: "advertising"
+            case .deviceName: "device name"
+            case .addressPrivacy: "address privacy"
             case .mainConf: "main.conf"
             case .controllerMode: "ControllerMode"
             case .privacy: "Privacy"
             case .exchangeMTU: "ExchangeMTU"
             case .gattChannels: "GATT Channels"
             case .kernel: "kernel"
+            case .clock: "clock"
             }
         }
     }

@@ -15,6 +15,23 @@ struct DoctorFacts: Sendable, Equatable {
     var mainConf: MainConfFile
     /// `uname -r`; nil when uname failed.
     var kernel: KernelRelease?
+    /// Each adapter's address privacy as the kernel reports it, by name ("hci0").
+    var addressPrivacy: [String: AddressPrivacy] = [:]
+    /// This machine's host name and the user's login name, to tell whether the adapter's name gives
+    /// them away (nil when unknown).
+    var hostname: String?
+    var userName: String?
+    /// Whether the system clock is synchronised; nil when not looked at.
+    var clock: ClockSync?
+}
+
+/// What the kernel's clock discipline says about the system clock (`adjtimex`): NTP daemons
+/// (systemd-timesyncd, chrony, ntpd) clear `STA_UNSYNC` once they have set the clock.
+enum ClockSync: Sendable, Equatable {
+    case synchronised
+    case unsynchronised
+    /// adjtimex failed (a sandbox that forbids it); why.
+    case unknown(String)
 }
 
 /// A bluetoothd binary and the version it printed for `--version` (that of the installed file,

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import BlueZ
+import CClockCalls
 
 /// Where `doctor` looks; `system` is this machine, tests point it elsewhere.
 struct DoctorSources: Sendable {
@@ -9,9 +10,16 @@ struct DoctorSources: Sendable {
     var busAddress: String?
     var mainConf = "/etc/bluetooth/main.conf"
     var rfkill = "/sys/class/rfkill"
-    /// Tried in order until one prints a version; a name without `/` is looked up in `PATH`.
-    var bluetoothdBinaries = ["bluetoothd", "/usr/libexec/bluetooth/bluetoothd", "/usr/lib/bluetooth/bluetoothd"]
+    /// Tried in order until one prints a version; absolute paths only (`PATH` is never searched:
+    /// whoever sets it must not choose what `doctor` runs). Debian and Ubuntu install bluetoothd
+    /// in /usr/libexec/bluetooth (older releases /usr/lib/bluetooth), Fedora and Arch in /usr/libexec
+    /// or /usr/lib, some distributions in /usr/sbin.
+    var bluetoothdBinaries = ["/usr/libexec/bluetooth/bluetoothd", "/usr/lib/bluetooth/bluetoothd", "/usr/sbin/bluetoothd"]
     var versionTimeout: Duration = .seconds(2)
+    /// The kernel's address privacy for an adapter ("hci0").
+    var addressPrivacy: @Sendable (String) -> AddressPrivacy = { AddressPrivacy.kernelSetting(adapter: $0) }
+    /// Whether the system clock is synchronised.
+    var clock: @Sendable () -> ClockSync = { DoctorFacts.clockSync() }
 
     static let system = DoctorSources()
 }
@@ -21,13 +29,40 @@ struct DoctorSources: Sendable {
 extension DoctorFacts {
     static func gather(_ sources: DoctorSources) async -> DoctorFacts {
         let survey = await BluetoothdSurvey.take(busAddress: sources.busAddress)
+        var privacy: [String: AddressPrivacy] = [:]
+        if case .success(let adapters)? = survey.adapters {
+            for adapter in adapters { privacy[adapter.name] = sources.addressPrivacy(adapter.name) }
+        }
         return DoctorFacts(
             survey: survey,
             busAddressFromEnvironment: sources.busAddress == nil && getenv("DBUS_SYSTEM_BUS_ADDRESS") != nil,
             installedBluetoothd: installedBluetoothd(sources.bluetoothdBinaries, timeout: sources.versionTimeout),
             rfkill: rfkillSwitches(sources.rfkill),
             mainConf: mainConf(sources.mainConf),
-            kernel: kernelRelease())
+            kernel: kernelRelease(),
+            addressPrivacy: privacy, hostname: hostname(), userName: userName(), clock: sources.clock())
+    }
+
+    /// adjtimex with nothing to change (no privilege needed): `STA_UNSYNC` or the `TIME_ERROR`
+    /// state mean nobody has synchronised the clock.
+    static func clockSync() -> ClockSync {
+        var status: Int32 = 0
+        let state = blesend_clock_state(&status)
+        guard state >= 0 else { return .unknown("adjtimex: \(String(cString: strerror(errno)))") }
+        return status & Int32(BLESEND_STA_UNSYNC) != 0 || state == Int32(BLESEND_TIME_ERROR) ? .unsynchronised : .synchronised
+    }
+
+    static func hostname() -> String? {
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count - 1) == 0 else { return nil }
+        let text = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.isEmpty ? nil : text
+    }
+
+    /// The login name of this process's user (from the password database, not the environment).
+    static func userName() -> String? {
+        guard let entry = getpwuid(getuid()), let name = entry.pointee.pw_name else { return nil }
+        return String(cString: name)
     }
 
     /// The first of `binaries` that prints a version for `--version` (bluetoothd prints "5.66").
@@ -43,15 +78,11 @@ extension DoctorFacts {
         return nil
     }
 
-    /// `name` itself when it holds a `/`, else the first executable `PATH` entry of that name.
-    static func executablePath(_ name: String) -> String? {
-        if name.contains("/") { return access(name, X_OK) == 0 ? name : nil }
-        let searchPath = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-        for folder in searchPath.split(separator: ":") where !folder.isEmpty {
-            let candidate = "\(folder)/\(name)"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
+    /// `path` when it is absolute and executable; nil for anything else (a bare name is never
+    /// looked up in `PATH`).
+    static func executablePath(_ path: String) -> String? {
+        guard path.hasPrefix("/") else { return nil }
+        return access(path, X_OK) == 0 ? path : nil
     }
 
     /// `/sys/class/rfkill/rfkillN/{name,type,soft,hard}`.

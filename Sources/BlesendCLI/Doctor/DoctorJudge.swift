@@ -18,15 +18,21 @@ enum DoctorJudge {
                 findings.add(peripheralCheck(adapters.chosen))
                 findings.add(advertisingCheck(adapters.chosen))
             }
+            findings.add(deviceNameCheck(adapters.chosen, hostname: facts.hostname, userName: facts.userName))
+            if role == .receiver {
+                findings.add(addressPrivacyCheck(adapters.chosen, facts.addressPrivacy[adapters.chosen.name]))
+            }
         }
         for check in mainConfChecks(facts.mainConf) { findings.add(check) }
         findings.add(kernelCheck(facts.kernel))
+        findings.add(clockCheck(facts.clock))
         return findings.report(role: role)
     }
 
     /// The checks that need the chosen adapter, for `role`.
     static func adapterChecks(_ role: DoctorRole) -> [DoctorCheck.Name] {
-        [.adapter, .powered, .le] + (role == .receiver ? [.peripheral, .advertising] : [])
+        [.adapter, .powered, .le] + (role == .receiver ? [.peripheral, .advertising] : []) + [.deviceName]
+            + (role == .receiver ? [.addressPrivacy] : [])
     }
 
     /// Checks and the names of those that could not run, put in the order of `DoctorCheck.Name`.

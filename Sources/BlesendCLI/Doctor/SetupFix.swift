@@ -14,6 +14,12 @@ enum SetupFix {
     static let hardUnblock = "a hardware switch (or the firmware) blocks Bluetooth: turn it on with the machine's switch or key, or in the firmware settings"
     static let leAdapter = "use a Bluetooth 4.0 or later (LE) adapter (--adapter hciN picks another)"
     static let advertisingAdapter = "use an adapter that can advertise: --adapter hciN, or a Bluetooth 4.0 or later (LE) adapter"
+    /// The alias outlives restarts and wins over main.conf's `Name` (and the host name bluetoothd
+    /// takes when neither is set).
+    static let neutralName =
+        "give it a neutral name: bluetoothctl system-alias blesend (kept across restarts); main.conf's Name = blesend under [General] only sets the default an alias overrides"
+    static let synchroniseClock =
+        "turn on time synchronisation: sudo timedatectl set-ntp true (systemd-timesyncd), or install chrony"
 
     /// Powers `adapter` on: `bluetoothctl power on` acts on bluetoothctl's default adapter, so it is
     /// named only when there is no other; otherwise the property is set through bluetoothd directly.

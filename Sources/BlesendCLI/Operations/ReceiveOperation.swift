@@ -18,6 +18,13 @@ struct ReceiveOperation {
     let once: Bool
     /// Advertise private-discovery data for the trusted senders (docs/protocol.md §1.1).
     var privateDiscovery = false
+    /// Advertise private-discovery data even where the adapter's fixed address is on the air
+    /// (`PrivateDiscoveryGate`).
+    var allowPublicAddress = false
+    /// Which adapter `adapter` names and its address privacy (the kernel's; tests give their own).
+    var readAddressPrivacy: @Sendable (String?) async throws(BlueZError) -> (adapter: String, privacy: AddressPrivacy) = {
+        (name: String?) async throws(BlueZError) in try await AddressPrivacy.resolving(adapter: name)
+    }
     /// First contact (`--ask`): ask the user on the terminal about unknown senders, and trust
     /// those accepted by writing their keys into this directory (docs/protocol.md §8.5).
     var askingInto: String?
@@ -50,6 +57,7 @@ struct ReceiveOperation {
         var session = ReceiverSession(identity: identity, trust: trust, store: store, configuration: configuration,
                                       asksAboutStrangers: askingInto != nil)
         let answers = askingInto.map { _ in FirstContactAnswers() }
+        if privateDiscovery { try await checkAddressPrivacy() }
         let peripheral: GattPeripheral
         do {
             peripheral = try await GattPeripheral.start(adapter: adapter, l2cap: l2cap, extensions: session.extensions.rawValue,
@@ -166,6 +174,24 @@ struct ReceiveOperation {
         }
     }
 
+    /// Refuses private discovery on an adapter that shows its fixed address (`PrivateDiscoveryGate`).
+    private func checkAddressPrivacy() async throws(CLIError) {
+        let found: (adapter: String, privacy: AddressPrivacy)
+        do {
+            found = try await readAddressPrivacy(adapter)
+        } catch {
+            throw CLIError(error, adapter: adapter)
+        }
+        switch PrivateDiscoveryGate.judge(found.privacy, adapter: found.adapter, allowPublicAddress: allowPublicAddress) {
+        case .advertise:
+            reporter.logger.info("private discovery: \(found.adapter) advertises from resolvable private addresses")
+        case .advertiseAnyway(let warning):
+            reporter.warn(warning)
+        case .refuse(let refusal):
+            throw CLIError(refusal)
+        }
+    }
+
     /// Fresh private-discovery data for the trusted senders at every call (a new salt).
     private func discoveryData() -> @Sendable () -> [UInt8] {
         var keys: [DiscoveryKey] = []
@@ -177,12 +203,6 @@ struct ReceiveOperation {
             }
         }
         reporter.logger.info("private discovery: listing \(keys.count) trusted sender(s), a new salt with every advertisement")
-        // Without address privacy the adapter's fixed address links every advertisement anyway.
-        var privacy = "off"
-        if case .read(_, let conf) = DoctorFacts.mainConf("/etc/bluetooth/main.conf") { privacy = conf.value("General", "Privacy") ?? "off" }
-        if privacy == "off" {
-            reporter.warn("private discovery: Privacy is off in /etc/bluetooth/main.conf, so this adapter's fixed address links its advertisements; set Privacy = device under [General] and restart bluetoothd")
-        }
         return { [keys] in DiscoveryAdvertisement.make(salt: .random(), keys: keys) }
     }
 
