@@ -27,6 +27,9 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     case fileRejected = 72
     /// `--transport l2cap`, and the receiver offers no L2CAP channel or it did not open.
     case transportUnavailable = 73
+    /// The receiver never answered the handshake until `--timeout` ran out (blesend kept trying):
+    /// it is busy with another sender, or the device is not a blesend receiver. Try again later.
+    case receiverBusy = 75
     /// The peer authenticated, then broke the protocol (a malformed or out-of-place message): a
     /// faulty or hostile implementation. Trying again would not help.
     case protocolViolation = 76
@@ -51,6 +54,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .localIO: "local I/O failure"
         case .fileRejected: "file rejected by the receiver"
         case .transportUnavailable: "the chosen transport is not available"
+        case .receiverBusy: "receiver busy or not answering"
         case .protocolViolation: "the peer broke the protocol"
         case .addressNotPrivate: "private discovery needs LE privacy"
         case .interrupted: "interrupted by a signal"

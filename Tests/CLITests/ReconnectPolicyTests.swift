@@ -24,14 +24,14 @@ struct ReconnectPolicyTests {
         #expect(scan(policy().start)?.0 == .seconds(30))
     }
 
-    @Test func cutDuringTheHandshakeLooksForAnotherReceiverThenReportsTheRefusal() throws {
+    @Test func aSilentReceiverAmongOthersIsSkippedAndReportedIfNoneAnswers() throws {
         var p = policy()
-        // The receiver never answered message 2 before any data moved: skip it, look briefly for
-        // another (no other receiver was seen).
+        p.connected(to: "/dev_A", others: ["/dev_B"])
+        // The receiver never answered message 2 before any data moved: skip it while another is there.
         let next = p.sessionFailed(.handshakeTimeout, device: "/dev_A", progressed: false, anyProgress: false, now: at(3))
-        #expect(scan(next)?.0 == .milliseconds(1500))
+        #expect(scan(next)?.0 == .seconds(5))
         #expect(p.excluded == ["/dev_A"])
-        // Nobody else there: the refusal is what the user learns (exit 66), not "not found".
+        // Nobody else answered the scan: the refusal is what the user learns (exit 66), not "not found".
         let end = try #require(failure(p.connectFailed(.notFound, now: at(9))))
         #expect(end.status == .peerRefused)
         #expect(end.message.contains("did not answer the handshake"))
@@ -78,6 +78,35 @@ struct ReconnectPolicyTests {
         _ = p.sessionFailed(.refusedByPeer, device: "/dev_A", progressed: false, anyProgress: false, now: at(2))
         p.connected(to: "/dev_C", others: [])
         #expect(failure(p.sessionFailed(.refusedByPeer, device: "/dev_C", progressed: false, anyProgress: false, now: at(5))) != nil)
+    }
+
+    /// Issue 20: a receiver busy with another sender keeps the next one's channel waiting, so that
+    /// sender sees no message 2. With no other receiver to try it is tried again every 2 s (plus
+    /// jitter) until the timeout, then the send ends as busy (75), not as a refusal (66).
+    @Test func aSilentReceiverIsTriedAgainUntilTheTimeoutThenReadsAsBusy() throws {
+        var p = ReconnectPolicy(scanTimeout: .seconds(30), adapter: "hci1", jitter: { .milliseconds(250) })
+        p.connected(to: "/dev_A", others: [])
+        let first = p.sessionFailed(.handshakeTimeout, device: "/dev_A", progressed: false, anyProgress: false, now: at(12))
+        #expect(scan(first)?.1 == .milliseconds(2250))
+        #expect(p.waitingForBusyReceiver)
+        #expect(p.excluded.isEmpty)   // the same receiver is tried again
+        let second = p.sessionFailed(.handshakeTimeout, device: "/dev_A", progressed: false, anyProgress: false, now: at(26))
+        #expect(scan(second) != nil)
+        let end = try #require(failure(p.sessionFailed(.handshakeTimeout, device: "/dev_A", progressed: false, anyProgress: false, now: at(41))))
+        #expect(end.status == .receiverBusy)
+        #expect(end.message.contains("busy with another sender"))
+        #expect(!p.waitingForBusyReceiver)
+    }
+
+    /// A silent receiver while another, seen nearby, is untried: that one is tried first (it may be
+    /// the pinned one; the silent one may be an impostor).
+    @Test func aSilentReceiverWithAnotherNearbyTriesTheOther() {
+        var p = policy()
+        p.connected(to: "/dev_A", others: ["/dev_B"])
+        let next = p.sessionFailed(.handshakeTimeout, device: "/dev_A", progressed: false, anyProgress: false, now: at(11))
+        #expect(scan(next)?.0 == .seconds(5))
+        #expect(!p.waitingForBusyReceiver)
+        #expect(p.excluded == ["/dev_A"])
     }
 
     @Test func cutMidFileReconnectsWithinWhatIsLeftOfTheTimeout() {

@@ -10,6 +10,11 @@ import Session
 ///   look (`lookAfterRefusal`) for a receiver not seen yet, and a later one is reported at once:
 ///   the refusal by the pinned receiver itself is what the user hears within seconds, not after
 ///   the whole scan timeout.
+/// - A receiver that does not answer the handshake (no message 2 within `HandshakeTimeout`) when
+///   no other receiver is left to try is taken to be busy with another sender (a receiver serves
+///   one at a time and keeps the next one's channel waiting): it is tried again after
+///   `busyRetryPause` plus up to a second of jitter, until `scanTimeout` has passed since it first
+///   stayed silent; then the send ends with `receiverBusy` (75), not as a refusal.
 /// - After a lost link the receiver is looked for again for what is left of `scanTimeout`, counted
 ///   from the loss; anything but "not found" (adapter off, bluetoothd restarting, a peer still
 ///   exporting its services) is tried again every second within that budget.
@@ -32,6 +37,13 @@ struct ReconnectPolicy {
     static let retryPause: Duration = .seconds(1)
     static let minimumScan: Duration = .seconds(1)
 
+    static let busyRetryPause: Duration = .seconds(2)
+
+    static func busyReceiver(after timeout: Duration) -> CLIError {
+        CLIError(.receiverBusy, "the receiver did not answer the handshake within \(CLIError.seconds(timeout)) s of trying: it is busy with another sender, or it is not a blesend receiver",
+                 hint: "try again later, or raise --timeout to wait longer")
+    }
+
     static let silentReceiver = CLIError(
         .peerRefused, "the device advertising the blesend service did not answer the handshake within 10 s",
         hint: "it may be busy with another sender, or not a blesend receiver; try again, or check that blerecv runs there")
@@ -48,10 +60,18 @@ struct ReconnectPolicy {
     private var refusal: CLIError?
     private var fruitless = 0
     private var lostAt: ContinuousClock.Instant?
+    /// When the receiver first stayed silent in the handshake (busy, or not a receiver).
+    private var silentSince: ContinuousClock.Instant?
+    /// Whether the last decision waits for a silent (busy) receiver.
+    private(set) var waitingForBusyReceiver = false
+    /// Up to a second, so that senders waiting for the same receiver do not come back in step.
+    private let jitter: @Sendable () -> Duration
 
-    init(scanTimeout: Duration, adapter: String?) {
+    init(scanTimeout: Duration, adapter: String?,
+         jitter: @escaping @Sendable () -> Duration = { .milliseconds(Int64.random(in: 0...1000)) }) {
         self.scanTimeout = scanTimeout
         self.adapter = adapter
+        self.jitter = jitter
     }
 
     /// The first connect.
@@ -98,6 +118,15 @@ struct ReconnectPolicy {
     /// `anyProgress`: some connection did.
     mutating func sessionFailed(_ error: SessionError, device: String?, progressed: Bool, anyProgress: Bool,
                                 now: ContinuousClock.Instant) -> Decision {
+        waitingForBusyReceiver = false
+        if error == .handshakeTimeout, let device, !anyProgress, untried.subtracting([device]).isEmpty {
+            untried.remove(device)
+            let since = silentSince ?? now
+            silentSince = since
+            guard now - since + Self.busyRetryPause < scanTimeout else { return .fail(Self.busyReceiver(after: scanTimeout)) }
+            waitingForBusyReceiver = true
+            return .connect(scanTime: min(scanTimeout, Self.tryNextReceiver), after: Self.busyRetryPause + jitter())
+        }
         if error == .refusedByPeer || error == .peerNotAuthenticated || error == .handshakeTimeout, let device, !anyProgress {
             excluded.insert(device)
             untried.remove(device)

@@ -93,7 +93,11 @@ struct SendOperation {
                 let excludedBefore = policy.excluded
                 next = policy.sessionFailed(error, device: link.device, progressed: progress.acknowledged > before,
                                             anyProgress: progress.acknowledged > 0, now: ContinuousClock.now)
-                if policy.excluded != excludedBefore, case .connect = next {
+                if policy.waitingForBusyReceiver, case .connect(_, let pause) = next {
+                    reporter.event(JSONLine("busy", [("device", .of(link.device)), ("retry_in", .double((pause.seconds * 10).rounded() / 10))]))
+                    reporter.clearLine()
+                    reporter.say("blesend: the receiver did not answer (busy with another sender?); trying again in \(Formatting.seconds(pause.seconds))")
+                } else if policy.excluded != excludedBefore, case .connect = next {
                     let more = policy.untried.isEmpty ? "looking briefly for another receiver" : "trying the other receiver seen nearby"
                     reporter.logger.info("\(link.device ?? "the receiver") failed the handshake (\(error)); \(more)")
                 } else if case .connect = next {
