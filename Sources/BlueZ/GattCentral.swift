@@ -35,7 +35,7 @@ public enum GattCentral {
                     connection, adapterPath: adapterPath, timeout: max(.seconds(1), deadline - .now), minimumRSSI: radio.minimumRSSI,
                     excluding: excluding, known: known, recognises: recognises)
                 progress(.found(device: device))
-                await waitForLinksToEnd(connection, devices: excluding)
+                await waitForLinksToEnd(connection, adapterPath: adapterPath, refused: excluding, before: device)
                 if let failure = try await requestLink(connection, device: device) {
                     attempts += 1
                     guard attempts <= maxConnectAttemptRetries, ContinuousClock.now < deadline else { throw failure.error }
@@ -393,27 +393,32 @@ public enum GattCentral {
 
     static let earlierLinkPatience: Duration = .seconds(3)
 
-    /// Waits, up to `refusedLinkPatience`, until none of `devices` (receivers that refused us, whose
-    /// links we asked bluetoothd to end) is still connected, asking once more if one stays. One
-    /// link at a time: in the lab (btvirt, kernel 6.1) a second LE link made while the refused
+    /// Waits, up to `refusedLinkPatience`, until this adapter has no link to another blesend
+    /// receiver than `device`: not to the receivers that refused us (`refused`, whose links we asked
+    /// bluetoothd to end; asked once more if one stays), nor to one an earlier blesend run has just
+    /// left (bluetoothd ends a link about 2 s after `Disconnect`, and the next run starts at once).
+    /// Links to other devices (a keyboard) are not waited for.
+    ///
+    /// One link at a time: in the lab (btvirt, kernel 6.1) a second LE link made while the first
     /// receiver's was still up broke both: the new one never finished service discovery (or showed
     /// no transfer characteristic), btvirt answered the peripheral's Disconnect with "unknown
     /// connection identifier", and the next L2CAP channel to the first receiver was refused
-    /// (ECONNREFUSED). bluetoothd ends a link about 2 s after `Disconnect`.
-    static func waitForLinksToEnd(_ bus: DBusConnection, devices: Set<String>) async {
-        guard !devices.isEmpty else { return }
+    /// (ECONNREFUSED). lab/README.md, "One LE link at a time".
+    static func waitForLinksToEnd(_ bus: DBusConnection, adapterPath: String, refused: Set<String>, before device: String) async {
         let deadline = ContinuousClock.now + refusedLinkPatience
         var askedAgain = false
         while true {
-            var up: [String] = []
-            for device in devices.sorted() {
-                let connected = try? await bus.property(destination: BlueZ.service, path: device, interface: BlueZ.device, name: "Connected")
-                if connected?.bool == true { up.append(device) }
+            guard let objects = try? await bus.managedObjects(destination: BlueZ.service, path: "/") else { return }
+            let up = objects.compactMap { path, interfaces -> String? in
+                guard path != device, let props = interfaces[BlueZ.device], props["Adapter"]?.objectPath == adapterPath,
+                      props["Connected"]?.bool == true else { return nil }
+                let uuids = (props["UUIDs"]?.strings ?? []).map { $0.lowercased() }
+                return refused.contains(path) || uuids.contains(BlesendGATT.serviceUUID) ? path : nil
             }
             if up.isEmpty || ContinuousClock.now >= deadline { return }
             if !askedAgain, ContinuousClock.now >= deadline - refusedLinkPatience / 2 {
                 askedAgain = true
-                for device in up { await bus.requestDisconnect(device) }
+                for path in up where refused.contains(path) { await bus.requestDisconnect(path) }
             }
             try? await Task.sleep(for: .milliseconds(50))
         }

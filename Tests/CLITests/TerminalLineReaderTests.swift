@@ -27,7 +27,8 @@ struct TerminalLineReaderTests {
         try #require(grantpt(keyboard) == 0 && unlockpt(keyboard) == 0)
         var buffer = [CChar](repeating: 0, count: 128)
         try #require(ptsname(keyboard, &buffer, buffer.count) == 0)
-        let terminal = open(String(cString: buffer), O_RDWR | O_NOCTTY)
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let terminal = open(name, O_RDWR | O_NOCTTY)
         try #require(terminal >= 0)
         return (keyboard, terminal)
     }

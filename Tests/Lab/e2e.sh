@@ -6,7 +6,7 @@
 #   mtu   only the small-MTU case; boot with BT_MAINCONF='[GATT]\nExchangeMTU=48' (below 48 bluetoothd 5.66
 #         cannot create its GATT database: setsockopt(L2CAP_OPTIONS) EINVAL, the adapters never come up)
 #   all   both groups in one boot (MTU case then only checks the file, not that the MTU is small)
-#   discovery  two ordinary receivers, then private discovery with two receivers; boot with
+#   discovery  private discovery with two receivers, then two ordinary receivers; boot with
 #              BTVIRT_ARGS='-L -l3' BT_NCTRL=3 (receivers: only the ordinary ones)
 #   first-contact  only the blerecv --ask case (also part of main)
 # Runs inside the VM after bt-up.sh (BLESEND_LAB_BT=1): receiver blerecv on hci0 (00:AA:01:00:00:00),
@@ -501,7 +501,8 @@ run_receivers() {
   "$RECV" trust "$W/keys/sender.pub" --name sender --dir "$b_trust" > /dev/null 2>&1
   start_recv recv-a "$a_out" -v || { fail "receiver A did not start"; return; }
   local blog=$W/logs/recv-recv-b
-  "$RECV" --adapter hci2 --trust "$b_trust" --key "$W/keys/other" --out "$b_out" -v > "$blog.out" 2> "$blog.err" &
+  # B runs with umask 077: what it stores must be 0600 (issue 20: modes were forced to 0644).
+  (umask 077 && exec "$RECV" --adapter hci2 --trust "$b_trust" --key "$W/keys/other" --out "$b_out" -v) > "$blog.out" 2> "$blog.err" &
   local bpid=$!
   PIDS+=("$bpid")
   wait_for2 "$blog.out" '"listening"' "$blog.err" 'waiting for senders' 30 "$bpid" || fail "receiver B did not start"
@@ -525,6 +526,8 @@ run_receivers() {
       check "pinned $pin, run $i: one.bin differs or missing" same "$W/files/one.bin" "$out/one.bin"
     done
   done
+  check "B (umask 077) stored one.bin with mode $(stat -c %a "$b_out/one.bin" 2>/dev/null), want 600" \
+    [ "$(stat -c %a "$b_out/one.bin" 2>/dev/null)" = 600 ]
   end "$SLOG.err" "$RECV_LOG.err" "$blog.err"
 
   begin "two receivers: a stranger pinned to A learns exit 66 within 12 s (goal 6; was 37-42 s), with a message that says it was refused"
@@ -566,6 +569,16 @@ run_discovery() {
   PIDS+=("$bpid")
   wait_for2 "$blog.out" '"listening"' "$blog.err" 'waiting for senders' 30 "$bpid" || fail "receiver B did not start"
   sleep 2   # both advertising
+
+  begin "private discovery on a fixed address: blerecv refuses to start (exit 78) and names LE privacy"
+  local plog=$W/logs/recv-disc-public rc=0
+  timeout -k 5 30 "$RECV" --adapter hci0 --trust "$W/trust" --key "$W/keys/receiver" --out "$W/out-public" --private-discovery \
+    > "$plog.out" 2> "$plog.err" || rc=$?
+  log "blerecv --private-discovery without LE privacy: exit $rc: $(grep -m1 'error:' "$plog.err")"
+  check "exit $rc, want 78" [ "$rc" = 78 ]
+  check "the error does not name LE privacy" grep -q 'error:.*LE privacy' "$plog.err"
+  check "the hint does not say how to turn it on" grep -q 'hint:.*Privacy = device' "$plog.err"
+  end "$plog.err"
 
   begin "private discovery: with two receivers advertising, blesend connects straight to the one it pinned"
   local i dev
@@ -631,7 +644,7 @@ case "$GROUP" in
   main) run_main ;;
   mtu) run_mtu 1 ;;
   all) run_mtu 0; run_main ;;
-  discovery) run_receivers; run_discovery ;;
+  discovery) run_discovery; run_receivers ;;
   receivers) run_receivers ;;
   first-contact) run_first_contact ;;
   *) echo "e2e: unknown group $GROUP" >&2; exit 2 ;;

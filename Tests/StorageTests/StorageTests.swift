@@ -89,7 +89,7 @@ func listing(_ dir: String) throws -> [String] {
     let dir = try scratchDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let bytes = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
-    FileManager.default.createFile(atPath: dir + "/f", contents: Data(bytes))
+    _ = FileManager.default.createFile(atPath: dir + "/f", contents: Data(bytes))
     let source = try LocalFileSource(path: dir + "/f")
     #expect(source.size == 10_000)
     #expect(source.name == "f")

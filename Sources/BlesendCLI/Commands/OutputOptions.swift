@@ -36,9 +36,7 @@ struct StandardErrorLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    // swiftlint:disable:next function_parameter_count
-    func log(level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String,
-             file: String, function: String, line: UInt) {
-        Console.err("\(label): \(level): \(TerminalText.sanitized(message.description))\n")
+    func log(event: LogEvent) {
+        Console.err("\(label): \(event.level): \(TerminalText.sanitized(event.message.description))\n")
     }
 }
