@@ -520,7 +520,7 @@ run_receivers() {
       log "pinned $pin, run $i: exit $SRC after ${SEND_SECS}s; tried $n device(s), first $first"
       echo "# METRIC pinned_${pin}_run${i}_s=$SEND_SECS tried=$n first=$first"
       check "pinned $pin, run $i: blesend exit $SRC, want 0" [ "$SRC" = 0 ]
-      # The goal is 10 s (6.9-9.3 s here, TCG); the bound leaves room for a slower CI machine and
+      # The goal is 10 s (7.2-9.3 s here, TCG); the bound leaves room for a slower CI machine and
       # still catches the old behaviour (37-41 s, or no file at all).
       check "pinned $pin, run $i: took ${SEND_SECS} s, want at most 15 (goal 10)" awk -v s="$SEND_SECS" 'BEGIN { exit !(s <= 15.0) }'
       check "pinned $pin, run $i: one.bin differs or missing" same "$W/files/one.bin" "$out/one.bin"
@@ -572,6 +572,7 @@ run_discovery() {
 
   begin "private discovery on a fixed address: blerecv refuses to start (exit 78) and names LE privacy"
   local plog=$W/logs/recv-disc-public rc=0
+  mkdir -p "$W/out-public"
   timeout -k 5 30 "$RECV" --adapter hci0 --trust "$W/trust" --key "$W/keys/receiver" --out "$W/out-public" --private-discovery \
     > "$plog.out" 2> "$plog.err" || rc=$?
   log "blerecv --private-discovery without LE privacy: exit $rc: $(grep -m1 'error:' "$plog.err")"
