@@ -6,7 +6,7 @@
 #   per image (default both; $BLESEND_LAB_IMAGES):
 #     boot: default main.conf          -> Tests/Lab/e2e.sh main  (every case but the MTU one)
 #     boot: [GATT] ExchangeMTU=48      -> Tests/Lab/e2e.sh mtu   (forced small MTU)
-#     boot: three controllers          -> Tests/Lab/e2e.sh discovery (private discovery, two receivers)
+#     boot: three controllers          -> Tests/Lab/e2e.sh discovery (two receivers: private discovery, then the ordinary way)
 #   on the images in --faults-on (default both; $BLESEND_LAB_FAULTS_ON):
 #     boot: default main.conf          -> Tests/Lab/faults.sh    (faults, attacks, soak; ~6-8 min)
 #   on the image in --package-on (default trixie; $BLESEND_LAB_PACKAGE_ON; "" skips it):
