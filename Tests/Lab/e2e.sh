@@ -508,10 +508,11 @@ run_receivers() {
   wait_for2 "$blog.out" '"listening"' "$blog.err" 'waiting for senders' 30 "$bpid" || fail "receiver B did not start"
   sleep 2   # both advertising
 
-  # On trixie (BlueZ 5.82) a scan sometimes reports a receiver only 10-17 s after it starts (lab
-  # README, "A scan often takes about 11 s"): a sender refused by A may give up before bluetoothd
-  # ever reported B. There the cases check the answers (a file, or a refusal that says so; never
-  # the old wrong message) with a wider bound; the host image checks the goal's order of time.
+  # On trixie (BlueZ 5.82) a scan could report a receiver only 10-17 s after it started (lab
+  # README, "A scan often took about 11 s"; blesend now restarts a silent scan, but the race can
+  # repeat): a sender refused by A may give up before bluetoothd ever reported B. There the cases
+  # check the answers (a file, or a refusal that says so; never the old wrong message) with a
+  # wider bound; the host image checks the goal's order of time.
   local strict=1 slack=0
   [ "${BLESEND_LAB_IMAGE:-host}" = host ] || { strict=0; slack=15; }
   begin "two receivers: the pinned one is reached whichever is tried first (pinned B, pinned A, twice; goal 10 s)"
