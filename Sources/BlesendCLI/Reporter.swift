@@ -106,14 +106,18 @@ final class Reporter: @unchecked Sendable {
 
     /// A connection is up: the `connected` event (device, transport, payload size, ATT MTU, PHY) and
     /// the log line; later progress lines name the transport.
-    func connected(device: String?, transport: TransportDescription, note: String? = nil) {
+    /// `l2capFallback`: why the L2CAP channel did not open, when GATT carries the link instead.
+    func connected(device: String?, transport: TransportDescription, l2capFallback: String? = nil) {
         self.transport = transport
-        event(JSONLine("connected", [
+        var fields: [(String, JSONLine.Value)] = [
             ("device", .of(device)), ("transport", .string(transport.kind.rawValue)),
             ("payload", .int(Int64(transport.sendSize))), ("mtu", transport.attMTU.map { .int(Int64($0)) } ?? .null),
             ("phy", .of(transport.phy)),
-        ]))
-        logger.info("connected to \(device ?? "a peer") over \(transport)\(note.map { " (\($0))" } ?? "")")
+        ]
+        if let l2capFallback { fields.append(("l2cap_fallback", .string(l2capFallback))) }
+        event(JSONLine("connected", fields))
+        let note = l2capFallback.map { " (its L2CAP channel did not open: \($0); using GATT)" } ?? ""
+        logger.info("connected to \(device ?? "a peer") over \(transport)\(note)")
     }
 
     /// Prints an error as `tool: error: …` and `tool: hint: …`, and as a JSON event.

@@ -277,13 +277,7 @@ public enum GattCentral {
         var tasks: [Task<Void, Never>] = []
         let link = GattLink(device: device, mtu: 23, sendsNotifications: false)
         do {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while true {
-                let resolved = try? await bus.property(destination: BlueZ.service, path: device, interface: BlueZ.device, name: "ServicesResolved")
-                if resolved?.bool == true { break }
-                if ContinuousClock.now > deadline { throw BlueZError.timeout("ServicesResolved") }
-                try? await Task.sleep(for: .milliseconds(50))
-            }
+            try await waitForServices(bus, device: device)
             // On a link that was just re-established (the receiver's adapter or bluetoothd came back),
             // ServicesResolved can be true while the characteristics are still being exported: give
             // them a moment before concluding the peer has none.
@@ -412,6 +406,22 @@ public enum GattCentral {
     }
 
     static let earlierLinkPatience: Duration = .seconds(3)
+
+    /// Waits until bluetoothd has resolved the services on the new link to `device`, up to
+    /// `servicesPatience`. A link that drops meanwhile ends the wait at once (`linkLost`), so the
+    /// sender connects again instead of waiting out the time limit.
+    private static func waitForServices(_ bus: DBusConnection, device: String) async throws(BlueZError) {
+        let deadline = ContinuousClock.now + servicesPatience
+        while true {
+            let props = try? await bus.allProperties(destination: BlueZ.service, path: device, interface: BlueZ.device)
+            if props?["ServicesResolved"]?.bool == true { return }
+            if props?["Connected"]?.bool == false { throw BlueZError.linkLost }
+            if ContinuousClock.now > deadline { throw BlueZError.timeout("ServicesResolved") }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    static let servicesPatience: Duration = .seconds(30)
 
     /// Waits, up to `refusedLinkPatience`, until this adapter has no link to another blesend
     /// receiver than `device`: not to the receivers that refused us (`refused`, whose links we asked

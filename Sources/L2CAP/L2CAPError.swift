@@ -1,5 +1,7 @@
+import Glibc
+
 /// Why an L2CAP channel could not be opened or used. `errno` values are the kernel's.
-public enum L2CAPError: Error, Sendable, Equatable {
+public enum L2CAPError: Error, Sendable, Equatable, CustomStringConvertible {
     /// This kernel has no Bluetooth sockets (`socket` failed: EAFNOSUPPORT, EPROTONOSUPPORT).
     case unavailable(errno: Int32)
     /// Binding to the adapter's address or a PSM failed (EADDRINUSE, EACCES for a fixed PSM below 0x80…).
@@ -14,4 +16,18 @@ public enum L2CAPError: Error, Sendable, Equatable {
     case optionFailed(name: String, errno: Int32)
     /// The listener or channel is closed.
     case closed
+
+    public var description: String {
+        switch self {
+        case .unavailable(let e): "no Bluetooth sockets in this kernel (\(Self.text(e)))"
+        case .bindFailed(let e): "binding failed (\(Self.text(e)))"
+        case .listenFailed(let e): "listening failed (\(Self.text(e)))"
+        case .connectFailed(let e): "connecting failed (\(Self.text(e)))"
+        case .timedOut: "it did not open in time"
+        case .optionFailed(let name, let e): "the \(name) option was refused (\(Self.text(e)))"
+        case .closed: "it is closed"
+        }
+    }
+
+    private static func text(_ code: Int32) -> String { "\(String(cString: strerror(code))), errno \(code)" }
 }

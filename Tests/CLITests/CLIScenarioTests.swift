@@ -1,5 +1,6 @@
 import Foundation
 import Keys
+import L2CAP
 import Testing
 import TestSupport
 
@@ -232,4 +233,8 @@ func wrongArgumentsAreUsageErrors(_ args: [String], _ mentions: String) throws {
     #expect(!schema.violations(of: ["event": "error", "code": 3]).isEmpty)
     #expect(!schema.violations(of: ["event": "nonsense"]).isEmpty)
     #expect(!schema.violations(of: ["event": "done", "files": 1, "extra": true]).isEmpty)
+    // A GATT connection after the L2CAP channel failed says why (Reporter.connected).
+    let fallback: [String: Any] = ["event": "connected", "device": "/org/bluez/hci1/dev_X", "transport": "gatt", "payload": 244,
+                                   "mtu": 247, "phy": NSNull(), "l2cap_fallback": "\(L2CAPError.connectFailed(errno: 111))"]
+    #expect(schema.violations(of: fallback).isEmpty, "\(schema.violations(of: fallback))")
 }

@@ -9,6 +9,7 @@
 #   discovery  private discovery with two receivers, then two ordinary receivers; boot with
 #              BTVIRT_ARGS='-L -l3' BT_NCTRL=3 (receivers: only the ordinary ones)
 #   first-contact  only the blerecv --ask case (also part of main)
+#   cut   only the link-cut-and-resume case (also part of main), E2E_REPEAT times (default 3)
 # Runs inside the VM after bt-up.sh (BLESEND_LAB_BT=1): receiver blerecv on hci0 (00:AA:01:00:00:00),
 # sender blesend on hci1. Binaries: $BLESEND_BIN (default .build/debug). Prints "ok - name" /
 # "not ok - name" per case, then "N passed, M failed"; exit status 1 if M > 0, 2 on setup errors.
@@ -150,6 +151,81 @@ run_first_contact() {
 }
 
 # =====================================================================================
+# The link cut from outside mid-transfer, then the resume (part of main; the group "cut" runs it
+# E2E_REPEAT times, default 3, to chase a rare failure).
+run_cut() {
+  begin "link cut mid-transfer (Device1.Disconnect from another process), blesend resumes on L2CAP, file identical"
+  ensure_main_recv
+  rm -f "$MAIN_OUT/m4.bin"
+  CUT_RUNS=$((${CUT_RUNS:-0} + 1))
+  SLOG=$W/logs/send-cut$CUT_RUNS
+  local t pid i cut=0 progress_bytes="" stale=""
+  CUT_HOW=none
+  t=$(now)
+  "$SEND" -v --adapter hci1 --key "$W/keys/sender" --timeout 40 --json --to "$RPUB" "$W/files/m4.bin" > "$SLOG.out" 2> "$SLOG.err" &
+  pid=$!
+  PIDS+=("$pid")
+  # wait until some file bytes were acknowledged, then cut the link
+  for i in $(seq 1 300); do
+    progress_bytes=$(max_progress "$SLOG.out")
+    if [ "${progress_bytes:-0}" -ge 32768 ]; then
+      local handle
+      handle=$(hcitool -i hci1 con 2>/dev/null | sed -n 's/.*handle \([0-9][0-9]*\).*/\1/p' | head -n 1)
+      log "cutting the link (handle $handle) at $progress_bytes acknowledged bytes: busctl Device1.Disconnect"
+      if [ "${E2E_CUT_VIA:-}" != hci ]; then
+        ( busctl --system call org.bluez "$PEER_DEV" org.bluez.Device1 Disconnect > "$W/logs/busctl.out" 2>&1
+          echo "rc $? at $(elapsed "$T0")s" >> "$W/logs/busctl.out" ) &
+        PIDS+=("$!")
+      fi
+      # BlueZ 5.66 in the lab defers Device1.Disconnect while traffic flows (see report); if the
+      # link is still up after 3 s, cut it one layer lower: HCI LE Disconnect from another process.
+      # bluetoothd may also refuse it at once (EIO while it is busy with the link): then go lower at once.
+      # E2E_CUT_VIA=hci: straight to HCI LE Disconnect (to chase what follows that cut).
+      if [ "${E2E_CUT_VIA:-}" != hci ] && wait_until 3 cut_noticed_or_refused "$SLOG.out" "$W/logs/busctl.out" && lines_at_least "$SLOG.out" '"event":"scanning"' 2; then
+        cut=1; CUT_HOW="Device1.Disconnect"
+      elif [ -n "$handle" ] && { ! hcitool -i hci1 con | grep -q "handle $handle " || lines_at_least "$SLOG.out" '"event":"scanning"' 2; }; then
+        # The link ended just after the wait: never cut again, the sender may be on a new link soon.
+        cut=1; CUT_HOW="Device1.Disconnect (late)"
+      else
+        log "blesend still on the link after Device1.Disconnect ($(tr '\n' ' ' < "$W/logs/busctl.out" 2>/dev/null)); hcitool -i hci1 ledc '$handle'"
+        if [ -n "$handle" ] && hcitool -i hci1 ledc "$handle" >> "$W/logs/busctl.out" 2>&1; then
+          cut=1; CUT_HOW="HCI LE Disconnect (Device1.Disconnect had no effect)"
+        fi
+      fi
+      [ "$cut" = 1 ] && stale=$(stale_receiver_link)
+      break
+    fi
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  wait_pid "$pid" "$SEND_TIMEOUT"; SRC=$WRC
+  SEND_SECS=$(elapsed "$t")
+  log "blesend cut: exit $SRC after ${SEND_SECS}s"
+  # Device1.Disconnect can take effect only after the 3 s above (the HCI disconnect then fails: no link).
+  if [ "$cut" = 0 ] && lines_at_least "$SLOG.out" '"event":"scanning"' 2; then cut=1; CUT_HOW="Device1.Disconnect (late)"; fi
+  check "never cut the link (progress $progress_bytes; $(cat "$W/logs/busctl.out" 2>/dev/null))" [ "$cut" = 1 ]
+  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "m4.bin differs or missing" same "$W/files/m4.bin" "$MAIN_OUT/m4.bin"
+  check "no resumed event" has_event "$SLOG.out" resumed
+  check "want 2+ connected events" [ "$(grep -c '"event":"connected"' "$SLOG.out")" -ge 2 ]
+  if [ -n "$stale" ]; then
+    # btvirt did not tell the receiver's controller that the link ended ($stale): its kernel kept
+    # the old link, L2CAP channels and all, and refuses a new channel whose CID the old one holds
+    # ("source CID already allocated"). A radio's supervision timeout (420 ms) ends such a link
+    # before a sender can connect again; here only GATT is open to the sender, as designed.
+    log "the receiver's controller kept the old link ($stale): GATT accepted after an L2CAP refusal"
+    check "connected over '$(transports "$SLOG.out")' without saying why L2CAP failed" l2cap_or_explained "$SLOG.out"
+  else
+    check "connections over '$(transports "$SLOG.out")', want l2cap each time (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"
+  fi
+  check "stdout has a line that is not JSON" valid_json "$SLOG.out"
+  log "cut by $CUT_HOW; resumed at offset $(json_get "$SLOG.out" resumed offset); busctl: $(tr '\n' ' ' < "$W/logs/busctl.out")"
+  echo "# METRIC cut_how='$CUT_HOW' resumed_offset=$(json_get "$SLOG.out" resumed offset) cut_total_s=$SEND_SECS"
+  check "a hidden file is in the out dir" hidden_files "$MAIN_OUT"
+  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
+  stop_recv
+}
+
 run_main() {
   ensure_main_recv || { fail "main receiver did not start"; }
 
@@ -175,7 +251,7 @@ run_main() {
   for ev in scanning connected handshake file-done done; do
     check "no $ev event" has_event "$SLOG.out" "$ev"
   done
-  check "default transport: connected over '$(transports "$SLOG.out")', want l2cap" all_l2cap "$SLOG.out"
+  check "default transport: connected over '$(transports "$SLOG.out")', want l2cap (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"
   local fsecs mtu
   fsecs=$(json_get "$SLOG.out" file-done seconds)
   mtu=$(json_get "$SLOG.out" connected mtu)
@@ -257,7 +333,7 @@ run_main() {
   before=$(ls -A "$MAIN_OUT" | sort)
   send_run stranger --json --key "$W/keys/stranger" --to "$RPUB" "$W/files/k20.bin"
   check "blesend exit $SRC, want 66" [ "$SRC" = 66 ]
-  check "refused over '$(transports "$SLOG.out")', want l2cap" all_l2cap "$SLOG.out"
+  check "refused over '$(transports "$SLOG.out")', want l2cap (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"
   sleep 0.5
   after=$(ls -A "$MAIN_OUT" | sort)
   check "out dir changed: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')" [ "$before" = "$after" ]
@@ -278,58 +354,7 @@ run_main() {
   end "$SLOG.err" "$RECV_LOG.err"
 
   # 5. link cut from outside mid-transfer, then resume
-  begin "link cut mid-transfer (Device1.Disconnect from another process), blesend resumes on L2CAP, file identical"
-  ensure_main_recv
-  SLOG=$W/logs/send-cut
-  local t pid i cut=0 progress_bytes=""
-  CUT_HOW=none
-  t=$(now)
-  "$SEND" --adapter hci1 --key "$W/keys/sender" --timeout 40 --json --to "$RPUB" "$W/files/m4.bin" > "$SLOG.out" 2> "$SLOG.err" &
-  pid=$!
-  PIDS+=("$pid")
-  # wait until some file bytes were acknowledged, then cut the link
-  for i in $(seq 1 300); do
-    progress_bytes=$(max_progress "$SLOG.out")
-    if [ "${progress_bytes:-0}" -ge 32768 ]; then
-      local handle
-      handle=$(hcitool -i hci1 con 2>/dev/null | sed -n 's/.*handle \([0-9][0-9]*\).*/\1/p' | head -n 1)
-      log "cutting the link (handle $handle) at $progress_bytes acknowledged bytes: busctl Device1.Disconnect"
-      ( busctl --system call org.bluez "$PEER_DEV" org.bluez.Device1 Disconnect > "$W/logs/busctl.out" 2>&1
-        echo "rc $? at $(elapsed "$T0")s" >> "$W/logs/busctl.out" ) &
-      PIDS+=("$!")
-      # BlueZ 5.66 in the lab defers Device1.Disconnect while traffic flows (see report); if the
-      # link is still up after 3 s, cut it one layer lower: HCI LE Disconnect from another process.
-      # bluetoothd may also refuse it at once (EIO while it is busy with the link): then go lower at once.
-      if wait_until 3 cut_noticed_or_refused "$SLOG.out" "$W/logs/busctl.out" && lines_at_least "$SLOG.out" '"event":"scanning"' 2; then
-        cut=1; CUT_HOW="Device1.Disconnect"
-      else
-        log "blesend still on the link after Device1.Disconnect ($(tr '\n' ' ' < "$W/logs/busctl.out")); hcitool -i hci1 ledc '$handle'"
-        if [ -n "$handle" ] && hcitool -i hci1 ledc "$handle" >> "$W/logs/busctl.out" 2>&1; then
-          cut=1; CUT_HOW="HCI LE Disconnect (Device1.Disconnect had no effect)"
-        fi
-      fi
-      break
-    fi
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  wait_pid "$pid" "$SEND_TIMEOUT"; SRC=$WRC
-  SEND_SECS=$(elapsed "$t")
-  log "blesend cut: exit $SRC after ${SEND_SECS}s"
-  # Device1.Disconnect can take effect only after the 3 s above (the HCI disconnect then fails: no link).
-  if [ "$cut" = 0 ] && lines_at_least "$SLOG.out" '"event":"scanning"' 2; then cut=1; CUT_HOW="Device1.Disconnect (late)"; fi
-  check "never cut the link (progress $progress_bytes; $(cat "$W/logs/busctl.out" 2>/dev/null))" [ "$cut" = 1 ]
-  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
-  check "m4.bin differs or missing" same "$W/files/m4.bin" "$MAIN_OUT/m4.bin"
-  check "no resumed event" has_event "$SLOG.out" resumed
-  check "want 2+ connected events" [ "$(grep -c '"event":"connected"' "$SLOG.out")" -ge 2 ]
-  check "connections over '$(transports "$SLOG.out")', want l2cap each time" all_l2cap "$SLOG.out"
-  check "stdout has a line that is not JSON" valid_json "$SLOG.out"
-  log "cut by $CUT_HOW; resumed at offset $(json_get "$SLOG.out" resumed offset); busctl: $(tr '\n' ' ' < "$W/logs/busctl.out")"
-  echo "# METRIC cut_how='$CUT_HOW' resumed_offset=$(json_get "$SLOG.out" resumed offset) cut_total_s=$SEND_SECS"
-  check "a hidden file is in the out dir" hidden_files "$MAIN_OUT"
-  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
-  stop_recv
+  run_cut
 
   # 12. GATT on request, and for a receiver without L2CAP
   begin "--transport gatt still works; a receiver with --no-l2cap is served by GATT; --transport l2cap to it exits 73"
@@ -381,7 +406,7 @@ run_main() {
       > "$SLOG.out" 2> "$SLOG.err" || SRC=$?
     log "blesend as uid 65534: exit $SRC after $(elapsed "$t")s"
     check "blesend (non-root) exit $SRC, want 0" [ "$SRC" = 0 ]
-    check "non-root connected over '$(transports "$SLOG.out")', want l2cap" all_l2cap "$SLOG.out"
+    check "non-root connected over '$(transports "$SLOG.out")', want l2cap (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"
     check "k100.bin (non-root) differs or missing" same "$W/files/k100.bin" "$nr/out/k100.bin"
     check "received file not owned by the user" [ "$(stat -c %u "$nr/out/k100.bin" 2>/dev/null)" = 65534 ]
   else
@@ -665,6 +690,7 @@ case "$GROUP" in
   all) run_mtu 0; run_main ;;
   discovery) run_discovery; run_receivers ;;
   receivers) run_receivers ;;
+  cut) for _ in $(seq 1 "${E2E_REPEAT:-3}"); do run_cut; done ;;
   first-contact) run_first_contact ;;
   *) echo "e2e: unknown group $GROUP" >&2; exit 2 ;;
 esac

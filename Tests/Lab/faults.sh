@@ -236,7 +236,7 @@ case_three_cuts() {
   check "cut the link $cuts times, want 3 ($hows)" [ "$cuts" = 3 ]
   check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
   check "m12.bin differs or missing" same "$W/files/m12.bin" "$out/m12.bin"
-  check "connections over '$(transports "$SLOG.out")', want l2cap each time" all_l2cap "$SLOG.out"
+  check "connections over '$(transports "$SLOG.out")', want l2cap each time (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"
   check "want 4+ connected events, got $(count_event "$SLOG.out" connected)" [ "$(count_event "$SLOG.out" connected)" -ge 4 ]
   check "want 3+ resumed events, got $(count_event "$SLOG.out" resumed)" [ "$(count_event "$SLOG.out" resumed)" -ge 3 ]
   check "stdout has a line that is not JSON" valid_json "$SLOG.out"
@@ -538,7 +538,7 @@ case_busy() {
   # An L2CAP channel does not go through the characteristic: the default transport is not held up.
   send_run busy-l2cap --json --to "$RPUB" "$W/files/k24.bin"
   check "blesend (auto) while the characteristic is held: exit $SRC, want 0" [ "$SRC" = 0 ]
-  check "while held, connected over '$(transports "$SLOG.out")', want l2cap" all_l2cap "$SLOG.out"
+  check "while held, connected over '$(transports "$SLOG.out")', want l2cap (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"
   check "k24.bin differs or missing" same "$W/files/k24.bin" "$out/k24.bin"
   kill -TERM "$hpid" 2>/dev/null
   wait_pid "$hpid" 20; hrc=$WRC

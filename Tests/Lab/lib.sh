@@ -150,6 +150,22 @@ same() { cmp -s "$1" "$2"; }
 lacks() { ! grep -qE -- "$2" "$1" 2>/dev/null; }   # lacks FILE REGEX
 # transports FILE: the transport of every "connected" event in a --json log, space-separated
 transports() { grep '"event":"connected"' "$1" 2>/dev/null | sed -n 's/.*"transport":"\([a-z0-9]*\)".*/\1/p' | tr '\n' ' ' | sed 's/ $//'; }
+# stale_receiver_link: after the sender's link (hci1) was cut, whether the receiver's controller
+# (hci0) still lists a link once hci1 lists none (btvirt sometimes drops the peer's Disconnection
+# Complete; a radio would end that link by supervision timeout). Prints hci0's links if so.
+stale_receiver_link() {
+  local links0
+  wait_until 3 bash -c '! hcitool -i hci1 con | grep -q handle' || return 0
+  sleep 0.3
+  hcitool -i hci1 con | grep -q handle && return 0   # the sender is on a new link already
+  links0=$(hcitool -i hci0 con | grep handle | tr -s ' \t' ' ')
+  [ -n "$links0" ] && echo "$links0"
+  return 0
+}
+# fallbacks FILE: why each GATT connection of a --json log did not get its L2CAP channel
+fallbacks() { grep -o '"l2cap_fallback":"[^"]*"' "$1" 2>/dev/null | sed 's/^"l2cap_fallback"://' | tr '\n' ' '; }
+# l2cap_or_explained FILE: every connection on L2CAP, or the GATT ones say why L2CAP failed
+l2cap_or_explained() { all_l2cap "$1" || [ "$(fallbacks "$1" | wc -w)" -gt 0 ]; }
 all_l2cap() { local t; t=$(transports "$1"); [ -n "$t" ] && [ -z "$(echo "$t" | tr ' ' '\n' | grep -v '^l2cap$')" ]; }
 small_mtu() { [ -n "$1" ] && [ "$1" -le 64 ]; }
 hidden_files() { find "$1" -mindepth 1 -name '.*' | grep -q . && return 1; return 0; }

@@ -78,7 +78,7 @@ struct SendOperation {
             policy.connected(to: link.device, others: link.otherReceivers)
             let cleanup = Interrupts.shared.add { await link.close() }
             reporter.connected(device: link.device, transport: link.transportDescription,
-                               note: link.l2capFallback.map { "its L2CAP channel did not open: \($0); using GATT" })
+                               l2capFallback: link.l2capFallback.map { "\($0)" })
             let before = progress.acknowledged
             let ending: EndpointRunner.Ending
             do {
