@@ -23,9 +23,9 @@ public enum L2CAPError: Error, Sendable, Equatable, CustomStringConvertible {
         case .bindFailed(let e): "binding failed (\(Self.text(e)))"
         case .listenFailed(let e): "listening failed (\(Self.text(e)))"
         case .connectFailed(let e): "connecting failed (\(Self.text(e)))"
-        case .timedOut: "it did not open in time"
+        case .timedOut: "timed out"
         case .optionFailed(let name, let e): "the \(name) option was refused (\(Self.text(e)))"
-        case .closed: "it is closed"
+        case .closed: "closed"
         }
     }
 
