@@ -159,6 +159,7 @@ run_cut() {
   rm -f "$MAIN_OUT/m4.bin"
   CUT_RUNS=$((${CUT_RUNS:-0} + 1))
   SLOG=$W/logs/send-cut$CUT_RUNS
+  : > "$W/logs/busctl.out"
   local t pid i cut=0 progress_bytes="" stale=""
   CUT_HOW=none
   t=$(now)
