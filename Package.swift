@@ -78,7 +78,7 @@ let package = Package(
 
         // Command line.
         .target(name: "BlesendCLI", dependencies: [
-            "Session", "SessionRunner", "Keys", "BlueZ", "Storage", "Pipeline", "Discovery", "CClockCalls",
+            "Session", "SessionRunner", "Keys", "BlueZ", "Storage", "Pipeline", "Discovery", "CClockCalls", "CFileCalls",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -105,7 +105,7 @@ let package = Package(
         .executableTarget(name: "blesend-vectors", dependencies: ["WireVectors"]),
 
         // Tests: one target per module, plus shared test helpers (a private dbus-daemon, running binaries).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CFileCalls"], path: "Tests/TestSupport"),
         // A stand-in bluetoothd (org.bluez on a private bus) for the BlueZ and CLI tests.
         .target(name: "BluetoothdStandIn", dependencies: ["DBus"], path: "Tests/BluetoothdStandIn"),
         .testTarget(name: "SodiumTests", dependencies: ["Sodium", "TestSupport"]),

@@ -15,6 +15,12 @@
 // linux/fcntl.h: AT_EMPTY_PATH = 0x1000 on every architecture.
 #define BLESEND_AT_EMPTY_PATH 0x1000
 
+// pipe2(fds, O_CLOEXEC): both ends close-on-exec from the start, so a process that another
+// thread forks meanwhile cannot inherit them (pipe() then fcntl() leaves that window open).
+static inline int blesend_pipe_cloexec(int fds[2]) {
+    return (int)syscall(SYS_pipe2, fds, O_CLOEXEC);
+}
+
 // Renames without replacing: fails with EEXIST if newpath exists, and with EINVAL where the file
 // system does not support the flag.
 static inline int blesend_renameat_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath) {

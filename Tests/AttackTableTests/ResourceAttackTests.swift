@@ -166,7 +166,7 @@ func diskFullDuringReceive(variant: String) throws {
     } else {
         let filler = target.out + "/filler"
         source = DiskFillingSource(bytes: bytes(48_000, seed: 1)) {
-            FileManager.default.createFile(atPath: filler, contents: Data(count: 40_000))
+            _ = FileManager.default.createFile(atPath: filler, contents: Data(count: 40_000))
         }
         kept = ["filler"]
     }

@@ -1,3 +1,4 @@
+import CFileCalls
 import Glibc
 import Foundation
 
@@ -39,8 +40,7 @@ public final class TestBus: @unchecked Sendable {
 
         var inPipe: [Int32] = [-1, -1]
         var outPipe: [Int32] = [-1, -1]
-        guard pipe(&inPipe) == 0, pipe(&outPipe) == 0 else { throw SpawnError(description: "pipe") }
-        for fd in inPipe + outPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        guard blesend_pipe_cloexec(&inPipe) == 0, blesend_pipe_cloexec(&outPipe) == 0 else { throw SpawnError(description: "pipe") }
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)

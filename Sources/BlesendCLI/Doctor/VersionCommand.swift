@@ -1,3 +1,4 @@
+import CFileCalls
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,8 +9,10 @@ import Glibc
 enum VersionCommand {
     static func output(of path: String, _ arguments: [String], timeout: Duration, limit: Int = 4096) -> String? {
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { return nil }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }  // the child's copy is the dup2'd 1
+        // Close-on-exec from the start: a process another thread forks meanwhile must not inherit
+        // the write end, or reading would wait for that process instead of ours. (The child's
+        // standard output is the dup2'd copy, which does not inherit the flag.)
+        guard blesend_pipe_cloexec(&ends) == 0 else { return nil }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
