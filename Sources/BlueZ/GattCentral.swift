@@ -122,7 +122,7 @@ public enum GattCentral {
         // bluetoothd's UUID filter matches lists only: with a recogniser, look at every LE device.
         var filter: [String: DBusValue] = ["Transport": .string("le")]
         if recognises == nil { filter["UUIDs"] = .strings([BlesendGATT.serviceUUID]) }
-        let scanFilter = filter
+        let scanFilter = filter   // for the restarts (bluetoothd forgets a client's filter when it stops)
         _ = try await bus.bluez(adapterPath, BlueZ.adapter, "SetDiscoveryFilter", [.properties(filter)])
         _ = try await bus.bluez(adapterPath, BlueZ.adapter, "StartDiscovery")
         let othersSeen = Flag()
@@ -397,11 +397,9 @@ public enum GattCentral {
     /// stuck `AcquireWrite`). Wait for it to go, up to `earlierLinkPatience`; a link that stays (another
     /// program's) is used as it is.
     private static func waitForEarlierDisconnect(_ bus: DBusConnection, device: String) async {
-        let deadline = ContinuousClock.now + earlierLinkPatience
-        while ContinuousClock.now < deadline {
+        _ = await boundedPoll(patience: earlierLinkPatience, every: .milliseconds(50)) { () async -> Bool? in
             let connected = try? await bus.property(destination: BlueZ.service, path: device, interface: BlueZ.device, name: "Connected")
-            guard connected?.bool == true else { return }
-            try? await Task.sleep(for: .milliseconds(50))
+            return connected?.bool == true ? nil : true
         }
     }
 
@@ -411,14 +409,13 @@ public enum GattCentral {
     /// `servicesPatience`. A link that drops meanwhile ends the wait at once (`linkLost`), so the
     /// sender connects again instead of waiting out the time limit.
     private static func waitForServices(_ bus: DBusConnection, device: String) async throws(BlueZError) {
-        let deadline = ContinuousClock.now + servicesPatience
-        while true {
+        let resolved = try await boundedPoll(patience: servicesPatience, every: .milliseconds(50)) { () async throws(BlueZError) -> Bool? in
             let props = try? await bus.allProperties(destination: BlueZ.service, path: device, interface: BlueZ.device)
-            if props?["ServicesResolved"]?.bool == true { return }
+            if props?["ServicesResolved"]?.bool == true { return true }
             if props?["Connected"]?.bool == false { throw BlueZError.linkLost }
-            if ContinuousClock.now > deadline { throw BlueZError.timeout("ServicesResolved") }
-            try? await Task.sleep(for: .milliseconds(50))
+            return nil
         }
+        if resolved == nil { throw BlueZError.timeout("ServicesResolved") }
     }
 
     static let servicesPatience: Duration = .seconds(30)
@@ -435,22 +432,22 @@ public enum GattCentral {
     /// connection identifier", and the next L2CAP channel to the first receiver was refused
     /// (ECONNREFUSED). lab/README.md, "One LE link at a time".
     static func waitForLinksToEnd(_ bus: DBusConnection, adapterPath: String, refused: Set<String>, before device: String) async {
-        let deadline = ContinuousClock.now + refusedLinkPatience
+        let askAgainAt = ContinuousClock.now + refusedLinkPatience / 2
         var askedAgain = false
-        while true {
-            guard let objects = try? await bus.managedObjects(destination: BlueZ.service, path: "/") else { return }
+        _ = await boundedPoll(patience: refusedLinkPatience, every: .milliseconds(50)) { () async -> Bool? in
+            guard let objects = try? await bus.managedObjects(destination: BlueZ.service, path: "/") else { return true }
             let up = objects.compactMap { path, interfaces -> String? in
                 guard path != device, let props = interfaces[BlueZ.device], props["Adapter"]?.objectPath == adapterPath,
                       props["Connected"]?.bool == true else { return nil }
                 let uuids = (props["UUIDs"]?.strings ?? []).map { $0.lowercased() }
                 return refused.contains(path) || uuids.contains(BlesendGATT.serviceUUID) ? path : nil
             }
-            if up.isEmpty || ContinuousClock.now >= deadline { return }
-            if !askedAgain, ContinuousClock.now >= deadline - refusedLinkPatience / 2 {
+            if up.isEmpty { return true }
+            if !askedAgain, ContinuousClock.now >= askAgainAt {
                 askedAgain = true
                 for path in up where refused.contains(path) { await bus.requestDisconnect(path) }
             }
-            try? await Task.sleep(for: .milliseconds(50))
+            return nil
         }
     }
 
@@ -495,21 +492,15 @@ public enum GattCentral {
     }
 
     private static func transferCharacteristic(_ bus: DBusConnection, device: String, patience: Duration) async throws(BlueZError) -> String {
-        let deadline = ContinuousClock.now + patience
-        while true {
-            let objects: DBusManagedObjects
-            do {
-                objects = try await bus.managedObjects(destination: BlueZ.service, path: "/")
-            } catch {
-                throw BlueZError.from(error)
-            }
-            if let path = objects.keys.sorted().first(where: { path in
+        let path = try await boundedPoll(patience: patience, every: .milliseconds(200)) { () async throws(BlueZError) -> String? in
+            let objects = try await mapped { () async throws(DBusError) in try await bus.managedObjects(destination: BlueZ.service, path: "/") }
+            return objects.keys.sorted().first { path in
                 path.hasPrefix(device + "/")
                     && objects[path]?[BlueZ.gattCharacteristic]?["UUID"]?.string?.lowercased() == BlesendGATT.transferCharacteristicUUID
-            }) { return path }
-            if ContinuousClock.now > deadline { throw BlueZError.characteristicMissing }
-            try? await Task.sleep(for: .milliseconds(200))
+            }
         }
+        guard let path else { throw BlueZError.characteristicMissing }
+        return path
     }
 
     private static func mapped<T>(_ body: () async throws(DBusError) -> T) async throws(BlueZError) -> T {

@@ -285,16 +285,13 @@ public actor GattPeripheral {
     /// Whether `device` still has a link after up to `patience` (true when it cannot tell).
     private func peerStillConnected(_ device: String?, patience: Duration) async -> Bool {
         guard let device else { return true }
-        let deadline = ContinuousClock.now + patience
-        while true {
+        let linkEnded = await boundedPoll(patience: patience, every: .milliseconds(100)) { () async -> Bool? in
             if let connected = try? await bus.property(destination: BlueZ.service, path: device, interface: BlueZ.device, name: "Connected") {
-                if connected.bool != true { return false }
-            } else if !(await deviceExists(device)) {
-                return false   // no such object any more: no link either
+                return connected.bool != true ? true : nil
             }
-            if ContinuousClock.now >= deadline { return true }
-            try? await Task.sleep(for: .milliseconds(100))
+            return await deviceExists(device) ? nil : true   // no such object any more: no link either
         }
+        return linkEnded == nil
     }
 
     private func deviceExists(_ device: String) async -> Bool {
