@@ -34,6 +34,12 @@ public final class SocketPairTransport: SocketBackedTransport {
     public func send(_ datagram: [UInt8]) async throws { throw TransportError.closed }
     public func receive() async throws -> [UInt8] { throw TransportError.closed }
 
+    /// Raises the wake signal as `close()` does but leaves the sockets open (`close()` still
+    /// closes them): a driver that ends now learned of the close from the signal alone.
+    public func raiseCloseSignalOnly() {
+        state.withLock { $0.wake }?.raise(.closed)
+    }
+
     public func close() async {
         let taken = state.withLock { s -> State in
             defer { s = State() }

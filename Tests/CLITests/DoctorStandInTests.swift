@@ -18,8 +18,7 @@ struct DoctorMachine {
             try "\(value)\n".write(toFile: "\(dir)/rfkill/rfkill0/\(name)", atomically: true, encoding: .utf8)
         }
         if let bluetoothdScript {
-            try "#!/bin/sh\n\(bluetoothdScript)\n".write(toFile: "\(dir)/bluetoothd", atomically: true, encoding: .utf8)
-            try files.setAttributes([.posixPermissions: 0o755], ofItemAtPath: "\(dir)/bluetoothd")
+            try Self.writeScript(bluetoothdScript, to: "\(dir)/bluetoothd")
         }
     }
 
@@ -34,6 +33,18 @@ struct DoctorMachine {
     }
 
     func remove() { try? FileManager.default.removeItem(atPath: dir) }
+
+    /// Writes an executable shell script through a close-on-exec descriptor. Foundation's
+    /// `write(toFile:)` does not set the flag: a process another test forks meanwhile (a
+    /// dbus-daemon) would keep the file open for writing for its whole life, and starting the
+    /// script would fail with ETXTBSY ("text file busy").
+    static func writeScript(_ body: String, to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+        guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(fd) }
+        let bytes = Array("#!/bin/sh\n\(body)\n".utf8)
+        guard bytes.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == bytes.count else { throw POSIXError(.EIO) }
+    }
 }
 
 /// The whole of `doctor` (gatherer and judge) against a private bus with the stand-in bluetoothd,
@@ -177,10 +188,10 @@ struct DoctorStandInTests {
         let path = "\(machine.dir)/bluetoothd"
         #expect(DoctorFacts.installedBluetoothd([path], timeout: .seconds(10)) == InstalledBluetoothd(path: path, version: "5.82"))
 
-        let script = "\(machine.dir)/slow"
+        var script = ""
         for (body, what) in [("sleep 30", "too slow"), ("echo 5.66; exit 1", "failed"), ("echo usage: bluetoothd", "no version")] {
-            try "#!/bin/sh\n\(body)\n".write(toFile: script, atomically: true, encoding: .utf8)
-            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script)
+            script = "\(machine.dir)/\(what.replacingOccurrences(of: " ", with: "-"))"
+            try DoctorMachine.writeScript(body, to: script)
             let started = ContinuousClock.now
             #expect(DoctorFacts.installedBluetoothd([script], timeout: .milliseconds(500)) == nil, "\(what)")
             #expect(ContinuousClock.now - started < .seconds(10), "\(what)")

@@ -87,8 +87,10 @@ struct SocketLoopTests {
         #expect(receiver.value.partialTransfers == 1)
     }
 
-    /// `close()` from another task wakes a loop that is waiting with nothing to do: at once when
-    /// the transport raises the wake signal, within the periodic check when it does not.
+    /// `close()` from another task wakes a loop that is waiting with nothing to do: by the wake
+    /// signal alone when the transport raises it (the sockets stay open, so the loop's periodic
+    /// check cannot be what ended it), by that check when it does not. No timing is asserted
+    /// beyond a bound that only a loop that never wakes would pass.
     @Test(arguments: [true, false])
     func closingTheTransportWakesAnIdleLoop(wakes: Bool) async throws {
         let peers = Peers()
@@ -97,10 +99,10 @@ struct SocketLoopTests {
         let receiving = receive(receiver, over: b)
         try await Task.sleep(for: .milliseconds(200))
         let closedAt = ContinuousClock.now
-        await b.close()
+        if wakes { b.raiseCloseSignalOnly() } else { await b.close() }
         #expect(try await receiving.value == .linkLost)
-        let took = ContinuousClock.now - closedAt
-        #expect(took < (wakes ? .milliseconds(100) : .milliseconds(600)), "took \(took)")
+        #expect(ContinuousClock.now - closedAt < .seconds(10))
+        await b.close()
         await a.close()
     }
 

@@ -33,13 +33,19 @@ enum VersionCommand {
 
         var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
+        let deadline = ContinuousClock.now + timeout
         var pid: pid_t = 0
-        let started = posix_spawn(&pid, path, &actions, &attributes, &argv, environ)
+        var started = posix_spawn(&pid, path, &actions, &attributes, &argv, environ)
+        // ETXTBSY: some process holds the program open for writing this instant (one forked just
+        // as the file was written, between its fork and its exec). That passes; try again.
+        while started == ETXTBSY && ContinuousClock.now < deadline {
+            usleep(10_000)
+            started = posix_spawn(&pid, path, &actions, &attributes, &argv, environ)
+        }
         close(ends[1])
         defer { close(ends[0]) }
         guard started == 0 else { return nil }
 
-        let deadline = ContinuousClock.now + timeout
         let output = readUntilEnd(ends[0], deadline: deadline, limit: limit)
         var status: Int32 = 0
         while true {
