@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Fuzzing with libFuzzer (docs/fuzzing.md).
 #
-#   scripts/fuzz.sh [--time SECONDS] [--runs N] [--debug] [TARGET...]
+#   scripts/fuzz.sh [--time SECONDS] [--runs N] [--jobs JOBS] [--debug] [TARGET...]
 #
 # Builds the fuzz executable (only that product) with -sanitize=fuzzer,address into .build-fuzz, so
 # the normal executables are never linked against libFuzzer, then fuzzes each TARGET (default: all)
-# for SECONDS (default 20), one after another, starting from its seed corpus in Tests/Fuzz/corpus and
-# its crashers in Tests/Fuzz/crashers. New inputs go to fuzz-out/corpus/TARGET (kept between runs,
+# for SECONDS (default 20), JOBS at a time (default: the number of cores), starting from its seed
+# corpus in Tests/Fuzz/corpus and its crashers in Tests/Fuzz/crashers. New inputs go to fuzz-out/corpus/TARGET (kept between runs,
 # not committed), crashes to fuzz-out/crashes/TARGET/. Prints executions and exec/s per target and
 # exits non-zero if any target found a crash, a leak, a timeout or a memory-limit breach.
 #
@@ -18,12 +18,14 @@ cd "$(dirname "$0")/.."
 
 seconds=20
 runs=""
+jobs=$(nproc 2>/dev/null || echo 1)
 configuration=release
 targets=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --time) seconds="$2"; shift 2 ;;
         --runs) runs="$2"; shift 2 ;;
+        --jobs) jobs="$2"; shift 2 ;;
         --debug) configuration=debug; shift ;;
         -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "fuzz: unknown option $1" >&2; exit 64 ;;
@@ -51,10 +53,11 @@ export SWIFT_BACKTRACE=enable=no
 # Leaks are findings too (detect_leaks); keep ASan's own reports short.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:symbolize=1}"
 
-failed=()
-summary=()
-for target in "${targets[@]}"; do
-    [[ -d "Tests/Fuzz/corpus/$target" ]] || { echo "fuzz: no corpus for $target" >&2; failed+=("$target"); continue; }
+# fuzz_one TARGET: fuzzes one target; prints its summary line (FAILED at the end if it found
+# something) and, on a finding, the lines that say what and how to reproduce it.
+fuzz_one() {
+    local target=$1 work crashes log seeds limit max_len status executions rate memory line
+    [[ -d "Tests/Fuzz/corpus/$target" ]] || { echo "$target: no corpus   FAILED"; return; }
     work="fuzz-out/corpus/$target"
     crashes="fuzz-out/crashes/$target"
     log="fuzz-out/$target.log"
@@ -70,7 +73,6 @@ for target in "${targets[@]}"; do
         *) max_len=4096 ;;
     esac
     [[ -n "$runs" ]] && limit+=(-runs="$runs")
-    echo "== fuzz: $target ($seconds s${runs:+ or $runs runs, whichever comes first})"
     status=0
     nice -n "${FUZZ_NICE:-19}" "$binary" --target="$target" "$work" "${seeds[@]}" \
         "${limit[@]}" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
@@ -80,14 +82,36 @@ for target in "${targets[@]}"; do
     memory=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -1)
     line=$(printf '%-20s %12s execs %8s exec/s %6s MB peak RSS' "$target" "${executions:-?}" "${rate:-?}" "${memory:-?}")
     if [[ $status -ne 0 ]]; then
-        line="$line   FAILED (exit $status)"
-        failed+=("$target")
-        grep -E "ERROR: libFuzzer|ERROR: AddressSanitizer|ERROR: LeakSanitizer|Fatal error|SUMMARY|Test unit written|^Base64:" "$log" | head -20 >&2 || true
-        echo "fuzz: full log in $log; reproduce with:" >&2
-        echo "  SWIFT_BACKTRACE=enable=no $binary --target=$target $crashes/<crash-file>" >&2
+        echo "$line   FAILED (exit $status)"
+        grep -E "ERROR: libFuzzer|ERROR: AddressSanitizer|ERROR: LeakSanitizer|Fatal error|SUMMARY|Test unit written|^Base64:" "$log" | head -20 || true
+        echo "fuzz: full log in $log; reproduce with:"
+        echo "  SWIFT_BACKTRACE=enable=no $binary --target=$target $crashes/<crash-file>"
+    else
+        echo "$line"
     fi
-    echo "$line"
-    summary+=("$line")
+}
+
+# Targets run $jobs at a time (libFuzzer uses one core per process): each still gets its full
+# time, and the stage takes 1/jobs as long.
+results=$(mktemp -d "${TMPDIR:-/tmp}/blesend-fuzz.XXXXXX")
+trap 'rm -rf "$results"' EXIT
+echo "== fuzz: ${#targets[@]} targets, $seconds s each${runs:+ or $runs runs, whichever comes first}, $jobs at a time"
+running=0
+for i in "${!targets[@]}"; do
+    if (( running >= jobs )); then wait -n || true; running=$((running - 1)); fi
+    fuzz_one "${targets[$i]}" > "$results/$i" &
+    running=$((running + 1))
+done
+wait
+failed=()
+summary=()
+for i in "${!targets[@]}"; do
+    first=$(head -n 1 "$results/$i")
+    summary+=("$first")
+    if [[ $first == *FAILED* ]]; then
+        failed+=("${targets[$i]}")
+        tail -n +2 "$results/$i" >&2
+    fi
 done
 
 echo "== fuzz summary ($((SECONDS - start)) s, build included)"
