@@ -6,8 +6,8 @@
 #   mtu   only the small-MTU case; boot with BT_MAINCONF='[GATT]\nExchangeMTU=48' (below 48 bluetoothd 5.66
 #         cannot create its GATT database: setsockopt(L2CAP_OPTIONS) EINVAL, the adapters never come up)
 #   all   both groups in one boot (MTU case then only checks the file, not that the MTU is small)
-#   discovery  private discovery with two receivers, then two ordinary receivers; boot with
-#              BTVIRT_ARGS='-L -l3' BT_NCTRL=3 (receivers: only the ordinary ones)
+#   discovery  private discovery with two receivers, then two ordinary receivers, then a busy
+#              receiver; boot with BTVIRT_ARGS='-L -l3' BT_NCTRL=3 (receivers, busy: only those)
 #   first-contact  only the blerecv --ask case (also part of main)
 #   cut   only the link-cut-and-resume case (also part of main), E2E_REPEAT times (default 3)
 # Runs inside the VM after bt-up.sh (BLESEND_LAB_BT=1): receiver blerecv on hci0 (00:AA:01:00:00:00),
@@ -684,13 +684,83 @@ run_discovery() {
   stop_recv
 }
 
+# =====================================================================================
+# A busy receiver (issue 20): three controllers (BTVIRT_ARGS='-L -l3' BT_NCTRL=3). The receiver
+# (hci0) serves one sender at a time; a second trusted sender (hci2, key "other") that connects
+# meanwhile gets no handshake answer. It must read the receiver as busy: a "busy" event and a
+# message that says so, retries within --timeout, and then the file (once the first sender is
+# done) or exit 75 (busy; never 66, refused).
+busy_sender_bg() {   # busy_sender_bg NAME TIMEOUT FILE [blesend args]: on hci2 with key "other"; sets B2PID, B2LOG, B2_T
+  B2LOG=$W/logs/send-$1
+  : > "$B2LOG.out"; : > "$B2LOG.err"
+  B2_T=$(now)
+  "$SEND" --adapter hci2 --key "$W/keys/other" --timeout "$2" -v "${@:4}" --to "$RPUB" "$3" > "$B2LOG.out" 2> "$B2LOG.err" &
+  B2PID=$!
+  PIDS+=("$B2PID")
+}
+run_busy() {
+  local trust=$W/trust-busy out=$W/out-busy took
+  mkdir -p "$trust"
+  "$RECV" trust "$W/keys/sender.pub" --name sender --dir "$trust" > /dev/null 2>&1
+  "$RECV" trust "$W/keys/other.pub" --name other --dir "$trust" > /dev/null 2>&1
+  RECV_TRUST=$trust start_recv busy "$out" -v || { fail "receiver did not start"; return; }
+
+  begin "busy receiver: a second trusted sender reads it as busy, retries, and its file arrives once the first is done"
+  # The first sender holds the receiver: paused (SIGSTOP) mid-file, its link up and quiet, well
+  # inside the receiver's 30 s idle limit.
+  send_bg busy-first --json --to "$RPUB" "$W/files/m1.bin"
+  wait_progress "$SLOG.out" $((64 * 1024)) 60 "$SPID" || fail "first sender: no progress"
+  kill -STOP "$SPID"
+  log "first sender paused at $(max_progress "$SLOG.out") bytes"
+  # (without --json: the retry is announced on standard error)
+  busy_sender_bg busy-second 60 "$W/files/k100.bin"
+  wait_for "$B2LOG.err" 'busy with another sender' 30 "$B2PID" || fail "second sender: no word of a busy receiver within 30 s"
+  log "second sender: busy after $(elapsed "$B2_T") s; the first sender goes on"
+  kill -CONT "$SPID"
+  finish_send 120
+  check "first sender: exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "first sender: m1.bin differs or missing" same "$W/files/m1.bin" "$out/m1.bin"
+  wait_pid "$B2PID" 90
+  took=$(elapsed "$B2_T")
+  log "second sender: exit $WRC after ${took}s, busy retries announced: $(grep -c 'busy with another sender' "$B2LOG.err")"
+  echo "# METRIC busy_second_sender_s=$took"
+  check "second sender: exit $WRC, want 0" [ "$WRC" = 0 ]
+  check "second sender: k100.bin differs or missing" same "$W/files/k100.bin" "$out/k100.bin"
+  check "second sender: a wrong message (refused, transfer characteristic, D-Bus)" lacks "$B2LOG.err" 'refused|transfer characteristic|D-Bus'
+  end "$B2LOG.err" "$SLOG.err" "$RECV_LOG.err"
+
+  begin "busy receiver: a sender whose --timeout runs out while the receiver stays busy exits 75 (busy), not 66"
+  # The first sender sends over GATT (slower: it stays busy for the whole case) and is stopped
+  # with SIGTERM once the second has given up.
+  send_bg busy-long --json --transport gatt --to "$RPUB" "$W/files/m4.bin"
+  wait_progress "$SLOG.out" $((64 * 1024)) 60 "$SPID" || fail "first sender: no progress"
+  busy_sender_bg busy-gives-up 8 "$W/files/one.bin" --json
+  wait_pid "$B2PID" 60
+  took=$(elapsed "$B2_T")
+  log "second sender: exit $WRC after ${took}s: $(grep -m1 'error:' "$B2LOG.err")"
+  echo "# METRIC busy_gives_up_s=$took"
+  check "the first sender finished before the second gave up (the receiver was not busy throughout)" kill -0 "$SPID"
+  check "second sender: exit $WRC, want 75" [ "$WRC" = 75 ]
+  check "second sender: the error does not say the receiver is busy" grep -q 'error:.*busy' "$B2LOG.err"
+  check "second sender: no busy event" has_event "$B2LOG.out" busy
+  check "one.bin arrived although the receiver was busy" absent "$out/one.bin"
+  check "second sender: stdout has a line that is not JSON" valid_json "$B2LOG.out"
+  kill -TERM "$SPID" 2>/dev/null
+  finish_send 30
+  check "first sender: exit $SRC after SIGTERM, want 130" [ "$SRC" = 130 ]
+  check "m4.bin at the target path after an interrupted send" absent "$out/m4.bin"
+  end "$B2LOG.err" "$SLOG.err" "$RECV_LOG.err"
+  stop_recv
+}
+
 log "e2e group '$GROUP', binaries in $BIN"
 case "$GROUP" in
   main) run_main ;;
   mtu) run_mtu 1 ;;
   all) run_mtu 0; run_main ;;
-  discovery) run_discovery; run_receivers ;;
+  discovery) run_discovery; run_receivers; run_busy ;;
   receivers) run_receivers ;;
+  busy) run_busy ;;
   cut) for _ in $(seq 1 "${E2E_REPEAT:-3}"); do run_cut; done ;;
   first-contact) run_first_contact ;;
   *) echo "e2e: unknown group $GROUP" >&2; exit 2 ;;

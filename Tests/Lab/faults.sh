@@ -43,35 +43,8 @@ temporaries() { find "$1" -maxdepth 1 -name '.*.blesend-part' -printf '%f\n' 2>/
 no_temporaries() { [ -z "$(temporaries "$1")" ]; }
 # outdir NAME: a fresh receiving folder (a case may run more than once per boot: faults.sh hostile hostile)
 outdir() { mktemp -d "$W/out-$1.XXXX"; }
-absent() { [ ! -e "$1" ]; }
 has_error_line() { grep -q 'error:' "$1" 2>/dev/null; }
 
-# send_bg NAME [blesend args...]: blesend on hci1 in the background; sets SPID, SLOG, SEND_T.
-SPID=""
-SEND_T=""
-send_bg() {
-  local name=$1; shift
-  SLOG=$W/logs/send-$name
-  SEND_T=$(now)
-  : > "$SLOG.out"; : > "$SLOG.err"
-  "$SEND" --adapter hci1 --key "$W/keys/sender" --timeout 40 "$@" > "$SLOG.out" 2> "$SLOG.err" &
-  SPID=$!
-  PIDS+=("$SPID")
-}
-# finish_send LIMIT: waits for the background blesend; sets SRC, SEND_SECS.
-finish_send() {
-  wait_pid "$SPID" "$1"; SRC=$WRC
-  SEND_SECS=$(elapsed "$SEND_T")
-  log "blesend $(basename "$SLOG" | sed 's/^send-//'): exit $SRC after ${SEND_SECS}s"
-}
-# wait_progress FILE BYTES SECONDS PID: until the --json log acknowledges BYTES (bounded).
-progress_at_least() { [ "$(max_progress "$1")" -ge "$2" ]; }
-wait_progress() { wait_until "$3" --pid "$4" progress_at_least "$1" "$2"; }
-# wait_count FILE EVENT N SECONDS: until the --json log has N EVENT lines (bounded).
-count_at_least() { [ "$(count_event "$1" "$2")" -ge "$3" ]; }
-wait_count() { wait_until "$4" count_at_least "$1" "$2" "$3"; }
-# wait_lines FILE REGEX N SECONDS: until FILE has N lines matching REGEX (bounded).
-wait_lines() { wait_until "$4" lines_at_least "$1" "$2" "$3"; }
 powered() { [ "$(busctl --system get-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered 2>/dev/null)" = "b true" ]; }
 wait_powered() { wait_until "$2" powered "$1"; }   # wait_powered hciN SECONDS
 set_powered() {   # set_powered hciN true|false

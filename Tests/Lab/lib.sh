@@ -147,6 +147,7 @@ PY
 }
 has_event() { grep -q "\"event\":\"$2\"" "$1" 2>/dev/null || grep -q "\"event\": \"$2\"" "$1" 2>/dev/null; }
 same() { cmp -s "$1" "$2"; }
+absent() { [ ! -e "$1" ]; }
 lacks() { ! grep -qE -- "$2" "$1" 2>/dev/null; }   # lacks FILE REGEX
 # transports FILE: the transport of every "connected" event in a --json log, space-separated
 transports() { grep '"event":"connected"' "$1" 2>/dev/null | sed -n 's/.*"transport":"\([a-z0-9]*\)".*/\1/p' | tr '\n' ' ' | sed 's/ $//'; }
@@ -185,13 +186,14 @@ RECV_PID=""
 RECV_OUT=""
 RECV_LOG=""
 # start_recv NAME OUTDIR [blerecv args...]: background receiver on hci0, waits for its listening line.
+# Its trust folder is $RECV_TRUST (default $W/trust).
 start_recv() {
   local name=$1 out=$2; shift 2
   mkdir -p "$out"
   RECV_OUT=$out
   RECV_LOG=$W/logs/recv-$name
   : > "$RECV_LOG.out"; : > "$RECV_LOG.err"   # (the child's redirection may truncate only after we look)
-  "$RECV" --adapter hci0 --trust "$W/trust" --key "$W/keys/receiver" --out "$out" "$@" \
+  "$RECV" --adapter hci0 --trust "${RECV_TRUST:-$W/trust}" --key "$W/keys/receiver" --out "$out" "$@" \
     > "$RECV_LOG.out" 2> "$RECV_LOG.err" &
   RECV_PID=$!
   PIDS+=("$RECV_PID")
@@ -222,6 +224,32 @@ send_run() {
   log "blesend $name: exit $SRC after ${SEND_SECS}s"
 }
 
+# send_bg NAME [blesend args...]: blesend on hci1 in the background; sets SPID, SLOG, SEND_T.
+SPID=""
+SEND_T=""
+send_bg() {
+  local name=$1; shift
+  SLOG=$W/logs/send-$name
+  SEND_T=$(now)
+  : > "$SLOG.out"; : > "$SLOG.err"
+  "$SEND" --adapter hci1 --key "$W/keys/sender" --timeout 40 "$@" > "$SLOG.out" 2> "$SLOG.err" &
+  SPID=$!
+  PIDS+=("$SPID")
+}
+# finish_send LIMIT: waits for the background blesend; sets SRC, SEND_SECS.
+finish_send() {
+  wait_pid "$SPID" "$1"; SRC=$WRC
+  SEND_SECS=$(elapsed "$SEND_T")
+  log "blesend $(basename "$SLOG" | sed 's/^send-//'): exit $SRC after ${SEND_SECS}s"
+}
+# wait_progress FILE BYTES SECONDS PID: until the --json log acknowledges BYTES (bounded).
+progress_at_least() { [ "$(max_progress "$1")" -ge "$2" ]; }
+wait_progress() { wait_until "$3" --pid "$4" progress_at_least "$1" "$2"; }
+# wait_count FILE EVENT N SECONDS: until the --json log has N EVENT lines (bounded).
+count_at_least() { [ "$(count_event "$1" "$2")" -ge "$3" ]; }
+wait_count() { wait_until "$4" count_at_least "$1" "$2" "$3"; }
+# wait_lines FILE REGEX N SECONDS: until FILE has N lines matching REGEX (bounded).
+wait_lines() { wait_until "$4" lines_at_least "$1" "$2" "$3"; }
 goodput() {   # bytes seconds -> KiB/s
   awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.1f", b / 1024 / s; else print "inf" }'
 }
