@@ -12,7 +12,8 @@
 #
 # --runs N also stops each target after N executions (whichever of time and runs comes first).
 # --debug builds without optimisation (quicker to build, slower to fuzz).
-# FUZZ_NICE (default 19) is the nice level of the fuzzing processes.
+# FUZZ_NICE (default 19) is the nice level of the fuzzing processes; BLESEND_BUILD_JOBS caps the
+# build's compiler jobs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,7 +28,7 @@ while [[ $# -gt 0 ]]; do
         --runs) runs="$2"; shift 2 ;;
         --jobs) jobs="$2"; shift 2 ;;
         --debug) configuration=debug; shift ;;
-        -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "fuzz: unknown option $1" >&2; exit 64 ;;
         *) targets+=("$1"); shift ;;
     esac
@@ -37,7 +38,7 @@ start=$SECONDS
 echo "== fuzz: building blesend-fuzz ($configuration, -sanitize=fuzzer,address) in .build-fuzz"
 # --sanitize fuzzer makes SwiftPM link libFuzzer's main; -sanitize=fuzzer,address instruments every
 # module for coverage and AddressSanitizer; BLESEND_LIBFUZZER selects the libFuzzer entry point.
-swift build --scratch-path .build-fuzz -c "$configuration" --product blesend-fuzz \
+swift build --scratch-path .build-fuzz -c "$configuration" --product blesend-fuzz ${BLESEND_BUILD_JOBS:+--jobs "$BLESEND_BUILD_JOBS"} \
     --sanitize fuzzer -Xswiftc -sanitize=fuzzer,address -Xswiftc -DBLESEND_LIBFUZZER \
     2> >(grep -v "Cannot export local symbol" >&2)
 binary=".build-fuzz/$configuration/blesend-fuzz"

@@ -14,9 +14,8 @@
 #     on trixie with systemd as PID 1, vmrun.sh --systemd, so blerecv.service runs as installed)
 #   --goodput: a further boot on the first image runs scripts/lab-goodput.sh
 # Image host runs .build/debug (swift build); image trixie has no Swift toolchain and runs the
-# statically linked release binaries in .build-static/release (swift build -c release
-# --static-swift-stdlib --scratch-path .build-static), whose remaining shared libraries are checked
-# against the trixie root first.
+# statically linked release binaries in .build-static/release (scripts/build-static.sh), whose
+# remaining shared libraries are checked against the trixie root first.
 # Exit status: 0 if every boot passed, else the first failing boot's status.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -49,12 +48,8 @@ if [ "$build" = 1 ]; then
     swift build || { echo "lab-tests: swift build failed" >&2; exit 1; }
   fi
   if has "$images" trixie; then
-    echo "== swift build -c release --static-swift-stdlib (for the trixie image)"
-    for p in blesend blerecv; do
-      # The flags scripts/package.sh builds with, so that the package reuses this build.
-      swift build -c release --static-swift-stdlib -Xlinker -z -Xlinker now --scratch-path "$ROOT/.build-static" --product "$p" \
-        || { echo "lab-tests: static build of $p failed" >&2; exit 1; }
-    done
+    echo "== scripts/build-static.sh (for the trixie image)"
+    scripts/build-static.sh || { echo "lab-tests: the static build failed" >&2; exit 1; }
   fi
 fi
 

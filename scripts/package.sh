@@ -51,12 +51,8 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/n
 
 # 1. Static release binaries, in their own scratch path.
 scratch=.build-static
-for product in blesend blerecv; do
-  log "building $product $version (release, static Swift stdlib, $scratch)"
-  # -z now: full RELRO, as Debian's hardening flags (lintian: hardening-no-bindnow).
-  swift build -c release --static-swift-stdlib -Xlinker -z -Xlinker now --scratch-path "$scratch" \
-    --product "$product" >&2
-done
+log "building blesend and blerecv $version (release, static Swift stdlib, $scratch)"
+scripts/build-static.sh >&2
 bin=$scratch/release
 for tool in blesend blerecv; do
   got=$("$bin/$tool" --version)
