@@ -6,8 +6,11 @@
 #   mtu   only the small-MTU case; boot with BT_MAINCONF='[GATT]\nExchangeMTU=48' (below 48 bluetoothd 5.66
 #         cannot create its GATT database: setsockopt(L2CAP_OPTIONS) EINVAL, the adapters never come up)
 #   all   both groups in one boot (MTU case then only checks the file, not that the MTU is small)
-#   discovery  private discovery with two receivers, then two ordinary receivers, then a busy
-#              receiver; boot with BTVIRT_ARGS='-L -l3' BT_NCTRL=3 (receivers, busy: only those)
+#   discovery  private discovery with two receivers, then two ordinary receivers; boot with
+#              BTVIRT_ARGS='-L -l3' BT_NCTRL=3 (receivers: only the ordinary ones)
+#   busy  a busy receiver and a second sender (three controllers too). NOT in CI: it fails in this
+#         lab because btvirt cannot give one controller two links (lab/README.md, "Two links on
+#         one controller"); it is the reproducer, and the acceptance case once the lab can.
 #   first-contact  only the blerecv --ask case (also part of main)
 #   cut   only the link-cut-and-resume case (also part of main), E2E_REPEAT times (default 3)
 # Runs inside the VM after bt-up.sh (BLESEND_LAB_BT=1): receiver blerecv on hci0 (00:AA:01:00:00:00),
@@ -685,7 +688,9 @@ run_discovery() {
 }
 
 # =====================================================================================
-# A busy receiver (issue 20): three controllers (BTVIRT_ARGS='-L -l3' BT_NCTRL=3). The receiver
+# A busy receiver (issue 20): three controllers (BTVIRT_ARGS='-L -l3' BT_NCTRL=3). Not in CI: in
+# btvirt (5.66 and 5.82) every LE link of a controller gets handle 0x002a, so the receiver's
+# controller cannot hold the second sender's link beside the first (lab/README.md). The receiver
 # (hci0) serves one sender at a time; a second trusted sender (hci2, key "other") that connects
 # meanwhile gets no handshake answer. It must read the receiver as busy: a "busy" event and a
 # message that says so, retries within --timeout, and then the file (once the first sender is
@@ -758,7 +763,7 @@ case "$GROUP" in
   main) run_main ;;
   mtu) run_mtu 1 ;;
   all) run_mtu 0; run_main ;;
-  discovery) run_discovery; run_receivers; run_busy ;;
+  discovery) run_discovery; run_receivers ;;
   receivers) run_receivers ;;
   busy) run_busy ;;
   cut) for _ in $(seq 1 "${E2E_REPEAT:-3}"); do run_cut; done ;;
