@@ -411,19 +411,44 @@ case_hostile() {
 # A stranger that connects, subscribes to the transfer characteristic and sends nothing (issue 20:
 # bluetoothd 5.66 went away when blerecv re-registered its GATT application under that live
 # subscriber). blerecv must drop the link, leave bluetoothd running, and serve the next sender.
+# registered_under_link MONITORLOG: how many RegisterApplication calls a dbus-monitor log shows while
+# the watched device was Connected (its PropertiesChanged: "Connected" then "boolean true/false").
+registered_under_link() {
+  awk '/member=RegisterApplication/ { if (up) n++ }
+       /string "Connected"/ { getline; if ($0 ~ /boolean true/) up = 1; else if ($0 ~ /boolean false/) up = 0 }
+       END { print n + 0 }' "$1"
+}
 case_silent_subscriber() {
-  begin "attack: a subscribed silent stranger is dropped, bluetoothd stays up, next sender served"
-  local out hrc t bpid_before bpid_after
+  local mode
+  # subscribe-only is what issue 20's review did (bleak: subscribed, nothing else); hold-write
+  # also holds the write socket.
+  for mode in subscribe-only hold-write; do silent_subscriber "$mode"; done
+}
+silent_subscriber() {
+  begin "attack: a subscribed silent stranger ($1) is dropped, bluetoothd stays up, next sender served"
+  local mode=$1 out hrc t bpid_before bpid_after
   out=$(outdir silent)
   start_recv silent "$out" -v || fail "receiver did not start"
   bpid_before=$(pidof bluetoothd)
+  # The review's trigger: blerecv registered its GATT application again while the stranger's link
+  # was still up. Watch for that on the bus: RegisterApplication calls and hci0's view of the
+  # stranger's Connected property, in order.
+  local mon=$W/logs/silent-$mode.bus
+  dbus-monitor --system "type='method_call',interface='org.bluez.GattManager1',member='RegisterApplication'" \
+    "type='signal',interface='org.freedesktop.DBus.Properties',path='/org/bluez/hci0/dev_00_AA_01_01_00_01',arg0='org.bluez.Device1'" \
+    > "$mon" 2>&1 &
+  local mpid=$!
+  sleep 1
   t=$(now)
-  timeout -k 2 60 /usr/bin/python3 "$HOSTILE" --adapter hci1 --mode hold-write --notify --hold 40 \
+  timeout -k 2 60 /usr/bin/python3 "$HOSTILE" --adapter hci1 --mode "$mode" --notify --hold 40 \
     > "$W/logs/silent.out" 2> "$W/logs/silent.err"
   hrc=$?
-  log "silent subscriber: exit $hrc after $(elapsed "$t")s: $(tr '\n' ' ' < "$W/logs/silent.out")"
+  log "silent subscriber ($mode): exit $hrc after $(elapsed "$t")s: $(tr '\n' ' ' < "$W/logs/silent.out")"
   sleep 3   # whatever blerecv does after dropping it (it once re-registered its application here)
+  kill "$mpid" 2>/dev/null; wait "$mpid" 2>/dev/null
   bpid_after=$(pidof bluetoothd)
+  log "RegisterApplication calls: $(grep -c 'member=RegisterApplication' "$mon"), while the stranger's link was up: $(registered_under_link "$mon")"
+  check "blerecv registered its application again while the stranger's link was up" [ "$(registered_under_link "$mon")" = 0 ]
   check "bluetoothd changed from '$bpid_before' to '$bpid_after' (it crashed or was restarted)" \
     [ -n "$bpid_after" ] && [ "$bpid_before" = "$bpid_after" ]
   check "silent subscriber exit $hrc, want 0 (the receiver dropped it)" [ "$hrc" = 0 ]

@@ -11,16 +11,20 @@ It connects to blerecv's transfer service like a real sender, then misbehaves (-
       datagram for the end of the socket and stops reading it; nothing goes over the air.)
   hold-write: acquires the characteristic's write socket (AcquireWrite) and holds it, writing
       nothing: another local program that holds the socket blesend needs.
+  subscribe-only: subscribes to notifications (AcquireNotify, as --notify) and never acquires the
+      write socket or writes (what issue 20's review did with bleak: the receiver then re-registered
+      its GATT application under the live subscription and bluetoothd 5.66 went away).
 
 In every mode it then holds the BLE link until the receiver drops it, --hold seconds pass, or
 SIGTERM arrives (then it closes its sockets and disconnects).
 
     hostile-central.py [--adapter hci1] [--peer 00:AA:01:00:00:00] [--hold 60] [--notify]
-                       [--mode half-handshake|empty-write|hold-write]
+                       [--mode half-handshake|empty-write|hold-write|subscribe-only]
 
 --notify also subscribes to notifications (AcquireNotify), like an honest sender would.
 
-Prints one JSON object per step on stdout: connected, acquired (hold-write) or wrote, then dropped
+Prints one JSON object per step on stdout: connected, acquired (hold-write, subscribe-only) or
+wrote, then dropped
 (the receiver ended the link: {"after_s": seconds since the last write}) or held (still connected
 after --hold or at SIGTERM).
 Exit status: 0 dropped by the receiver, 3 still connected after --hold or SIGTERM, 2 setup failure.
@@ -119,7 +123,8 @@ def main():
     ap.add_argument("--peer", default="00:AA:01:00:00:00")
     ap.add_argument("--hold", type=float, default=60.0)
     ap.add_argument("--notify", action="store_true")
-    ap.add_argument("--mode", choices=["half-handshake", "empty-write", "hold-write"], default="half-handshake")
+    ap.add_argument("--mode", choices=["half-handshake", "empty-write", "hold-write", "subscribe-only"],
+                    default="half-handshake")
     args = ap.parse_args()
     stopped = []
     signal.signal(signal.SIGTERM, lambda *_: stopped.append(True))
@@ -171,10 +176,13 @@ def main():
     say("connected", device=dpath, characteristic=chars[0])
 
     held = []
-    if args.notify:
-        nfd, _ = char.AcquireNotify({})
+    if args.notify or args.mode == "subscribe-only":
+        nfd, mtu = char.AcquireNotify({})
         held.append(socket.socket(fileno=nfd.take()))
-    if args.mode == "empty-write":
+    if args.mode == "subscribe-only":
+        say("acquired", mtu=int(mtu))
+        wrote = []
+    elif args.mode == "empty-write":
         wrote, mtu = write_value_then_empty(char)
     else:
         wfd, mtu = char.AcquireWrite({})
