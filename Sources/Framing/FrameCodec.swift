@@ -3,20 +3,7 @@ import Pipeline
 /// Encodes frames into datagrams and decodes datagrams into frames (docs/protocol.md §2).
 ///
 /// Decoding never traps and never copies: a decoded fragment's bytes are a slice of the datagram.
-public struct FrameCodec: Codec, Sendable {
-    public typealias Upper = Frame
-    public typealias Lower = [UInt8]
-
-    public init() {}
-
-    public mutating func encode(_ unit: Frame, into output: inout [[UInt8]]) {
-        output.append(Self.encode(unit))
-    }
-
-    public mutating func decode(_ unit: [UInt8], into output: inout [Frame]) throws(FramingError) {
-        output.append(try Self.decode(unit))
-    }
-
+public enum FrameCodec {
     private static let kindBit: UInt8 = 0x80
     private static let startBit: UInt8 = 0x40
     private static let endBit: UInt8 = 0x20

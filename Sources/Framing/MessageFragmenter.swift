@@ -1,15 +1,12 @@
 import Pipeline
 
-/// Cuts messages into fragments that fit a datagram, and (as a `Codec`) joins them again.
+/// Cuts messages into fragments that fit a datagram, and joins them again.
 ///
 /// The first fragment carries the message length and `datagramSize - 6` bytes; the others
 /// `datagramSize - 4`. The smallest datagram size is `FrameLayout.minimumDatagramSize` (8): an ack
 /// frame must fit. The format itself allows 1-byte fragments (7-byte start, 5-byte continuation
 /// frames), which a receiver accepts.
-public struct MessageFragmenter: Codec, Sendable {
-    public typealias Upper = [UInt8]
-    public typealias Lower = Fragment
-
+public struct MessageFragmenter: Sendable {
     /// Size of the datagrams the fragments are cut for (clamped to 8...).
     public var maxDatagramSize: Int {
         didSet { maxDatagramSize = max(maxDatagramSize, FrameLayout.minimumDatagramSize) }

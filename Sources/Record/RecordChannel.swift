@@ -1,13 +1,10 @@
 import Pipeline
 import Sodium
 
-/// Both directions of the record layer in one codec: `encode` seals with the send key, `decode`
-/// opens with the receive key. Build it from a handshake result:
+/// Both directions of the record layer: `encode` seals with the send key, `decode` opens with the
+/// receive key. Build it from a handshake result:
 /// `RecordChannel(sendKey: result.sendKey, receiveKey: result.receiveKey)`.
-public struct RecordChannel: Codec {
-    public typealias Upper = Record
-    public typealias Lower = [UInt8]
-
+public struct RecordChannel {
     public private(set) var sealer: RecordSealer
     public private(set) var opener: RecordOpener
 

@@ -14,6 +14,4 @@ public enum RecordError: Error, Equatable, Sendable {
     case counterExhausted
     /// The plaintext exceeds the limit.
     case tooLarge
-    /// A one-way codec was used in the other direction.
-    case wrongDirection
 }

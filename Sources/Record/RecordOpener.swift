@@ -1,15 +1,12 @@
 import Pipeline
 import Sodium
 
-/// Opens records for one direction (protocol.md §4). Decode only: `encode` throws `.wrongDirection`.
+/// Opens records for one direction (protocol.md §4).
 ///
 /// Any error ends the stream: every later `decode` throws the same error. After a `final` record,
 /// anything more is `.recordAfterFinal`. Per record it allocates exactly the plaintext array and
 /// opens into it in place; the nonce buffer is reused.
-public struct RecordOpener: Codec {
-    public typealias Upper = Record
-    public typealias Lower = [UInt8]
-
+public struct RecordOpener {
     private var schedule: RecordKeySchedule
     private var receivedFinal = false
     private var failure: RecordError?
@@ -32,10 +29,6 @@ public struct RecordOpener: Codec {
     public var recordCount: UInt64 { schedule.counter }
     /// True once the peer's `final` record has been opened.
     public var isFinished: Bool { receivedFinal }
-
-    public mutating func encode(_ unit: Record, into output: inout [[UInt8]]) throws(RecordError) {
-        throw .wrongDirection
-    }
 
     public mutating func decode(_ unit: [UInt8], into output: inout [Record]) throws(RecordError) {
         do throws(RecordError) {

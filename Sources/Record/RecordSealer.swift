@@ -1,14 +1,11 @@
 import Pipeline
 import Sodium
 
-/// Seals records for one direction (protocol.md §4). Encode only: `decode` throws `.wrongDirection`.
+/// Seals records for one direction (protocol.md §4).
 ///
 /// Per record it allocates exactly the output array and seals into it in place; the nonce buffer is
 /// reused. After a `final` record it seals nothing more.
-public struct RecordSealer: Codec {
-    public typealias Upper = Record
-    public typealias Lower = [UInt8]
-
+public struct RecordSealer {
     private var schedule: RecordKeySchedule
     private var sentFinal = false
     public let maxPlaintext: Int
@@ -39,10 +36,6 @@ public struct RecordSealer: Codec {
         }
         if unit.isFinal { sentFinal = true }
         output.append(sealed)
-    }
-
-    public mutating func decode(_ unit: [UInt8], into output: inout [Record]) throws(RecordError) {
-        throw .wrongDirection
     }
 
     private static func seal(

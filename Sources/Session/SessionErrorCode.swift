@@ -48,7 +48,6 @@ extension RecordError {
         case .recordAfterFinal: "recordAfterFinal"
         case .counterExhausted: "counterExhausted"
         case .tooLarge: "tooLarge"
-        case .wrongDirection: "wrongDirection"
         }
     }
 }

@@ -420,19 +420,3 @@ public enum TransferMessageError: Error, Equatable, Sendable, CustomStringConver
         }
     }
 }
-
-/// Transfer messages to and from record plaintexts, as a layer of the pipeline.
-public struct TransferMessageCodec: Codec {
-    public typealias Upper = TransferMessage
-    public typealias Lower = [UInt8]
-
-    public init() {}
-
-    public mutating func encode(_ unit: TransferMessage, into output: inout [[UInt8]]) throws {
-        output.append(unit.encoded())
-    }
-
-    public mutating func decode(_ unit: [UInt8], into output: inout [TransferMessage]) throws {
-        output.append(try TransferMessage(decoding: unit))
-    }
-}

@@ -15,9 +15,9 @@ struct InitiatorChannel: Layer {
 
     /// Until message 2: the handshake and its deadline. After it: nil, and `records` is set.
     private var handshake: (initiator: NoiseIKInitiator, deadline: Instant)?
-    /// The record codec once the handshake is done (an optional, so it is moved out with `take()`
+    /// The record channel once the handshake is done (an optional, so it is moved out with `take()`
     /// for each record rather than copied).
-    private var records: SecureTransferCodec?
+    private var records: SecureMessageChannel?
     private var down: Deque<[UInt8]> = []
     private var up: Deque<TransferMessage> = []
     private let rekeyAfter: UInt64
@@ -73,7 +73,7 @@ struct InitiatorChannel: Layer {
         }
         handshake = nil
         handshakeHash = keys.handshakeHash
-        records = makeSecureTransferCodec(send: keys.initiatorToResponder, receive: keys.responderToInitiator, rekeyAfter: rekeyAfter)
+        records = SecureMessageChannel(send: keys.initiatorToResponder, receive: keys.responderToInitiator, rekeyAfter: rekeyAfter)
         authenticatedNow = true
         // Message 2 authenticated: the pinned receiver itself sent whatever is in it.
         do { up += try HandshakePayload.decode(payload) } catch { throw .transfer(.malformedMessage(error)) }

@@ -33,8 +33,8 @@ struct ResponderChannel: Layer {
         case awaitingHello(NoiseIKResponder, deadline: Instant)
         case awaitingAnswer(NoiseIKResponder, sender: String, fingerprint: String, deadline: Instant)
         /// Message 2 said `pending` to an unknown sender: the receiver's user decides by `deadline`.
-        case awaitingApproval(SecureTransferCodec, Stranger, deadline: Instant)
-        case established(SecureTransferCodec)
+        case awaitingApproval(SecureMessageChannel, Stranger, deadline: Instant)
+        case established(SecureMessageChannel)
         /// We sent the refusal; the link closes once it is delivered (or soon after).
         case refusing(SessionError.RefusalReason, deadline: Instant)
         /// Transient, while a value is moved out (so its buffers are not copied on write).
@@ -152,7 +152,7 @@ struct ResponderChannel: Layer {
             do {
                 down.append(try responder.writeMessage2(payload: payload))
                 let keys = try responder.split()
-                let codec = makeSecureTransferCodec(send: keys.responderToInitiator, receive: keys.initiatorToResponder,
+                let codec = SecureMessageChannel(send: keys.responderToInitiator, receive: keys.initiatorToResponder,
                                                     rekeyAfter: rekeyAfter)
                 if answer.contains(.pending), let waiting = stranger.take(), let key = PublicKey(bytes: waiting.key) {
                     state = .awaitingApproval(codec, waiting, deadline: now.advanced(by: approvalTimeout))
