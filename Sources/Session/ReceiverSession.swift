@@ -62,8 +62,8 @@ public struct ReceiverSession {
 
     public mutating func takeEvents() -> [Event] {
         if stack != nil {
-            events += stack?.top.bottom.takeEvents() ?? []
-            events += stack?.top.top.transfer.takeEvents().map(Event.transfer) ?? []
+            events += stack?.withLayer(ResponderChannel.self) { $0.takeEvents() } ?? []
+            events += stack?.withLayer(ReceivingTransferLayer.self) { $0.transfer.takeEvents() }?.map(Event.transfer) ?? []
         } else {
             events += parked?.transfer.takeEvents().map(Event.transfer) ?? []
         }
@@ -71,20 +71,24 @@ public struct ReceiverSession {
         return events
     }
 
+    private var transfer: TransferReceiver? { stack?.layer(ReceivingTransferLayer.self)?.transfer ?? parked?.transfer }
+    private var channel: ResponderChannel? { stack?.layer(ResponderChannel.self) }
+    private var link: ReliableLink? { stack?.layer(LinkLayer.self)?.link }
+
     public var isConnected: Bool { stack != nil }
     /// The sender of the current connection has said goodbye (its files are settled).
-    public var senderSaidGoodbye: Bool { stack?.top.top.transfer.sessionEnded ?? parked?.transfer.sessionEnded ?? false }
-    public var linkStatistics: LinkStatistics? { stack?.bottom.link.statistics }
+    public var senderSaidGoodbye: Bool { transfer?.sessionEnded ?? false }
+    public var linkStatistics: LinkStatistics? { link?.statistics }
     /// Bytes from the peer the current link holds (see `ReliableLink.bufferedInboundBytes`).
-    public var linkBufferedInboundBytes: Int? { stack?.bottom.link.bufferedInboundBytes }
-    public var partialTransfers: Int { stack?.top.top.transfer.partialCount ?? parked?.transfer.partialCount ?? 0 }
+    public var linkBufferedInboundBytes: Int? { link?.bufferedInboundBytes }
+    public var partialTransfers: Int { transfer?.partialCount ?? 0 }
 
     /// Whether the current connection is finished (goodbye exchanged and delivered, or a refusal
     /// sent): the driver should disconnect.
     public var connectionComplete: Bool {
-        guard let linkIdle = stack?.bottom.link.isIdle, linkIdle else { return false }
-        if stack?.top.bottom.isEstablished == true { return stack?.top.top.transfer.sessionEnded ?? false }
-        return stack?.top.bottom.isRefusing ?? false
+        guard let link, link.isIdle, let channel else { return false }
+        if channel.isEstablished { return transfer?.sessionEnded ?? false }
+        return channel.isRefusing
     }
 
     /// A sender connected. `wallClock` is nanoseconds since the Unix epoch, now (message 1's
@@ -110,10 +114,15 @@ public struct ReceiverSession {
     /// The connection ended (for whatever reason). Partial files wait for the sender to resume.
     public mutating func linkLost(now: Instant) {
         guard var stack = stack.take() else { return }
-        events += stack.top.bottom.takeEvents()
-        stack.top.top.transfer.connectionLost(now: now)
-        stack.top.top.transfer.expirePartials(now: now)
-        parked = (stack.top.top.transfer, stack.top.bottom.replayGuard)
+        events += stack.withLayer(ResponderChannel.self) { $0.takeEvents() } ?? []
+        stack.withLayer(ReceivingTransferLayer.self) { layer in
+            layer.transfer.connectionLost(now: now)
+            layer.transfer.expirePartials(now: now)
+        }
+        _ = stack.drainSignals()
+        guard let transfer = stack.layer(ReceivingTransferLayer.self)?.transfer,
+              let replayGuard = stack.layer(ResponderChannel.self)?.replayGuard else { return }
+        parked = (transfer, replayGuard)
     }
 
     /// Shutting down: partial files are removed.
@@ -123,22 +132,17 @@ public struct ReceiverSession {
     }
 
     public mutating func setMaxDatagramSize(_ size: Int, peer: Int? = nil) {
-        stack.withMovedValue { stack in
-            stack.bottom.link.maxDatagramSize = size
-            stack.bottom.link.peerMaxDatagramSize = peer
-        }
+        withStack { stack in stack.handle(.datagramSizeChanged(own: size, peer: peer)) }
     }
 
     public mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
-        let configuration = configuration
-        try stack.withMovedValue { stack throws(SessionError) in
-            defer { Self.settle(&stack, configuration: configuration) }
+        try withStack { stack throws(SessionError) in
             do throws(SessionError) {
                 try stack.receive(datagram, now: now)
             } catch {
                 // A record that fails authentication, or an authenticated sender breaking the
                 // transfer rules: the file in progress is not resumable, its partial goes now.
-                if let failure = Self.fileFailure(for: error) { stack.top.top.transfer.abandonCurrent(because: failure) }
+                if let failure = Self.fileFailure(for: error) { stack.handle(.abandonFile(failure)) }
                 throw error
             }
         }
@@ -147,13 +151,23 @@ public struct ReceiverSession {
     public var nextDeadline: Instant? { stack?.nextDeadline }
 
     public mutating func handleTimers(now: Instant) throws(SessionError) {
-        let configuration = configuration
-        try stack.withMovedValue { stack throws(SessionError) in
-            defer { Self.settle(&stack, configuration: configuration) }
+        try withStack { stack throws(SessionError) in
             try stack.handleTimers(now: now)
             // A user who did not answer in time: the channel's `reject` goes to the link now.
             try stack.passDown(now: now)
         }
+    }
+
+    /// Runs `body` on the current connection's stack, moved out (not copied) so that its buffers
+    /// stay uniquely referenced. The layers handle each other's signals inside the stack; the
+    /// session has nothing to add, so what reaches the top is dropped.
+    private mutating func withStack<Result, E: Error>(_ body: (inout Stack) throws(E) -> Result) throws(E) -> Result? {
+        guard var stack = stack.take() else { return nil }
+        defer {
+            _ = stack.drainSignals()
+            self.stack = stack
+        }
+        return try body(&stack)
     }
 
     /// Trusts `peer` from the next connection on: a key the driver added to the trust directory
@@ -164,50 +178,39 @@ public struct ReceiverSession {
     }
 
     /// Whether the user is being asked about the sender of the current connection.
-    public var isAwaitingApproval: Bool { stack?.top.bottom.isAwaitingApproval ?? false }
+    public var isAwaitingApproval: Bool { channel?.isAwaitingApproval ?? false }
 
     /// First contact: the user accepted the unknown sender of the current connection under
     /// `name` (the driver has written its key to the trust directory). It is trusted from now on,
     /// here and on later connections, and its offer is answered. Returns false if nobody waits.
     @discardableResult
     public mutating func approve(name: String, now: Instant) throws(SessionError) -> Bool {
-        guard isAwaitingApproval, var stack = stack.take() else { return false }
-        defer {
-            Self.settle(&stack, configuration: configuration)
-            self.stack = stack
-        }
-        guard let peer = stack.top.bottom.approve(name: name) else { return false }
+        guard isAwaitingApproval else { return false }
+        let peer = try withStack { stack throws(SessionError) -> TrustStore.Peer? in
+            guard let peer = stack.withLayer(ResponderChannel.self, { $0.approve(name: name) }) ?? nil else { return nil }
+            // The opening goes up to be answered, and the answer down to the link.
+            try stack.handleTimers(now: now)
+            try stack.passDown(now: now)
+            return peer
+        } ?? nil
+        guard let peer else { return false }
         trust.insert(peer)
-        // The opening goes up to be answered, and the answer down to the link.
-        try stack.handleTimers(now: now)
-        try stack.passDown(now: now)
         return true
     }
 
     /// First contact: the user said no (or the driver's prompt gave up). The sender's offer is
     /// rejected (`notApproved`) and the connection ends; nothing is trusted.
     public mutating func decline(now: Instant) throws(SessionError) {
-        let configuration = configuration
-        try stack.withMovedValue { stack throws(SessionError) in
-            defer { Self.settle(&stack, configuration: configuration) }
-            try stack.top.bottom.decline(timedOut: false, now: now)
+        try withStack { stack throws(SessionError) in
+            try stack.withLayer(ResponderChannel.self) { channel throws(SessionError) in try channel.decline(timedOut: false, now: now) }
             try stack.passDown(now: now)
         }
-    }
-
-    /// After every step: once message 2 went out to a trusted (or just approved) sender the link
-    /// lifts its pre-authentication limits; while the user decides about a stranger, the idle
-    /// timeout waits for the user's answer (`approvalTimeout`) and then some.
-    private static func settle(_ stack: inout Stack, configuration: SessionConfiguration) {
-        if stack.top.bottom.takeAuthentication() { stack.bottom.peerAuthenticated() }
-        stack.bottom.idleTimeout = stack.top.bottom.isAwaitingApproval
-            ? configuration.approvalTimeout + SessionConfiguration.approvalMargin : configuration.idleTimeout
     }
 
     /// The next datagram to transmit now, if any. (The receiver's answers are in the link as soon
     /// as they exist: `receive` passes them down.)
     public mutating func nextDatagram(now: Instant) -> [UInt8]? {
-        stack.withMovedValue { stack in stack.bottom.nextDown(now: now) } ?? nil
+        withStack { stack in stack.withLayer(LinkLayer.self) { $0.nextDown(now: now) } ?? nil } ?? nil
     }
 
     /// What the file in progress died of, when a connection ends on `error`; nil when the file

@@ -67,25 +67,26 @@ public struct SenderSession {
     /// The extensions the receiver granted on the current connection.
     public var extensions: TransferExtensions { transfer?.extensions ?? [] }
 
-    private var transfer: TransferSender? { stack?.top.top.transfer ?? parked }
+    private var transfer: TransferSender? { stack?.layer(SendingTransferLayer.self)?.transfer ?? parked }
+    private var link: ReliableLink? { stack?.layer(LinkLayer.self)?.link }
 
-    public var isFinished: Bool { stack?.top.top.transfer.isFinished ?? parked?.isFinished ?? false }
+    public var isFinished: Bool { transfer?.isFinished ?? false }
     public var isConnected: Bool { stack != nil }
     /// The handshake is complete on the current link: what is sent now is file data.
-    public var isEstablished: Bool { stack?.top.bottom.isEstablished ?? false }
+    public var isEstablished: Bool { stack?.layer(InitiatorChannel.self)?.isEstablished ?? false }
 
     /// Nothing left to send or acknowledge on the current link.
-    public var isLinkIdle: Bool { stack?.bottom.link.isIdle ?? true }
-    public var linkStatistics: LinkStatistics? { stack?.bottom.link.statistics }
+    public var isLinkIdle: Bool { link?.isIdle ?? true }
+    public var linkStatistics: LinkStatistics? { link?.statistics }
     /// The link's smoothed round-trip time and current retransmission timeout.
     public var linkTiming: (smoothedRTT: Duration?, rto: Duration)? {
-        guard let link = stack?.bottom.link else { return nil }
+        guard let link else { return nil }
         return (link.smoothedRoundTripTime, link.retransmissionTimeout)
     }
 
     public mutating func takeEvents() -> [Event] {
         if stack != nil {
-            events += stack?.top.top.transfer.takeEvents().map(Event.transfer) ?? []
+            events += stack?.withLayer(SendingTransferLayer.self) { $0.transfer.takeEvents() }?.map(Event.transfer) ?? []
         } else {
             events += parked?.takeEvents().map(Event.transfer) ?? []
         }
@@ -127,55 +128,57 @@ public struct SenderSession {
     /// The link went away. Transfer state is kept for the next `connect`.
     public mutating func linkLost() {
         guard var stack = stack.take() else { return }
-        stack.top.top.transfer.connectionLost()
-        parked = stack.top.top.transfer
+        stack.withLayer(SendingTransferLayer.self) { $0.transfer.connectionLost() }
+        parked = stack.layer(SendingTransferLayer.self)?.transfer
     }
 
     /// The MTU changed (e.g. a socket was re-acquired).
     public mutating func setMaxDatagramSize(_ size: Int, peer: Int? = nil) {
-        stack.withMovedValue { stack in
-            stack.bottom.link.maxDatagramSize = size
-            stack.bottom.link.peerMaxDatagramSize = peer
-            stack.top.top.transfer.dataPerRecord = RecordSizing.dataPerRecord(datagramSize: size)
-        }
+        withStack { stack in stack.handle(.datagramSizeChanged(own: size, peer: peer)) }
     }
 
     public mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
-        // Moved out (not copied) so that its buffers stay uniquely referenced.
-        guard var stack = stack.take() else { return }
-        defer {
-            // Message 2 authenticated the receiver: the link lifts its pre-authentication limits,
-            // and the event goes out (even if what message 2 carried then broke the rules).
-            if stack.top.bottom.takeAuthentication() {
-                stack.bottom.peerAuthenticated()
-                events.append(.authenticated(fingerprint: receiverKey.fingerprint))
-            }
-            noteApproval(&stack)
-            self.stack = stack
-        }
-        try stack.receive(datagram, now: now)
+        try withStack { stack throws(SessionError) in try stack.receive(datagram, now: now) }
     }
 
-    /// While the receiver's user decides about us, the link stays up past the idle timeout (our
-    /// own approval limit ends the wait first, with a typed error); the code is reported once.
-    private mutating func noteApproval(_ stack: inout Stack) {
-        let waiting = stack.top.top.approvalDeadline != nil
-        let idle = waiting ? configuration.approvalTimeout + SessionConfiguration.approvalMargin * 2 : configuration.idleTimeout
-        guard stack.bottom.idleTimeout != idle else { return }
-        stack.bottom.idleTimeout = idle
-        if waiting { events.append(.awaitingApproval(code: PairingCode.from(handshakeHash: stack.top.bottom.handshakeHash))) }
+    /// Runs `body` on the current connection's stack, moved out (not copied) so that its buffers
+    /// stay uniquely referenced; then hears its signals, even after a throw (the receiver's
+    /// authentication is reported even if what message 2 carried then broke the rules).
+    private mutating func withStack<Result, E: Error>(_ body: (inout Stack) throws(E) -> Result) throws(E) -> Result? {
+        guard var stack = stack.take() else { return nil }
+        defer {
+            noteSignals(&stack)
+            self.stack = stack
+        }
+        return try body(&stack)
+    }
+
+    /// What the layers told each other that the user hears of: the receiver authenticated, and
+    /// (first contact) its user is deciding about us, with the code to type there.
+    private mutating func noteSignals(_ stack: inout Stack) {
+        while let signal = stack.nextSignal() {
+            switch signal {
+            case .peerAuthenticated:
+                events.append(.authenticated(fingerprint: receiverKey.fingerprint))
+            case .approvalPending(until: .some):
+                let hash = stack.layer(InitiatorChannel.self)?.handshakeHash ?? []
+                events.append(.awaitingApproval(code: PairingCode.from(handshakeHash: hash)))
+            case .approvalPending(until: nil), .datagramSizeChanged, .abandonFile:
+                break
+            }
+        }
     }
 
     public var nextDeadline: Instant? { stack?.nextDeadline }
 
     public mutating func handleTimers(now: Instant) throws(SessionError) {
-        try stack.withMovedValue { stack throws(SessionError) in try stack.handleTimers(now: now) }
+        try withStack { stack throws(SessionError) in try stack.handleTimers(now: now) }
     }
 
     /// The next datagram to transmit now, if any. Pulls file data into the link while the link
     /// has room (so memory stays bounded by the window, whatever the file size).
     public mutating func nextDatagram(now: Instant) throws(SessionError) -> [UInt8]? {
-        try stack.withMovedValue { stack throws(SessionError) in try stack.nextDown(now: now) } ?? nil
+        try withStack { stack throws(SessionError) in try stack.nextDown(now: now) } ?? nil
     }
 }
 

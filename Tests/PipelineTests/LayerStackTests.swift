@@ -79,7 +79,7 @@ private func drain(_ stack: inout LayerStack<Shouter, Splitter>) throws(ToyError
     #expect(stack.nextUp() == "YO")
     #expect(stack.nextUp() == nil)
     // The answer to "ping" was passed down while receiving: it is already in the bottom layer.
-    #expect(stack.bottom.pendingDown == Array("PONG."))
+    #expect(stack.layer(Splitter.self)?.pendingDown == Array("PONG."))
     #expect(try drain(&stack) == "PONG.")
 }
 
@@ -89,8 +89,8 @@ private func drain(_ stack: inout LayerStack<Shouter, Splitter>) throws(ToyError
     try stack.send("e", now: .zero)
     #expect(!stack.canSend, "the upper layer is full")
     try stack.passDown(now: .zero)
-    #expect(stack.bottom.pendingDown == Array("ABCD."), "one unit went down, then the lower layer was full")
-    #expect(stack.top.down == ["E"])
+    #expect(stack.layer(Splitter.self)?.pendingDown == Array("ABCD."), "one unit went down, then the lower layer was full")
+    #expect(stack.layer(Shouter.self)?.down == ["E"])
     #expect(try drain(&stack) == "ABCD.E.")
 }
 

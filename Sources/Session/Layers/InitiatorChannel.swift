@@ -8,10 +8,13 @@ import Transfer
 /// The sender's secure channel: Noise IK as the initiator, then records. Message 1 carries the
 /// timestamp and the opening transfer message, message 2 the receiver's answer; every message
 /// after that is one record. Framing messages below, transfer messages above.
+///
+/// Signals: it raises `peerAuthenticated` when message 2 authenticated the receiver.
 struct InitiatorChannel: Layer {
     typealias Lower = [UInt8]
     typealias Upper = TransferMessage
     typealias Failure = SessionError
+    typealias Signal = StackSignal
 
     /// Until message 2: the handshake and its deadline. After it: nil, and `records` is set.
     private var handshake: (initiator: NoiseIKInitiator, deadline: Instant)?
@@ -21,7 +24,7 @@ struct InitiatorChannel: Layer {
     private var down: Deque<[UInt8]> = []
     private var up: Deque<TransferMessage> = []
     private let rekeyAfter: UInt64
-    /// Set when message 2 authenticated the receiver; the session takes it (`takeAuthentication`).
+    /// Set when message 2 authenticated the receiver, until the stack takes it as a signal.
     private var authenticatedNow = false
     /// The handshake hash after message 2: the first contact code comes from it (`PairingCode`).
     private(set) var handshakeHash: [UInt8] = []
@@ -47,10 +50,10 @@ struct InitiatorChannel: Layer {
 
     var isEstablished: Bool { records != nil }
 
-    /// Whether the receiver authenticated since the last call.
-    mutating func takeAuthentication() -> Bool {
-        defer { authenticatedNow = false }
-        return authenticatedNow
+    mutating func nextSignal() -> StackSignal? {
+        guard authenticatedNow else { return nil }
+        authenticatedNow = false
+        return .peerAuthenticated
     }
 
     mutating func receive(_ message: [UInt8], now: Instant) throws(SessionError) {

@@ -5,18 +5,25 @@ import Pipeline
 /// Framing and selective-repeat ARQ as a layer of the stack: datagrams below, whole messages
 /// (handshake messages, sealed records) above. It also owns the connection's idle timeout,
 /// because it is the layer that tells which datagrams moved the connection forward.
+///
+/// Signals it hears: `peerAuthenticated` (lift the handshake's limits), `approvalPending` (keep
+/// the connection up while a person decides), `datagramSizeChanged`.
 struct LinkLayer: Layer {
     typealias Lower = [UInt8]
     typealias Upper = [UInt8]
     typealias Failure = SessionError
+    typealias Signal = StackSignal
 
     var link: ReliableLink
     /// Whether messages are taken from above only while less than one window of full frames
     /// waits to go out (the sender, so memory stays bounded whatever the file size), or always
     /// (the receiver's few, small answers).
     let fillsWindow: Bool
-    /// Raised while a first contact waits for the receiver's user (`SessionConfiguration.approvalTimeout`).
-    var idleTimeout: Duration
+    /// How long the peer may make no progress before the connection counts as lost.
+    let idleTimeout: Duration
+    /// While a person decides about this connection (first contact): the end of that wait. The
+    /// connection is not idle before it, plus `SessionConfiguration.approvalMargin`.
+    private var approvalDeadline: Instant?
     /// When the peer last made progress (`ReliableLink.lastPeerProgress`), or the connection
     /// started. Not every datagram: one that fails framing, a duplicate, a frame outside the
     /// window or an ack of nothing new would otherwise keep a stalled or hostile peer's
@@ -37,10 +44,27 @@ struct LinkLayer: Layer {
         lastProgress = now
     }
 
-    /// The handshake completed: the limits of an authenticated peer apply from now on.
-    mutating func peerAuthenticated() {
-        link.maxIncomingMessageLength = FrameLayout.maxMessageLength
-        link.receiveWindow = link.configuration.window
+    mutating func handle(_ signal: StackSignal) {
+        switch signal {
+        case .peerAuthenticated:
+            // The handshake completed: the limits of an authenticated peer apply from now on.
+            link.maxIncomingMessageLength = FrameLayout.maxMessageLength
+            link.receiveWindow = link.configuration.window
+        case .approvalPending(let until):
+            approvalDeadline = until
+        case .datagramSizeChanged(let own, let peer):
+            link.maxDatagramSize = own
+            link.peerMaxDatagramSize = peer
+        case .abandonFile:
+            break
+        }
+    }
+
+    /// When the connection counts as lost if the peer makes no progress until then.
+    private var silenceDeadline: Instant {
+        let idle = lastProgress.advanced(by: idleTimeout)
+        guard let approvalDeadline else { return idle }
+        return max(idle, approvalDeadline.advanced(by: SessionConfiguration.approvalMargin))
     }
 
     mutating func receive(_ datagram: [UInt8], now: Instant) throws(SessionError) {
@@ -59,12 +83,12 @@ struct LinkLayer: Layer {
     mutating func nextDown(now: Instant) -> [UInt8]? { link.nextDatagram(now: now) }
 
     mutating func handleTimers(now: Instant) throws(SessionError) {
-        if now >= lastProgress.advanced(by: idleTimeout) { throw .linkLost }
+        if now >= silenceDeadline { throw .linkLost }
         do { try link.handleTimers(now: now) } catch { throw SessionError(error) }
     }
 
     var nextDeadline: Instant? {
-        let silence = lastProgress.advanced(by: idleTimeout)
+        let silence = silenceDeadline
         return link.nextDeadline.map { min($0, silence) } ?? silence
     }
 

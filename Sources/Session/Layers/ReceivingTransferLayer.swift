@@ -4,11 +4,12 @@ import Transfer
 
 /// The receiver's transfer layer at the top of its stack: it serves the opening offer (whose
 /// answer rides in message 2), then every message of the connection, writing files through
-/// `TransferReceiver`. Nothing comes from above.
+/// `TransferReceiver`. Nothing comes from above. Signals: it hears `abandonFile`.
 struct ReceivingTransferLayer: Layer {
     typealias Lower = ReceiverUnit
     typealias Upper = Never
     typealias Failure = SessionError
+    typealias Signal = StackSignal
 
     var transfer: TransferReceiver
     private var down: Deque<ReceiverUnit> = []
@@ -42,15 +43,13 @@ struct ReceivingTransferLayer: Layer {
         }
     }
 
-    mutating func send(_ unit: Never, now: Instant) {}
-
-    mutating func nextUp() -> Never? { nil }
+    mutating func handle(_ signal: StackSignal) {
+        if case .abandonFile(let failure) = signal { transfer.abandonCurrent(because: failure) }
+    }
 
     mutating func nextDown(now: Instant) -> ReceiverUnit? { down.popFirst() }
 
     mutating func handleTimers(now: Instant) {}
 
     var nextDeadline: Instant? { nil }
-
-    var canSend: Bool { false }
 }

@@ -24,10 +24,14 @@ enum ReceiverUnit {
 /// The receiver's secure channel: Noise IK as the responder, then records. It judges message 1
 /// (decryption, trust, timestamp) and refuses with one byte that says nothing; otherwise it
 /// hands the opening up and writes message 2 around the answer that comes down.
+///
+/// Signals: it raises `peerAuthenticated` when message 2 went to a trusted (or just approved)
+/// sender, and `approvalPending` while its user decides about a stranger.
 struct ResponderChannel: Layer {
     typealias Lower = [UInt8]
     typealias Upper = ReceiverUnit
     typealias Failure = SessionError
+    typealias Signal = StackSignal
 
     private enum State {
         case awaitingHello(NoiseIKResponder, deadline: Instant)
@@ -66,8 +70,7 @@ struct ResponderChannel: Layer {
     private var down: Deque<[UInt8]> = []
     private var up: Deque<ReceiverUnit> = []
     private(set) var events: [ReceiverSession.Event] = []
-    /// Set when message 2 went out; the session takes it (`takeAuthentication`).
-    private var authenticatedNow = false
+    private var signals: [StackSignal] = []
 
     init(identity: Identity, trust: TrustStore, replayGuard: HandshakeReplayGuard, wallClock: UInt64,
          ephemeral: SecureBytes?, now: Instant, configuration: SessionConfiguration, asksAboutStrangers: Bool = false) throws(SessionError) {
@@ -106,11 +109,7 @@ struct ResponderChannel: Layer {
         return events
     }
 
-    /// Whether the sender authenticated since the last call.
-    mutating func takeAuthentication() -> Bool {
-        defer { authenticatedNow = false }
-        return authenticatedNow
-    }
+    mutating func nextSignal() -> StackSignal? { signals.isEmpty ? nil : signals.removeFirst() }
 
     mutating func receive(_ message: [UInt8], now: Instant) throws(SessionError) {
         switch state {
@@ -155,7 +154,9 @@ struct ResponderChannel: Layer {
                 let codec = SecureMessageChannel(send: keys.responderToInitiator, receive: keys.initiatorToResponder,
                                                     rekeyAfter: rekeyAfter)
                 if answer.contains(.pending), let waiting = stranger.take(), let key = PublicKey(bytes: waiting.key) {
-                    state = .awaitingApproval(codec, waiting, deadline: now.advanced(by: approvalTimeout))
+                    let deadline = now.advanced(by: approvalTimeout)
+                    state = .awaitingApproval(codec, waiting, deadline: deadline)
+                    signals.append(.approvalPending(until: deadline))
                     let request = ApprovalRequest(key: key, code: PairingCode.from(handshakeHash: keys.handshakeHash),
                                                   offered: waiting.opening.last.flatMap(OfferedItem.init) ?? OfferedItem(kind: .file, name: "", size: nil))
                     events.append(.approvalNeeded(request))
@@ -165,7 +166,7 @@ struct ResponderChannel: Layer {
             } catch {
                 throw .handshake(error)
             }
-            authenticatedNow = true
+            signals.append(.peerAuthenticated)
             events.append(.authenticated(sender: sender, fingerprint: fingerprint))
         case (.awaitingAnswer(_, let sender, _, _), .refuse):
             refuse(.badOpening(sender: sender), now: now)
@@ -198,7 +199,7 @@ struct ResponderChannel: Layer {
         trust.insert(peer)
         _ = replayGuard.accept(timestamp: waiting.timestamp, from: waiting.key)
         state = .established(codec)
-        authenticatedNow = true
+        signals += [.approvalPending(until: nil), .peerAuthenticated]
         events.append(.authenticated(sender: name, fingerprint: waiting.fingerprint))
         up.append(.opened(sender: name, senderKey: waiting.key, waiting.opening))
         return peer
@@ -218,6 +219,7 @@ struct ResponderChannel: Layer {
         let reason: SessionError.RefusalReason = timedOut ? .approvalTimedOut(fingerprint: waiting.fingerprint)
                                                            : .notApproved(fingerprint: waiting.fingerprint)
         events.append(.refused(reason))
+        signals.append(.approvalPending(until: nil))
         state = .refusing(reason, deadline: now.advanced(by: refusalLinger))
     }
 

@@ -4,10 +4,14 @@ import Transfer
 /// The sender's transfer layer at the top of its stack: offers, data within the transfer window,
 /// `done`, `bye` down; `accept`, `ack`, `confirm`, `reject`, `bye` up. Nothing comes from above:
 /// it reads its files through their `FileSource`s.
+///
+/// Signals: it raises `approvalPending` while the receiver's user decides about us (first
+/// contact), and hears `datagramSizeChanged` (records sized to the link).
 struct SendingTransferLayer: Layer {
     typealias Lower = TransferMessage
     typealias Upper = Never
     typealias Failure = SessionError
+    typealias Signal = StackSignal
 
     var transfer: TransferSender
     /// A message that did not fit the last batch: it goes next.
@@ -15,7 +19,8 @@ struct SendingTransferLayer: Layer {
     /// How long the receiver's user may take at first contact, plus the answer's trip.
     private let approvalLimit: Duration
     /// While the receiver's user decides about us (`pending`): when we stop waiting.
-    private(set) var approvalDeadline: Instant?
+    private var approvalDeadline: Instant?
+    private var signals: [StackSignal] = []
 
     init(transfer: TransferSender, approvalLimit: Duration) {
         self.transfer = transfer
@@ -28,16 +33,21 @@ struct SendingTransferLayer: Layer {
         } catch {
             throw error == .notApproved ? .notApprovedByPeer : .transfer(error)
         }
-        if !transfer.isAwaitingApproval {
+        if !transfer.isAwaitingApproval, approvalDeadline != nil {
             approvalDeadline = nil
-        } else if approvalDeadline == nil {
-            approvalDeadline = now.advanced(by: approvalLimit)
+            signals.append(.approvalPending(until: nil))
+        } else if transfer.isAwaitingApproval, approvalDeadline == nil {
+            let deadline = now.advanced(by: approvalLimit)
+            approvalDeadline = deadline
+            signals.append(.approvalPending(until: deadline))
         }
     }
 
-    mutating func send(_ unit: Never, now: Instant) {}
+    mutating func nextSignal() -> StackSignal? { signals.isEmpty ? nil : signals.removeFirst() }
 
-    mutating func nextUp() -> Never? { nil }
+    mutating func handle(_ signal: StackSignal) {
+        if case .datagramSizeChanged(let own, _) = signal { transfer.dataPerRecord = RecordSizing.dataPerRecord(datagramSize: own) }
+    }
 
     mutating func nextDown(now: Instant) throws(SessionError) -> TransferMessage? {
         if let held = held.take() { return held }
@@ -70,6 +80,4 @@ struct SendingTransferLayer: Layer {
     }
 
     var nextDeadline: Instant? { approvalDeadline }
-
-    var canSend: Bool { false }
 }
