@@ -55,18 +55,14 @@ struct ResponderChannel: Layer {
     }
 
     private var state: State
-    private var trust: TrustStore
-    /// Whether an unknown sender that asks for `firstContact` gets `pending` instead of a refusal.
-    private let asksAboutStrangers: Bool
+    /// Judges message 1: trust, opening, timestamp; keeps the replay guard.
+    private var judge: MessageOneJudge
     private let approvalTimeout: Duration
     /// Message 1 of the stranger being answered (until message 2 goes).
     private var stranger: Stranger?
     /// Carried from connection to connection by the session.
-    var replayGuard: HandshakeReplayGuard
+    var replayGuard: HandshakeReplayGuard { judge.replayGuard }
     private let rekeyAfter: UInt64
-    /// The wall clock (nanoseconds since the Unix epoch) when the connection was accepted, and
-    /// the monotonic instant that goes with it: message 1's timestamp is checked against them.
-    private let acceptedAt: (wallClock: UInt64, now: Instant)
     private var down: Deque<[UInt8]> = []
     private var up: Deque<ReceiverUnit> = []
     private(set) var events: [ReceiverSession.Event] = []
@@ -80,12 +76,10 @@ struct ResponderChannel: Layer {
         } catch {
             throw .handshake(error)
         }
-        self.trust = trust
-        self.asksAboutStrangers = asksAboutStrangers
+        self.judge = MessageOneJudge(trust: trust, replayGuard: replayGuard, asksAboutStrangers: asksAboutStrangers,
+                                     acceptedAt: (wallClock, now))
         self.approvalTimeout = configuration.approvalTimeout
-        self.replayGuard = replayGuard
         self.rekeyAfter = configuration.rekeyAfterRecords
-        self.acceptedAt = (wallClock, now)
     }
 
     var isEstablished: Bool {
@@ -115,7 +109,7 @@ struct ResponderChannel: Layer {
         switch state {
         case .awaitingHello(var responder, let deadline):
             state = .busy
-            switch hello(message, responder: &responder, now: now) {
+            switch judge.judge(message, responder: &responder, now: now) {
             case .success(let opened) where opened.sender == nil:
                 stranger = Stranger(key: opened.key, fingerprint: opened.fingerprint, timestamp: opened.timestamp, opening: opened.opening)
                 state = .awaitingAnswer(responder, sender: "", fingerprint: opened.fingerprint, deadline: deadline)
@@ -196,8 +190,7 @@ struct ResponderChannel: Layer {
     mutating func approve(name: String) -> TrustStore.Peer? {
         guard case .awaitingApproval(let codec, let waiting, _) = state, let key = PublicKey(bytes: waiting.key) else { return nil }
         let peer = TrustStore.Peer(name: name, key: key)
-        trust.insert(peer)
-        _ = replayGuard.accept(timestamp: waiting.timestamp, from: waiting.key)
+        judge.trust(peer, timestamp: waiting.timestamp)
         state = .established(codec)
         signals += [.approvalPending(until: nil), .peerAuthenticated]
         events.append(.authenticated(sender: name, fingerprint: waiting.fingerprint))
@@ -263,72 +256,6 @@ struct ResponderChannel: Layer {
         switch state {
         case .awaitingAnswer, .established: down.isEmpty
         case .awaitingHello, .awaitingApproval, .refusing, .busy: false
-        }
-    }
-
-    // MARK: - Message 1
-
-    private struct Opened {
-        /// nil for an unknown sender that asked for `firstContact` from a receiver that asks.
-        let sender: String?
-        let key: [UInt8]
-        let fingerprint: String
-        let timestamp: UInt64
-        let opening: [TransferMessage]
-    }
-
-    private struct Refusal: Error {
-        let reason: SessionError.RefusalReason
-    }
-
-    /// Judges message 1: the sender it authenticates, or why to refuse.
-    private mutating func hello(_ message: [UInt8], responder: inout NoiseIKResponder, now: Instant) -> Result<Opened, Refusal> {
-        let remoteStatic: [UInt8], payload: [UInt8]
-        do {
-            (remoteStatic, payload) = try responder.readMessage1(message)
-        } catch {
-            return .failure(Refusal(reason: .malformedHandshake))
-        }
-        let fingerprint = PublicKey(bytes: remoteStatic)?.fingerprint ?? "?"
-        let sender = trust.name(for: remoteStatic)
-        let unknown = Refusal(reason: .unknownSender(fingerprint: fingerprint))
-        guard sender != nil || asksAboutStrangers else { return .failure(unknown) }
-        // Only a well-formed offer (after a `hello`, if any) opens a connection; judged before the
-        // timestamp is remembered.
-        var reader = ByteReader(payload)
-        guard let timestamp = try? reader.readUInt64(),
-              let opening = try? HandshakePayload.decode(reader.readRest()), Self.opens(opening) else {
-            return .failure(sender.map { Refusal(reason: .badOpening(sender: $0)) } ?? unknown)
-        }
-        // An unknown sender gets as far as the user only if it asked for that (an older sender
-        // is refused as before, without a word).
-        guard sender != nil || Self.asksForFirstContact(opening) else { return .failure(unknown) }
-        let named = sender ?? fingerprint
-        let wallClock = acceptedAt.wallClock &+ UInt64(max(0, now.duration(since: acceptedAt.now).nanoseconds))
-        // A stranger's timestamp is remembered only once its key is trusted (`approve`): a stream of
-        // fresh stranger keys must not push trusted senders out of the guard.
-        switch replayGuard.judge(timestamp: timestamp, from: remoteStatic, wallClock: wallClock, remember: sender != nil) {
-        case .fresh:
-            return .success(Opened(sender: sender, key: remoteStatic, fingerprint: fingerprint, timestamp: timestamp, opening: opening))
-        case .replayed:
-            return .failure(Refusal(reason: .replayedHandshake(sender: named)))
-        case .ahead(let nanoseconds):
-            return .failure(Refusal(reason: .clockAhead(sender: named, seconds: nanoseconds / 1_000_000_000)))
-        }
-    }
-
-    private static func asksForFirstContact(_ opening: [TransferMessage]) -> Bool {
-        guard case .hello(let asked) = opening.first else { return false }
-        return asked.contains(.firstContact)
-    }
-
-    /// Whether `messages` can open a connection: an offer, or after a `hello` an offer or an item
-    /// of a folder (which the transfer layer takes only where `folders` is granted).
-    private static func opens(_ messages: [TransferMessage]) -> Bool {
-        switch (messages.count, messages.first?.kind, messages.last?.kind) {
-        case (1, .offer, _): true
-        case (2, .hello, .offer), (2, .hello, .entry), (2, .hello, .folder), (2, .hello, .commit): true
-        default: false
         }
     }
 

@@ -1,0 +1,94 @@
+import Handshake
+import Keys
+import Pipeline
+import Transfer
+
+/// The receiver's judgement of message 1 (decryption, trust, the opening, the timestamp), and
+/// what it keeps for it: the trust store and the handshake replay guard.
+struct MessageOneJudge {
+    private var trustStore: TrustStore
+    private(set) var replayGuard: HandshakeReplayGuard
+    /// Whether an unknown sender that asks for `firstContact` gets `pending` instead of a refusal.
+    private let asksAboutStrangers: Bool
+    /// The wall clock (nanoseconds since the Unix epoch) when the connection was accepted, and
+    /// the monotonic instant that goes with it: message 1's timestamp is checked against them.
+    private let acceptedAt: (wallClock: UInt64, now: Instant)
+
+    init(trust: TrustStore, replayGuard: HandshakeReplayGuard, asksAboutStrangers: Bool, acceptedAt: (wallClock: UInt64, now: Instant)) {
+        self.trustStore = trust
+        self.replayGuard = replayGuard
+        self.asksAboutStrangers = asksAboutStrangers
+        self.acceptedAt = acceptedAt
+    }
+
+    /// The receiver's user accepted a stranger: its key is trusted, and its message 1 timestamp
+    /// remembered (it was not while it was a stranger).
+    mutating func trust(_ peer: TrustStore.Peer, timestamp: UInt64) {
+        trustStore.insert(peer)
+        _ = replayGuard.accept(timestamp: timestamp, from: peer.key.bytes)
+    }
+
+    struct Opened {
+        /// nil for an unknown sender that asked for `firstContact` from a receiver that asks.
+        let sender: String?
+        let key: [UInt8]
+        let fingerprint: String
+        let timestamp: UInt64
+        let opening: [TransferMessage]
+    }
+
+    struct Refusal: Error {
+        let reason: SessionError.RefusalReason
+    }
+
+    /// Judges message 1: the sender it authenticates, or why to refuse.
+    mutating func judge(_ message: [UInt8], responder: inout NoiseIKResponder, now: Instant) -> Result<Opened, Refusal> {
+        let remoteStatic: [UInt8], payload: [UInt8]
+        do {
+            (remoteStatic, payload) = try responder.readMessage1(message)
+        } catch {
+            return .failure(Refusal(reason: .malformedHandshake))
+        }
+        let fingerprint = PublicKey(bytes: remoteStatic)?.fingerprint ?? "?"
+        let sender = trustStore.name(for: remoteStatic)
+        let unknown = Refusal(reason: .unknownSender(fingerprint: fingerprint))
+        guard sender != nil || asksAboutStrangers else { return .failure(unknown) }
+        // Only a well-formed offer (after a `hello`, if any) opens a connection; judged before the
+        // timestamp is remembered.
+        var reader = ByteReader(payload)
+        guard let timestamp = try? reader.readUInt64(),
+              let opening = try? HandshakePayload.decode(reader.readRest()), Self.opens(opening) else {
+            return .failure(sender.map { Refusal(reason: .badOpening(sender: $0)) } ?? unknown)
+        }
+        // An unknown sender gets as far as the user only if it asked for that (an older sender
+        // is refused as before, without a word).
+        guard sender != nil || Self.asksForFirstContact(opening) else { return .failure(unknown) }
+        let named = sender ?? fingerprint
+        let wallClock = acceptedAt.wallClock &+ UInt64(max(0, now.duration(since: acceptedAt.now).nanoseconds))
+        // A stranger's timestamp is remembered only once its key is trusted (`approve`): a stream of
+        // fresh stranger keys must not push trusted senders out of the guard.
+        switch replayGuard.judge(timestamp: timestamp, from: remoteStatic, wallClock: wallClock, remember: sender != nil) {
+        case .fresh:
+            return .success(Opened(sender: sender, key: remoteStatic, fingerprint: fingerprint, timestamp: timestamp, opening: opening))
+        case .replayed:
+            return .failure(Refusal(reason: .replayedHandshake(sender: named)))
+        case .ahead(let nanoseconds):
+            return .failure(Refusal(reason: .clockAhead(sender: named, seconds: nanoseconds / 1_000_000_000)))
+        }
+    }
+
+    private static func asksForFirstContact(_ opening: [TransferMessage]) -> Bool {
+        guard case .hello(let asked) = opening.first else { return false }
+        return asked.contains(.firstContact)
+    }
+
+    /// Whether `messages` can open a connection: an offer, or after a `hello` an offer or an item
+    /// of a folder (which the transfer layer takes only where `folders` is granted).
+    private static func opens(_ messages: [TransferMessage]) -> Bool {
+        switch (messages.count, messages.first?.kind, messages.last?.kind) {
+        case (1, .offer, _): true
+        case (2, .hello, .offer), (2, .hello, .entry), (2, .hello, .folder), (2, .hello, .commit): true
+        default: false
+        }
+    }
+}
