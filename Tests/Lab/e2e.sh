@@ -230,73 +230,28 @@ run_cut() {
   stop_recv
 }
 
-run_main() {
-  ensure_main_recv || { fail "main receiver did not start"; }
+# =====================================================================================
+# The main group: one line per case (MAIN_CASES, below), run in order by run_main. Most cases are
+# one blesend run with the same frame: what to do first (start a receiver, make files), blesend's
+# arguments, the exit status it must give, then checks. A case that needs more than that is a
+# function of its own, named in the table with @.
 
-  # 1. sizes, each in its own session
-  local f
-  for f in zero.bin one.bin k100.bin; do
-    begin "file $f ($(stat -c %s "$W/files/$f") B) arrives byte-identical"
-    ensure_main_recv
-    send_run "$f" --to "$RPUB" "$W/files/$f"
-    check "blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-    check "$MAIN_OUT/$f differs or missing" same "$W/files/$f" "$MAIN_OUT/$f"
-    end "$SLOG.err" "$RECV_LOG.err"
-  done
-
-  # 1 + 6. 1 MiB, timed, with --json checked line by line
-  begin "1 MiB file arrives byte-identical (timed) and --json output is valid with the expected events"
-  ensure_main_recv
-  send_run m1 --json --to "$RPUB" "$W/files/m1.bin"
-  check "blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  check "m1.bin differs or missing" same "$W/files/m1.bin" "$MAIN_OUT/m1.bin"
-  check "stdout has a line that is not JSON" valid_json "$SLOG.out"
-  local ev
-  for ev in scanning connected handshake file-done done; do
-    check "no $ev event" has_event "$SLOG.out" "$ev"
-  done
-  check "default transport: connected over '$(transports "$SLOG.out")', want l2cap (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"
-  local fsecs mtu
-  fsecs=$(json_get "$SLOG.out" file-done seconds)
-  mtu=$(json_get "$SLOG.out" connected mtu)
-  log "1 MiB: blesend wall ${SEND_SECS}s (incl. scan/connect/handshake), file ${fsecs}s, goodput $(goodput 1048576 "${fsecs:-0}") KiB/s file-only, $(goodput 1048576 "$SEND_SECS") KiB/s wall, ATT MTU ${mtu}"
-  echo "# METRIC m1_wall_s=$SEND_SECS m1_file_s=$fsecs m1_kib_s=$(goodput 1048576 "${fsecs:-0}") mtu=$mtu"
-  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
-
-  # 7. several files in one session
-  begin "several files in one session"
-  ensure_main_recv
+# ---- what a row's BEFORE column runs ----
+make_multi() {
   mkdir -p "$W/files/multi"
   head -c 4097 /dev/urandom > "$W/files/multi/m-a.bin"
   head -c 0 /dev/urandom > "$W/files/multi/m-b.bin"
   head -c 30000 /dev/urandom > "$W/files/multi/m-c.bin"
-  send_run multi --json --to "$RPUB" "$W/files/multi/m-a.bin" "$W/files/multi/m-b.bin" "$W/files/multi/m-c.bin"
-  check "blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  for f in m-a.bin m-b.bin m-c.bin; do check "$f differs or missing" same "$W/files/multi/$f" "$MAIN_OUT/$f"; done
-  check "want exactly one connection" [ "$(grep -c '"event":"connected"' "$SLOG.out")" = 1 ]
-  check "want 3 file-done events" [ "$(grep -c '"event":"file-done"' "$SLOG.out")" = 3 ]
-  check "done event does not say files 3" grep -q '"event":"done".*"files":3' "$SLOG.out"
-  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
-
-  # Issue 13: a compressible file goes zstd-compressed (the receiver grants it), and many small
-  # files go pipelined on one connection.
-  begin "compressible 1 MiB text arrives byte-identical with fewer bytes on the air; a folder (nested, empty, executable, 200 small files) arrives identical"
-  ensure_main_recv
+}
+make_text() {   # 1 MiB of our own sources and docs: compressible text
   # The whole corpus first, then its first MiB (a pipe into head would end cat with SIGPIPE, noise in the log).
   find Sources docs -type f \( -name '*.swift' -o -name '*.md' \) | sort | xargs cat > "$W/files/corpus.txt"
   head -c 1048576 "$W/files/corpus.txt" > "$W/files/text.txt"
   rm -f "$W/files/corpus.txt"
-  send_run text --json --to "$RPUB" "$W/files/text.txt"
-  check "blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  check "text.txt differs or missing" same "$W/files/text.txt" "$MAIN_OUT/text.txt"
-  local air
-  air=$(json_get "$SLOG.out" done air_bytes)
-  check "air_bytes '$air' is not below the file's 1048576 bytes" [ "${air:-1048576}" -lt 1048576 ]
-  log "text 1 MiB: ${air:-?} bytes on the air, blesend wall ${SEND_SECS}s"
-  echo "# METRIC text_air_bytes=${air:-0} text_wall_s=$SEND_SECS"
-  # A folder: nested subfolders, an empty one, an executable file, 200 small files.
+}
+make_tree() {   # a folder: nested subfolders, an empty one, an executable file, 200 small files, a symlink
+  local i d
   mkdir -p "$W/files/tree/a/b/c" "$W/files/tree/empty" "$W/files/tree/d"
-  local i
   for i in $(seq -w 1 200); do
     case $((10#$i % 3)) in 0) d=a;; 1) d=a/b/c;; *) d=d;; esac
     head -c $((512 + 10#$i * 5)) /dev/urandom > "$W/files/tree/$d/s$i.bin"
@@ -304,86 +259,153 @@ run_main() {
   printf '#!/bin/sh\necho hi\n' > "$W/files/tree/run.sh"; chmod 755 "$W/files/tree/run.sh"
   : > "$W/files/tree/zero.bin"
   ln -s /etc/passwd "$W/files/tree/link"
-  send_run tree --json --to "$RPUB" "$W/files/tree"
-  check "blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
+}
+recv_nol2cap() { stop_recv; start_recv nol2cap "$W/out-nol2cap" --no-l2cap -v || fail "receiver --no-l2cap did not start"; }
+recv_stdout() {   # blerecv --stdout into $W/out-stdout/out
+  mkdir -p "$W/out-stdout"
+  RECV_LOG=$W/logs/recv-stdout
+  "$RECV" --adapter hci0 --trust "$W/trust" --key "$W/keys/receiver" --stdout -v > "$W/out-stdout/out" 2> "$RECV_LOG.err" &
+  RECV_PID=$!
+  PIDS+=("$RECV_PID")
+  wait_for "$RECV_LOG.err" 'waiting for senders' 30 "$RECV_PID" || fail "receiver did not start"
+}
+stop_bluetoothd() {
+  local btpid i
+  btpid=$(cat /run/blesend-lab/bluetoothd.pid 2>/dev/null)
+  if [ -n "$btpid" ] && kill "$btpid" 2>/dev/null; then
+    for i in $(seq 1 50); do kill -0 "$btpid" 2>/dev/null || break; sleep 0.1; done
+  else
+    fail "could not stop bluetoothd (pid '$btpid')"
+  fi
+}
+
+# ---- what a row's CHECKS column runs (each adds its message to the case's failures) ----
+# arrived FILE [STORED [DIR]]: $W/files/FILE is in DIR (default $MAIN_OUT) as STORED (default its base name)
+arrived() { local stored=${2:-$(basename "$1")}; check "$stored differs or missing" same "$W/files/$1" "${3:-$MAIN_OUT}/$stored"; }
+json_ok() { check "${2:-stdout} has a line that is not JSON" valid_json "${1:-$SLOG.out}"; }   # json_ok [LOG [WHOSE]]
+has_events() { local ev; for ev; do check "no $ev event" has_event "$SLOG.out" "$ev"; done; }
+recv_has_events() { local ev; for ev; do check "receiver: no $ev event" has_event "$RECV_LOG.out" "$ev"; done; }
+on_l2cap() { check "$1 over '$(transports "$SLOG.out")', want l2cap (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"; }
+on_gatt() { check "$1 connected over '$(transports "$SLOG.out")', want gatt" [ "$(transports "$SLOG.out")" = gatt ]; }
+event_count() { check "$3" [ "$(events "$SLOG.out" count "$1")" = "$2" ]; }   # event_count EVENT N MESSAGE
+event_has() { local what=$1; shift; check "$what" events "$SLOG.out" has "$@"; }   # event_has MESSAGE EVENT COND...
+said() { check "$3" grep -q -- "$2" "$1"; }   # said FILE REGEX MESSAGE
+no_hidden() { check "a hidden file is in the out dir" hidden_files "${1:-$MAIN_OUT}"; }
+out_unchanged() {   # $MAIN_OUT holds what it held before blesend ran (MAIN_BEFORE)
+  local after
+  sleep 0.5
+  after=$(ls -A "$MAIN_OUT" | sort)
+  check "out dir changed: $(diff <(echo "$MAIN_BEFORE") <(echo "$after") | tr '\n' ' ')" [ "$MAIN_BEFORE" = "$after" ]
+}
+recv_exit() {   # recv_exit WHAT: the receiver (--once, --stdout) ends by itself with EXIT_SUCCESS
+  local rrc
+  wait_pid "$RECV_PID" 20; rrc=$WRC
+  RECV_PID=""
+  check "$1 exit $rrc, want $EXIT_SUCCESS" [ "$rrc" = "$EXIT_SUCCESS" ]
+}
+m1_metrics() {
+  local fsecs mtu
+  fsecs=$(json_get "$SLOG.out" file-done seconds)
+  mtu=$(json_get "$SLOG.out" connected mtu)
+  log "1 MiB: blesend wall ${SEND_SECS}s (incl. scan/connect/handshake), file ${fsecs}s, goodput $(goodput 1048576 "${fsecs:-0}") KiB/s file-only, $(goodput 1048576 "$SEND_SECS") KiB/s wall, ATT MTU ${mtu}"
+  echo "# METRIC m1_wall_s=$SEND_SECS m1_file_s=$fsecs m1_kib_s=$(goodput 1048576 "${fsecs:-0}") mtu=$mtu"
+}
+text_compressed() {   # fewer bytes on the air than the 1 MiB text
+  local air
+  air=$(json_get "$SLOG.out" done air_bytes)
+  check "air_bytes '$air' is not below the file's 1048576 bytes" [ "${air:-1048576}" -lt 1048576 ]
+  log "text 1 MiB: ${air:-?} bytes on the air, blesend wall ${SEND_SECS}s"
+  echo "# METRIC text_air_bytes=${air:-0} text_wall_s=$SEND_SECS"
+}
+tree_arrived() {   # the folder of make_tree, whole: the symlink left out, run.sh still executable
   check "received folder differs (diff -r, the symlink aside)" diff -r --no-dereference -x link "$W/files/tree" "$MAIN_OUT/tree"
   check "the symlink arrived" [ ! -e "$MAIN_OUT/tree/link" ]
   check "run.sh is not executable" [ -x "$MAIN_OUT/tree/run.sh" ]
-  check "no warning for the symlink" grep -q '"event":"warning".*link' "$SLOG.out"
-  check "want exactly one connection" [ "$(grep -c '"event":"connected"' "$SLOG.out")" = 1 ]
-  check "no folder-done event" grep -q '"event":"folder-done".*"files":202' "$SLOG.out"
-  check "a hidden staging folder was left" hidden_files "$MAIN_OUT"
-  log "folder of 202 files: blesend wall ${SEND_SECS}s"
-  echo "# METRIC folder202_wall_s=$SEND_SECS"
-  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
+}
+folder_metrics() { log "folder of 202 files: blesend wall ${SEND_SECS}s"; echo "# METRIC folder202_wall_s=$SEND_SECS"; }
+doctor_no_bluetoothd() {
+  local drc
+  timeout -k 5 30 "$SEND" doctor --adapter hci1 > "$W/logs/doctor-nobluez.out" 2>&1 < /dev/null; drc=$?
+  check "blesend doctor without bluetoothd exit $drc, want $EXIT_BLUETOOTH_UNAVAILABLE" [ "$drc" = "$EXIT_BLUETOOTH_UNAVAILABLE" ]
+  check "no '✗ bluetoothd … not running' line" grep -q '^✗ bluetoothd .*bluetoothd is not running' "$W/logs/doctor-nobluez.out"
+  check "no fix for it" grep -q 'fix: sudo systemctl start bluetooth' "$W/logs/doctor-nobluez.out"
+  end_logs+=("$W/logs/doctor-nobluez.out")
+}
 
-  # 10. name collision
-  begin "name collision: a.txt twice gives a.txt and a-1.txt, and both sides say so"
-  ensure_main_recv
-  send_run a1 --to "$RPUB" "$W/files/a.txt"
-  check "first send exit $SRC" [ "$SRC" = "$EXIT_SUCCESS" ]
-  send_run a2 --json --to "$RPUB" "$W/files/a.txt"
-  check "second send exit $SRC" [ "$SRC" = "$EXIT_SUCCESS" ]
-  check "a.txt differs" same "$W/files/a.txt" "$MAIN_OUT/a.txt"
-  check "a-1.txt differs or missing" same "$W/files/a.txt" "$MAIN_OUT/a-1.txt"
-  check "sender's file-done lacks stored_name a-1.txt" grep -q '"stored_name":"a-1.txt"' "$SLOG.out"
-  check "receiver did not report 'saved as a-1.txt'" grep -q 'a.txt exists: saved as a-1.txt' "$RECV_LOG.err"
-  end "$SLOG.err" "$RECV_LOG.err"
+# The table. Columns, split at " | ":
+#   TITLE   the case's name (expanded: $EXIT_*, $(...)); "+" goes on with the case above
+#   BEFORE  commands run first: the receiver (ensure_main_recv: the shared one, into $MAIN_OUT), files
+#   RUN     the run's name (logs/send-RUN.out, .err)
+#   EXIT    the exit status blesend must give: an ExitStatus case, as EXIT_* names it (EXIT_ dropped)
+#   ARGS    blesend's arguments (after --adapter hci1 --key sender --timeout 40); $F is $W/files
+#   CHECKS  the checks, in order (the helpers above, or check itself)
+# A row "@function" runs a case that does not fit (it calls begin and end itself), or a step between cases.
+# Order matters: the receiver carries over from row to row, and the last case stops bluetoothd.
+read -r -d '' MAIN_CASES <<'TABLE'
+file zero.bin ($(stat -c %s "$F/zero.bin") B) arrives byte-identical | ensure_main_recv | zero.bin | SUCCESS | --to "$RPUB" "$F/zero.bin" | arrived zero.bin
+file one.bin ($(stat -c %s "$F/one.bin") B) arrives byte-identical | ensure_main_recv | one.bin | SUCCESS | --to "$RPUB" "$F/one.bin" | arrived one.bin
+file k100.bin ($(stat -c %s "$F/k100.bin") B) arrives byte-identical | ensure_main_recv | k100.bin | SUCCESS | --to "$RPUB" "$F/k100.bin" | arrived k100.bin
+1 MiB file arrives byte-identical (timed) and --json output is valid with the expected events | ensure_main_recv | m1 | SUCCESS | --json --to "$RPUB" "$F/m1.bin" | arrived m1.bin; json_ok; has_events scanning connected handshake file-done done; on_l2cap "default transport: connected"; m1_metrics
+several files in one session | ensure_main_recv; make_multi | multi | SUCCESS | --json --to "$RPUB" "$F/multi/m-a.bin" "$F/multi/m-b.bin" "$F/multi/m-c.bin" | arrived multi/m-a.bin; arrived multi/m-b.bin; arrived multi/m-c.bin; event_count connected 1 "want exactly one connection"; event_count file-done 3 "want 3 file-done events"; event_has "done event does not say files 3" done files=3
+compressible 1 MiB text arrives byte-identical with fewer bytes on the air; a folder (nested, empty, executable, 200 small files) arrives identical | ensure_main_recv; make_text | text | SUCCESS | --json --to "$RPUB" "$F/text.txt" | arrived text.txt; text_compressed
++ | make_tree | tree | SUCCESS | --json --to "$RPUB" "$F/tree" | tree_arrived; event_has "no warning for the symlink" warning message~link; event_count connected 1 "want exactly one connection"; event_has "no folder-done event" folder-done files=202; no_hidden; folder_metrics
+name collision: a.txt twice gives a.txt and a-1.txt, and both sides say so | ensure_main_recv | a1 | SUCCESS | --to "$RPUB" "$F/a.txt" | :
++ | : | a2 | SUCCESS | --json --to "$RPUB" "$F/a.txt" | arrived a.txt; arrived a.txt a-1.txt; event_has "sender's file-done lacks stored_name a-1.txt" file-done stored_name=a-1.txt; said "$RECV_LOG.err" 'a.txt exists: saved as a-1.txt' "receiver did not report 'saved as a-1.txt'"
+untrusted sender is refused (exit $EXIT_PEER_REFUSED), nothing lands in the out dir | ensure_main_recv | stranger | PEER_REFUSED | --json --key "$W/keys/stranger" --to "$RPUB" "$F/k20.bin" | on_l2cap refused; out_unchanged; no_hidden; said "$SLOG.err" 'hint:' "no refusal hint on stderr"; said "$RECV_LOG.err" 'not trusted' "receiver did not log the refusal"
+receiver whose key differs from --to is refused (exit $EXIT_PEER_REFUSED) | ensure_main_recv | mismatch | PEER_REFUSED | --to "$W/keys/other.pub" "$F/k20.bin" | out_unchanged; no_hidden
+@run_cut
+--transport gatt still works; a receiver with --no-l2cap is served by GATT; --transport l2cap to it exits $EXIT_TRANSPORT_UNAVAILABLE | ensure_main_recv | gatt | SUCCESS | --json --transport gatt --to "$RPUB" "$F/g.bin" | on_gatt "--transport gatt"; arrived g.bin
++ | recv_nol2cap | nol2cap-auto | SUCCESS | --json --to "$RPUB" "$F/k30.bin" | on_gatt "auto to a GATT-only receiver"; arrived k30.bin k30.bin "$W/out-nol2cap"; said "$RECV_LOG.err" 'no-l2cap\|GATT only' "receiver did not say it serves GATT only"
++ | : | nol2cap-forced | TRANSPORT_UNAVAILABLE | --transport l2cap --to "$RPUB" "$F/k20.bin" | said "$SLOG.err" 'offers no L2CAP channel' "no 'offers no L2CAP channel' message"; check "k20.bin arrived although the sender failed" absent "$W/out-nol2cap/k20.bin"
+@stop_recv
+@run_first_contact
+@main_nonroot
+--once: blerecv exits $EXIT_SUCCESS after one sender | start_recv once "$W/out-once" --once --json || fail "receiver did not start" | once | SUCCESS | --to "$RPUB" "$F/k20.bin" | recv_exit "blerecv --once"; arrived k20.bin k20.bin "$W/out-once"; json_ok "$RECV_LOG.out" "receiver stdout"; recv_has_events listening connected handshake file-done done
+stdin stream (- --name s.bin) into blerecv --stdout | recv_stdout | stdin | SUCCESS | --to "$RPUB" - --name s.bin < "$F/s.bin" | recv_exit "blerecv --stdout"; check "stream differs" same "$F/s.bin" "$W/out-stdout/out"
+@main_doctor
+bluetoothd not running: blesend exits $EXIT_BLUETOOTH_UNAVAILABLE with a hint, and blesend doctor names it | stop_bluetoothd | nobluez | BLUETOOTH_UNAVAILABLE | --to "$RPUB" "$F/one.bin" | said "$SLOG.err" 'bluetoothd is not running' "no 'bluetoothd is not running' message"; said "$SLOG.err" 'hint:' "no hint"; doctor_no_bluetoothd
+TABLE
 
-  # 3. untrusted sender
-  begin "untrusted sender is refused (exit $EXIT_PEER_REFUSED), nothing lands in the out dir"
-  ensure_main_recv
-  local before after
-  before=$(ls -A "$MAIN_OUT" | sort)
-  send_run stranger --json --key "$W/keys/stranger" --to "$RPUB" "$W/files/k20.bin"
-  check "blesend exit $SRC, want $EXIT_PEER_REFUSED" [ "$SRC" = "$EXIT_PEER_REFUSED" ]
-  check "refused over '$(transports "$SLOG.out")', want l2cap (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"
-  sleep 0.5
-  after=$(ls -A "$MAIN_OUT" | sort)
-  check "out dir changed: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')" [ "$before" = "$after" ]
-  check "a hidden file is in the out dir" hidden_files "$MAIN_OUT"
-  check "no refusal hint on stderr" grep -q 'hint:' "$SLOG.err"
-  check "receiver did not log the refusal" grep -q 'not trusted' "$RECV_LOG.err"
-  end "$SLOG.err" "$RECV_LOG.err"
+# run_main: every row of MAIN_CASES in order. A row with a title begins a case (ending the one
+# before); BEFORE, blesend (send_run, bounded), its exit status, then CHECKS.
+run_main() {
+  # shellcheck disable=SC2034  # F is the table's $F (its columns are eval'ed)
+  local row title before name want args checks code F=$W/files open=0
+  local -a rows cols end_logs=()
+  mapfile -t rows <<< "$MAIN_CASES"   # (an array, not a loop reading stdin: the cases' commands inherit it)
+  ensure_main_recv || { fail "main receiver did not start"; }
+  for row in "${rows[@]}"; do
+    [ -n "$row" ] || continue
+    if [[ $row == @* ]]; then
+      [ "$open" = 1 ] && { end "${end_logs[@]}"; open=0; }
+      "${row#@}"
+      continue
+    fi
+    cols=()
+    while [[ $row == *" | "* ]]; do cols+=("${row%%" | "*}"); row=${row#*" | "}; done
+    cols+=("$row")
+    [ "${#cols[@]}" = 6 ] || { echo "e2e: a MAIN_CASES row has ${#cols[@]} columns, not 6: ${cols[0]}" >&2; exit 2; }
+    title=${cols[0]} before=${cols[1]} name=${cols[2]} want=${cols[3]} args=${cols[4]} checks=${cols[5]}
+    if [ "$title" != + ]; then
+      [ "$open" = 1 ] && end "${end_logs[@]}"
+      eval "title=\"$title\""
+      begin "$title"
+      open=1
+    fi
+    eval "$before"
+    MAIN_BEFORE=$(ls -A "$MAIN_OUT" | sort)
+    eval "send_run \"\$name\" $args"
+    code=EXIT_$want
+    check "blesend $name: exit $SRC, want ${!code} ($want)" [ "$SRC" = "${!code}" ]
+    end_logs=("$SLOG.err" "$SLOG.out" "$RECV_LOG.err" "$RECV_LOG.out")
+    eval "$checks"
+  done
+  [ "$open" = 1 ] && end "${end_logs[@]}"
+}
 
-  # 4. receiver key differs from --to
-  begin "receiver whose key differs from --to is refused (exit $EXIT_PEER_REFUSED)"
-  ensure_main_recv
-  before=$(ls -A "$MAIN_OUT" | sort)
-  send_run mismatch --to "$W/keys/other.pub" "$W/files/k20.bin"
-  check "blesend exit $SRC, want $EXIT_PEER_REFUSED" [ "$SRC" = "$EXIT_PEER_REFUSED" ]
-  after=$(ls -A "$MAIN_OUT" | sort)
-  check "out dir changed" [ "$before" = "$after" ]
-  check "a hidden file is in the out dir" hidden_files "$MAIN_OUT"
-  end "$SLOG.err" "$RECV_LOG.err"
-
-  # 5. link cut from outside mid-transfer, then resume
-  run_cut
-
-  # 12. GATT on request, and for a receiver without L2CAP
-  begin "--transport gatt still works; a receiver with --no-l2cap is served by GATT; --transport l2cap to it exits $EXIT_TRANSPORT_UNAVAILABLE"
-  ensure_main_recv
-  send_run gatt --json --transport gatt --to "$RPUB" "$W/files/g.bin"
-  check "blesend --transport gatt exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  check "--transport gatt connected over '$(transports "$SLOG.out")'" [ "$(transports "$SLOG.out")" = gatt ]
-  check "g.bin (gatt) differs or missing" same "$W/files/g.bin" "$MAIN_OUT/g.bin"
-  stop_recv
-  start_recv nol2cap "$W/out-nol2cap" --no-l2cap -v || fail "receiver --no-l2cap did not start"
-  send_run nol2cap-auto --json --to "$RPUB" "$W/files/k30.bin"
-  check "blesend (auto) to a GATT-only receiver exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  check "auto to a GATT-only receiver connected over '$(transports "$SLOG.out")', want gatt" [ "$(transports "$SLOG.out")" = gatt ]
-  check "k30.bin differs or missing" same "$W/files/k30.bin" "$W/out-nol2cap/k30.bin"
-  check "receiver did not say it serves GATT only" grep -q 'no-l2cap\|GATT only' "$RECV_LOG.err"
-  send_run nol2cap-forced --transport l2cap --to "$RPUB" "$W/files/k20.bin"
-  check "blesend --transport l2cap to a GATT-only receiver exit $SRC, want $EXIT_TRANSPORT_UNAVAILABLE" [ "$SRC" = "$EXIT_TRANSPORT_UNAVAILABLE" ]
-  check "no 'offers no L2CAP channel' message" grep -q 'offers no L2CAP channel' "$SLOG.err"
-  check "k20.bin arrived although the sender failed" [ ! -e "$W/out-nol2cap/k20.bin" ]
-  end "$SLOG.err" "$RECV_LOG.err"
-  stop_recv
-
-  run_first_contact
-
-  # 13. both tools as an ordinary user in the bluetooth group, over L2CAP
+# ---- the main cases that are not one blesend run ----
+# Both tools as an ordinary user in the bluetooth group, over L2CAP.
+main_nonroot() {
   begin "non-root: blerecv and blesend as an unprivileged user in group bluetooth, over L2CAP"
   local nr=$W/nonroot nrgid
   nrgid=$(getent group bluetooth | cut -d: -f3)
@@ -420,39 +442,10 @@ run_main() {
   RECV_PID=""
   chmod 700 "$W"
   end "$SLOG.err" "$RECV_LOG.err"
+}
 
-  # 9. --once
-  begin "--once: blerecv exits $EXIT_SUCCESS after one sender"
-  start_recv once "$W/out-once" --once --json || fail "receiver did not start"
-  local rpid=$RECV_PID
-  send_run once --to "$RPUB" "$W/files/k20.bin"
-  check "blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  local rrc; wait_pid "$rpid" 20; rrc=$WRC
-  RECV_PID=""
-  check "blerecv --once exit $rrc, want $EXIT_SUCCESS" [ "$rrc" = "$EXIT_SUCCESS" ]
-  check "k20.bin differs or missing" same "$W/files/k20.bin" "$W/out-once/k20.bin"
-  check "receiver stdout has a line that is not JSON" valid_json "$RECV_LOG.out"
-  for ev in listening connected handshake file-done done; do check "receiver: no $ev event" has_event "$RECV_LOG.out" "$ev"; done
-  end "$SLOG.err" "$RECV_LOG.err" "$RECV_LOG.out"
-
-  # 8. stdin stream into blerecv --stdout
-  begin "stdin stream (- --name s.bin) into blerecv --stdout"
-  mkdir -p "$W/out-stdout"
-  RECV_LOG=$W/logs/recv-stdout
-  "$RECV" --adapter hci0 --trust "$W/trust" --key "$W/keys/receiver" --stdout -v > "$W/out-stdout/out" 2> "$RECV_LOG.err" &
-  rpid=$!
-  PIDS+=("$rpid")
-  RECV_PID=$rpid
-  wait_for "$RECV_LOG.err" 'waiting for senders' 30 "$rpid" || fail "receiver did not start"
-  send_run stdin --to "$RPUB" - --name s.bin < "$W/files/s.bin"
-  check "blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  wait_pid "$rpid" 20; rrc=$WRC
-  RECV_PID=""
-  check "blerecv --stdout exit $rrc, want $EXIT_SUCCESS" [ "$rrc" = "$EXIT_SUCCESS" ]
-  check "stream differs" same "$W/files/s.bin" "$W/out-stdout/out"
-  end "$SLOG.err" "$RECV_LOG.err"
-
-  # Issue 14: blesend doctor / blerecv doctor pass here, and name a powered-off adapter with its fix.
+# Issue 14: blesend doctor / blerecv doctor pass here, and name a powered-off adapter with its fix.
+main_doctor() {
   begin "doctor: passes on both adapters; names hci0 powered off with its fix (exit $EXIT_BLUETOOTH_UNAVAILABLE)"
   stop_recv
   local drc
@@ -461,7 +454,7 @@ run_main() {
   check "no 'ready to send'" grep -q '^blesend doctor: ready to send' "$W/logs/doctor-send.out"
   timeout -k 5 30 "$RECV" doctor --adapter hci0 --json > "$W/logs/doctor-recv.json" 2>&1 < /dev/null; drc=$?
   check "blerecv doctor --adapter hci0 --json exit $drc, want $EXIT_SUCCESS" [ "$drc" = "$EXIT_SUCCESS" ]
-  check "--json is not one object with ok true, role receiver" /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["ok"] and d["role"]=="receiver" else 1)' "$W/logs/doctor-recv.json"
+  check "--json is not one object with ok true, role receiver" "$LABCHECK" object "$W/logs/doctor-recv.json" ok=true role=receiver
   # (busctl, not btmgmt: btmgmt 5.82 with no terminal returns without powering off)
   busctl --system set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b false > /dev/null 2>&1
   wait_until 10 sh -c 'busctl --system get-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered | grep -q false'
@@ -472,25 +465,6 @@ run_main() {
   busctl --system set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b true > /dev/null 2>&1
   wait_until 10 sh -c 'busctl --system get-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered | grep -q true'
   end "$W/logs/doctor-send.out" "$W/logs/doctor-recv.json" "$W/logs/doctor-off.out"
-
-  # 11. bluetoothd not running (LAST: stops bluetoothd)
-  begin "bluetoothd not running: blesend exits $EXIT_BLUETOOTH_UNAVAILABLE with a hint, and blesend doctor names it"
-  local btpid
-  btpid=$(cat /run/blesend-lab/bluetoothd.pid 2>/dev/null)
-  if [ -n "$btpid" ] && kill "$btpid" 2>/dev/null; then
-    for i in $(seq 1 50); do kill -0 "$btpid" 2>/dev/null || break; sleep 0.1; done
-  else
-    fail "could not stop bluetoothd (pid '$btpid')"
-  fi
-  send_run nobluez --to "$RPUB" "$W/files/one.bin"
-  check "blesend exit $SRC, want $EXIT_BLUETOOTH_UNAVAILABLE" [ "$SRC" = "$EXIT_BLUETOOTH_UNAVAILABLE" ]
-  check "no 'bluetoothd is not running' message" grep -q 'bluetoothd is not running' "$SLOG.err"
-  check "no hint" grep -q 'hint:' "$SLOG.err"
-  timeout -k 5 30 "$SEND" doctor --adapter hci1 > "$W/logs/doctor-nobluez.out" 2>&1 < /dev/null; local drc=$?
-  check "blesend doctor without bluetoothd exit $drc, want $EXIT_BLUETOOTH_UNAVAILABLE" [ "$drc" = "$EXIT_BLUETOOTH_UNAVAILABLE" ]
-  check "no '✗ bluetoothd … not running' line" grep -q '^✗ bluetoothd .*bluetoothd is not running' "$W/logs/doctor-nobluez.out"
-  check "no fix for it" grep -q 'fix: sudo systemctl start bluetooth' "$W/logs/doctor-nobluez.out"
-  end "$SLOG.err" "$W/logs/doctor-nobluez.out"
 }
 
 # =====================================================================================
