@@ -16,7 +16,7 @@
 # Runs inside the VM after bt-up.sh (BLESEND_LAB_BT=1): receiver blerecv on hci0 (00:AA:01:00:00:00),
 # sender blesend on hci1. Binaries: $BLESEND_BIN (default .build/debug). Prints "ok - name" /
 # "not ok - name" per case, then "N passed, M failed"; exit status 1 if M > 0, 2 on setup errors.
-# The LAST main-group case stops bluetoothd (exit-67 check), so nothing BlueZ-related can follow.
+# The LAST main-group case stops bluetoothd (its EXIT_BLUETOOTH_UNAVAILABLE check), so nothing BlueZ-related can follow.
 set -uo pipefail
 
 GROUP=${1:-main}
@@ -121,7 +121,7 @@ run_first_contact() {
   check "blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
   check "the stranger's key is not in the trust dir as newfriend.pub" grep -qF "$(grep -v '^#' "$W/keys/stranger.pub" | head -n 1)" "$trust/newfriend.pub"
-  # Another code typed (as from another device's screen): blesend exits 66 with the first contact
+  # Another code typed (as from another device's screen): blesend exits EXIT_PEER_REFUSED with the first contact
   # error, nothing is written.
   local before after
   before=$(ls -A "$trust" | sort)
@@ -581,7 +581,7 @@ run_discovery() {
   # Receiver A on hci0 (key receiver), receiver B on hci2 (key other); both trust the sender and
   # both advertise private-discovery data instead of the service UUID. The virtual controllers run
   # with LE privacy off (the cases below check the senders' fixed addresses), which blerecv refuses
-  # for --private-discovery unless given --allow-public-address (exit 78 otherwise).
+  # for --private-discovery unless given --allow-public-address (EXIT_ADDRESS_NOT_PRIVATE otherwise).
   start_recv disc-a "$a_out" --private-discovery --allow-public-address || { fail "receiver A did not start"; return; }
   local blog=$W/logs/recv-disc-b
   "$RECV" --adapter hci2 --trust "$b_trust" --key "$W/keys/other" --out "$b_out" --private-discovery --allow-public-address \
@@ -668,7 +668,7 @@ run_discovery() {
 # (hci0) serves one sender at a time; a second trusted sender (hci2, key "other") that connects
 # meanwhile gets no handshake answer. It must read the receiver as busy: a "busy" event and a
 # message that says so, retries within --timeout, and then the file (once the first sender is
-# done) or exit 75 (busy; never 66, refused).
+# done) or EXIT_RECEIVER_BUSY (never EXIT_PEER_REFUSED).
 busy_sender_bg() {   # busy_sender_bg NAME TIMEOUT FILE [blesend args]: on hci2 with key "other"; sets B2PID, B2LOG, B2_T
   B2LOG=$W/logs/send-$1
   : > "$B2LOG.out"; : > "$B2LOG.err"

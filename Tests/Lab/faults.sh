@@ -515,7 +515,7 @@ case_empty_write() {
 
 # Another program on the sender's machine holds the receiver characteristic's write socket (a helper
 # on hci1 called AcquireWrite and keeps the fd; issue 9, defect 6). bluetoothd then refuses blesend's
-# AcquireWrite (and WriteValue): blesend must name that cause and exit 67 at once, not reconnect and
+# AcquireWrite (and WriteValue): blesend must name that cause and exit EXIT_BLUETOOTH_UNAVAILABLE at once, not reconnect and
 # report a dropping link; the receiver gets nothing, and serves the next sender once the socket is free.
 case_busy() {
   begin "fault: another local program holds the write socket: --transport gatt exits $EXIT_BLUETOOTH_UNAVAILABLE at once, L2CAP is not held up"
