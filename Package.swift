@@ -88,7 +88,7 @@ let package = Package(
             "Simulation", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Sodium", "Framing", "Record", "Transfer", "Keys",
             "Zstd",
         ]),
-        .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline"]),  // VM-lab check for the BlueZ transport
+        .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline", "BlesendCLI"]),  // VM-lab check for the BlueZ transport
 
         // Fuzzing (docs/fuzzing.md): the target bodies are a library, so `swift test` replays the corpus
         // through them; one executable is the libFuzzer entry point when scripts/fuzz.sh builds it with

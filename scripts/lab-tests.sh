@@ -63,7 +63,7 @@ if has "$images" trixie; then
   # Ask trixie's own loader, with trixie's library folder only (the host's ldd would list the host's
   # dependency tree: bookworm's libsystemd pulls in libgcrypt, trixie's does not).
   TROOT=$WORK/trixie/root
-  for b in "$STATIC/blesend" "$STATIC/blerecv"; do
+  for b in "$STATIC/blesend" "$STATIC/blerecv" "$STATIC/blesend-labcheck"; do
     [ -x "$b" ] || { echo "lab-tests: $b missing (build without --no-build first)" >&2; exit 1; }
     libs=$("$TROOT/usr/lib64/ld-linux-x86-64.so.2" --inhibit-cache --library-path "$TROOT/usr/lib/x86_64-linux-gnu" --list "$b") \
       || { echo "lab-tests: trixie's loader cannot load $b:" >&2; echo "$libs" >&2; exit 1; }

@@ -2,6 +2,10 @@
 //   blesend-labcheck periph [hciN] [senders]   accept `senders` links one after another, echo every datagram
 //   blesend-labcheck central [hciN]            connect, exchange datagrams both ways, burst, report
 //   blesend-labcheck errors                    typed errors: unknown adapter
+// and for the lab's shell scripts, so that they read the code instead of restating it:
+//   blesend-labcheck exit-codes                ExitStatus as shell assignments (ExitCodes.swift)
+//   blesend-labcheck events FILE QUERY...      queries on a --json log (Events.swift)
+//   blesend-labcheck object FILE COND...       checks one JSON object, e.g. doctor --json (Document.swift)
 import BlueZ
 import Foundation
 import Pipeline
@@ -16,6 +20,12 @@ let role = args.count > 1 ? args[1] : "help"
 let adapter = args.count > 2 ? args[2] : nil
 
 switch role {
+case "exit-codes":
+    print(ExitCodes.shellAssignments(), terminator: "")
+case "events":
+    exit(Events.run(Array(args.dropFirst(2))))
+case "object":
+    exit(Document.run(Array(args.dropFirst(2))))
 case "periph":
     let senders = args.count > 3 ? Int(args[3]) ?? 1 : 1
     let p = try await GattPeripheral.start(adapter: adapter, l2cap: false)
@@ -108,5 +118,5 @@ case "errors":
         log("scan with nobody advertising: \(error)")
     }
 default:
-    print("usage: blesend-labcheck periph [hciN] [senders] | central [hciN] | errors [hciN]")
+    print("usage: blesend-labcheck periph [hciN] [senders] | central [hciN] | errors [hciN] | exit-codes | events FILE QUERY... | object FILE COND...")
 }

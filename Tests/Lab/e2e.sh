@@ -16,7 +16,7 @@
 # Runs inside the VM after bt-up.sh (BLESEND_LAB_BT=1): receiver blerecv on hci0 (00:AA:01:00:00:00),
 # sender blesend on hci1. Binaries: $BLESEND_BIN (default .build/debug). Prints "ok - name" /
 # "not ok - name" per case, then "N passed, M failed"; exit status 1 if M > 0, 2 on setup errors.
-# The LAST main-group case stops bluetoothd (exit-67 check), so nothing BlueZ-related can follow.
+# The LAST main-group case stops bluetoothd (its EXIT_BLUETOOTH_UNAVAILABLE check), so nothing BlueZ-related can follow.
 set -uo pipefail
 
 GROUP=${1:-main}
@@ -100,7 +100,7 @@ answer_prompt() {
 }
 
 run_first_contact() {
-  begin "first contact: blerecv --ask, answered by a scripted TTY that types the code blesend shows, adds the key and the file arrives; another code typed: blesend exits 66, the trust dir is unchanged, and the same sender is then refused without a question"
+  begin "first contact: blerecv --ask, answered by a scripted TTY that types the code blesend shows, adds the key and the file arrives; another code typed: blesend exits $EXIT_PEER_REFUSED, the trust dir is unchanged, and the same sender is then refused without a question"
   local out=$W/out-ask trust=$W/trust-ask pid t
   if ! start_ask_recv ask "$out" "$trust"; then
     fail "blerecv --ask did not start under script(1)"
@@ -118,10 +118,10 @@ run_first_contact() {
   check "blerecv showed the first contact code before it was typed" [ "$CODE_SHOWN" = 0 ]
   wait_pid "$pid" 60; SRC=$WRC
   log "blesend ask-yes: exit $SRC after $(elapsed "$t")s"
-  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
   check "the stranger's key is not in the trust dir as newfriend.pub" grep -qF "$(grep -v '^#' "$W/keys/stranger.pub" | head -n 1)" "$trust/newfriend.pub"
-  # Another code typed (as from another device's screen): blesend exits 66 with the first contact
+  # Another code typed (as from another device's screen): blesend exits EXIT_PEER_REFUSED with the first contact
   # error, nothing is written.
   local before after
   before=$(ls -A "$trust" | sort)
@@ -132,7 +132,7 @@ run_first_contact() {
   answer_prompt 2 "$SLOG.err" wrong || fail "no second code question on blerecv's terminal, or no code from blesend"
   check "blerecv showed the second code before it was typed" [ "$CODE_SHOWN" = 0 ]
   wait_pid "$pid" 60; SRC=$WRC
-  check "blesend (another code typed) exit $SRC, want 66" [ "$SRC" = 66 ]
+  check "blesend (another code typed) exit $SRC, want $EXIT_PEER_REFUSED" [ "$SRC" = "$EXIT_PEER_REFUSED" ]
   check "blesend does not say the receiver's user did not accept it" grep -q "did not accept your key" "$SLOG.err"
   check "blerecv did not say the code typed is not this connection's" grep -q "not the code of this connection" "$RECV_LOG.err"
   after=$(ls -A "$trust" | sort)
@@ -145,7 +145,7 @@ run_first_contact() {
   pid=$!
   PIDS+=("$pid")
   wait_pid "$pid" 60; SRC=$WRC
-  check "blesend (refused shortly before) exit $SRC, want 66" [ "$SRC" = 66 ]
+  check "blesend (refused shortly before) exit $SRC, want $EXIT_PEER_REFUSED" [ "$SRC" = "$EXIT_PEER_REFUSED" ]
   check "blerecv asked again about a sender it refused shortly before" [ "$(grep -c 'type the 6-digit code' "$RECV_LOG.err")" = 2 ]
   check "blerecv did not say it refused the sender without asking" grep -q "without asking" "$RECV_LOG.err"
   check "k30.bin arrived from a paused sender" [ ! -e "$out/k30.bin" ]
@@ -208,10 +208,10 @@ run_cut() {
   # Device1.Disconnect can take effect only after the 3 s above (the HCI disconnect then fails: no link).
   if [ "$cut" = 0 ] && lines_at_least "$SLOG.out" '"event":"scanning"' 2; then cut=1; CUT_HOW="Device1.Disconnect (late)"; fi
   check "never cut the link (progress $progress_bytes; $(cat "$W/logs/busctl.out" 2>/dev/null))" [ "$cut" = 1 ]
-  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "m4.bin differs or missing" same "$W/files/m4.bin" "$MAIN_OUT/m4.bin"
   check "no resumed event" has_event "$SLOG.out" resumed
-  check "want 2+ connected events" [ "$(grep -c '"event":"connected"' "$SLOG.out")" -ge 2 ]
+  check "want 2+ connected events" [ "$(events "$SLOG.out" count connected)" -ge 2 ]
   if [ -n "$stale" ]; then
     # btvirt did not tell the receiver's controller that the link ended ($stale): its kernel kept
     # the old link, L2CAP channels and all, and refuses a new channel whose CID the old one holds
@@ -230,73 +230,28 @@ run_cut() {
   stop_recv
 }
 
-run_main() {
-  ensure_main_recv || { fail "main receiver did not start"; }
+# =====================================================================================
+# The main group: one line per case (MAIN_CASES, below), run in order by run_main. Most cases are
+# one blesend run with the same frame: what to do first (start a receiver, make files), blesend's
+# arguments, the exit status it must give, then checks. A case that needs more than that is a
+# function of its own, named in the table with @.
 
-  # 1. sizes, each in its own session
-  local f
-  for f in zero.bin one.bin k100.bin; do
-    begin "file $f ($(stat -c %s "$W/files/$f") B) arrives byte-identical"
-    ensure_main_recv
-    send_run "$f" --to "$RPUB" "$W/files/$f"
-    check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
-    check "$MAIN_OUT/$f differs or missing" same "$W/files/$f" "$MAIN_OUT/$f"
-    end "$SLOG.err" "$RECV_LOG.err"
-  done
-
-  # 1 + 6. 1 MiB, timed, with --json checked line by line
-  begin "1 MiB file arrives byte-identical (timed) and --json output is valid with the expected events"
-  ensure_main_recv
-  send_run m1 --json --to "$RPUB" "$W/files/m1.bin"
-  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
-  check "m1.bin differs or missing" same "$W/files/m1.bin" "$MAIN_OUT/m1.bin"
-  check "stdout has a line that is not JSON" valid_json "$SLOG.out"
-  local ev
-  for ev in scanning connected handshake file-done done; do
-    check "no $ev event" has_event "$SLOG.out" "$ev"
-  done
-  check "default transport: connected over '$(transports "$SLOG.out")', want l2cap (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"
-  local fsecs mtu
-  fsecs=$(json_get "$SLOG.out" file-done seconds)
-  mtu=$(json_get "$SLOG.out" connected mtu)
-  log "1 MiB: blesend wall ${SEND_SECS}s (incl. scan/connect/handshake), file ${fsecs}s, goodput $(goodput 1048576 "${fsecs:-0}") KiB/s file-only, $(goodput 1048576 "$SEND_SECS") KiB/s wall, ATT MTU ${mtu}"
-  echo "# METRIC m1_wall_s=$SEND_SECS m1_file_s=$fsecs m1_kib_s=$(goodput 1048576 "${fsecs:-0}") mtu=$mtu"
-  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
-
-  # 7. several files in one session
-  begin "several files in one session"
-  ensure_main_recv
+# ---- what a row's BEFORE column runs ----
+make_multi() {
   mkdir -p "$W/files/multi"
   head -c 4097 /dev/urandom > "$W/files/multi/m-a.bin"
   head -c 0 /dev/urandom > "$W/files/multi/m-b.bin"
   head -c 30000 /dev/urandom > "$W/files/multi/m-c.bin"
-  send_run multi --json --to "$RPUB" "$W/files/multi/m-a.bin" "$W/files/multi/m-b.bin" "$W/files/multi/m-c.bin"
-  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
-  for f in m-a.bin m-b.bin m-c.bin; do check "$f differs or missing" same "$W/files/multi/$f" "$MAIN_OUT/$f"; done
-  check "want exactly one connection" [ "$(grep -c '"event":"connected"' "$SLOG.out")" = 1 ]
-  check "want 3 file-done events" [ "$(grep -c '"event":"file-done"' "$SLOG.out")" = 3 ]
-  check "done event does not say files 3" grep -q '"event":"done".*"files":3' "$SLOG.out"
-  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
-
-  # Issue 13: a compressible file goes zstd-compressed (the receiver grants it), and many small
-  # files go pipelined on one connection.
-  begin "compressible 1 MiB text arrives byte-identical with fewer bytes on the air; a folder (nested, empty, executable, 200 small files) arrives identical"
-  ensure_main_recv
+}
+make_text() {   # 1 MiB of our own sources and docs: compressible text
   # The whole corpus first, then its first MiB (a pipe into head would end cat with SIGPIPE, noise in the log).
   find Sources docs -type f \( -name '*.swift' -o -name '*.md' \) | sort | xargs cat > "$W/files/corpus.txt"
   head -c 1048576 "$W/files/corpus.txt" > "$W/files/text.txt"
   rm -f "$W/files/corpus.txt"
-  send_run text --json --to "$RPUB" "$W/files/text.txt"
-  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
-  check "text.txt differs or missing" same "$W/files/text.txt" "$MAIN_OUT/text.txt"
-  local air
-  air=$(json_get "$SLOG.out" done air_bytes)
-  check "air_bytes '$air' is not below the file's 1048576 bytes" [ "${air:-1048576}" -lt 1048576 ]
-  log "text 1 MiB: ${air:-?} bytes on the air, blesend wall ${SEND_SECS}s"
-  echo "# METRIC text_air_bytes=${air:-0} text_wall_s=$SEND_SECS"
-  # A folder: nested subfolders, an empty one, an executable file, 200 small files.
+}
+make_tree() {   # a folder: nested subfolders, an empty one, an executable file, 200 small files, a symlink
+  local i d
   mkdir -p "$W/files/tree/a/b/c" "$W/files/tree/empty" "$W/files/tree/d"
-  local i
   for i in $(seq -w 1 200); do
     case $((10#$i % 3)) in 0) d=a;; 1) d=a/b/c;; *) d=d;; esac
     head -c $((512 + 10#$i * 5)) /dev/urandom > "$W/files/tree/$d/s$i.bin"
@@ -304,86 +259,153 @@ run_main() {
   printf '#!/bin/sh\necho hi\n' > "$W/files/tree/run.sh"; chmod 755 "$W/files/tree/run.sh"
   : > "$W/files/tree/zero.bin"
   ln -s /etc/passwd "$W/files/tree/link"
-  send_run tree --json --to "$RPUB" "$W/files/tree"
-  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+}
+recv_nol2cap() { stop_recv; start_recv nol2cap "$W/out-nol2cap" --no-l2cap -v || fail "receiver --no-l2cap did not start"; }
+recv_stdout() {   # blerecv --stdout into $W/out-stdout/out
+  mkdir -p "$W/out-stdout"
+  RECV_LOG=$W/logs/recv-stdout
+  "$RECV" --adapter hci0 --trust "$W/trust" --key "$W/keys/receiver" --stdout -v > "$W/out-stdout/out" 2> "$RECV_LOG.err" &
+  RECV_PID=$!
+  PIDS+=("$RECV_PID")
+  wait_for "$RECV_LOG.err" 'waiting for senders' 30 "$RECV_PID" || fail "receiver did not start"
+}
+stop_bluetoothd() {
+  local btpid i
+  btpid=$(cat /run/blesend-lab/bluetoothd.pid 2>/dev/null)
+  if [ -n "$btpid" ] && kill "$btpid" 2>/dev/null; then
+    for i in $(seq 1 50); do kill -0 "$btpid" 2>/dev/null || break; sleep 0.1; done
+  else
+    fail "could not stop bluetoothd (pid '$btpid')"
+  fi
+}
+
+# ---- what a row's CHECKS column runs (each adds its message to the case's failures) ----
+# arrived FILE [STORED [DIR]]: $W/files/FILE is in DIR (default $MAIN_OUT) as STORED (default its base name)
+arrived() { local stored=${2:-$(basename "$1")}; check "$stored differs or missing" same "$W/files/$1" "${3:-$MAIN_OUT}/$stored"; }
+json_ok() { check "${2:-stdout} has a line that is not JSON" valid_json "${1:-$SLOG.out}"; }   # json_ok [LOG [WHOSE]]
+has_events() { local ev; for ev; do check "no $ev event" has_event "$SLOG.out" "$ev"; done; }
+recv_has_events() { local ev; for ev; do check "receiver: no $ev event" has_event "$RECV_LOG.out" "$ev"; done; }
+on_l2cap() { check "$1 over '$(transports "$SLOG.out")', want l2cap (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"; }
+on_gatt() { check "$1 connected over '$(transports "$SLOG.out")', want gatt" [ "$(transports "$SLOG.out")" = gatt ]; }
+event_count() { check "$3" [ "$(events "$SLOG.out" count "$1")" = "$2" ]; }   # event_count EVENT N MESSAGE
+event_has() { local what=$1; shift; check "$what" events "$SLOG.out" has "$@"; }   # event_has MESSAGE EVENT COND...
+said() { check "$3" grep -q -- "$2" "$1"; }   # said FILE REGEX MESSAGE
+no_hidden() { check "a hidden file is in the out dir" hidden_files "${1:-$MAIN_OUT}"; }
+out_unchanged() {   # $MAIN_OUT holds what it held before blesend ran (MAIN_BEFORE)
+  local after
+  sleep 0.5
+  after=$(ls -A "$MAIN_OUT" | sort)
+  check "out dir changed: $(diff <(echo "$MAIN_BEFORE") <(echo "$after") | tr '\n' ' ')" [ "$MAIN_BEFORE" = "$after" ]
+}
+recv_exit() {   # recv_exit WHAT: the receiver (--once, --stdout) ends by itself with EXIT_SUCCESS
+  local rrc
+  wait_pid "$RECV_PID" 20; rrc=$WRC
+  RECV_PID=""
+  check "$1 exit $rrc, want $EXIT_SUCCESS" [ "$rrc" = "$EXIT_SUCCESS" ]
+}
+m1_metrics() {
+  local fsecs mtu
+  fsecs=$(json_get "$SLOG.out" file-done seconds)
+  mtu=$(json_get "$SLOG.out" connected mtu)
+  log "1 MiB: blesend wall ${SEND_SECS}s (incl. scan/connect/handshake), file ${fsecs}s, goodput $(goodput 1048576 "${fsecs:-0}") KiB/s file-only, $(goodput 1048576 "$SEND_SECS") KiB/s wall, ATT MTU ${mtu}"
+  echo "# METRIC m1_wall_s=$SEND_SECS m1_file_s=$fsecs m1_kib_s=$(goodput 1048576 "${fsecs:-0}") mtu=$mtu"
+}
+text_compressed() {   # fewer bytes on the air than the 1 MiB text
+  local air
+  air=$(json_get "$SLOG.out" done air_bytes)
+  check "air_bytes '$air' is not below the file's 1048576 bytes" [ "${air:-1048576}" -lt 1048576 ]
+  log "text 1 MiB: ${air:-?} bytes on the air, blesend wall ${SEND_SECS}s"
+  echo "# METRIC text_air_bytes=${air:-0} text_wall_s=$SEND_SECS"
+}
+tree_arrived() {   # the folder of make_tree, whole: the symlink left out, run.sh still executable
   check "received folder differs (diff -r, the symlink aside)" diff -r --no-dereference -x link "$W/files/tree" "$MAIN_OUT/tree"
   check "the symlink arrived" [ ! -e "$MAIN_OUT/tree/link" ]
   check "run.sh is not executable" [ -x "$MAIN_OUT/tree/run.sh" ]
-  check "no warning for the symlink" grep -q '"event":"warning".*link' "$SLOG.out"
-  check "want exactly one connection" [ "$(grep -c '"event":"connected"' "$SLOG.out")" = 1 ]
-  check "no folder-done event" grep -q '"event":"folder-done".*"files":202' "$SLOG.out"
-  check "a hidden staging folder was left" hidden_files "$MAIN_OUT"
-  log "folder of 202 files: blesend wall ${SEND_SECS}s"
-  echo "# METRIC folder202_wall_s=$SEND_SECS"
-  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
+}
+folder_metrics() { log "folder of 202 files: blesend wall ${SEND_SECS}s"; echo "# METRIC folder202_wall_s=$SEND_SECS"; }
+doctor_no_bluetoothd() {
+  local drc
+  timeout -k 5 30 "$SEND" doctor --adapter hci1 > "$W/logs/doctor-nobluez.out" 2>&1 < /dev/null; drc=$?
+  check "blesend doctor without bluetoothd exit $drc, want $EXIT_BLUETOOTH_UNAVAILABLE" [ "$drc" = "$EXIT_BLUETOOTH_UNAVAILABLE" ]
+  check "no '✗ bluetoothd … not running' line" grep -q '^✗ bluetoothd .*bluetoothd is not running' "$W/logs/doctor-nobluez.out"
+  check "no fix for it" grep -q 'fix: sudo systemctl start bluetooth' "$W/logs/doctor-nobluez.out"
+  end_logs+=("$W/logs/doctor-nobluez.out")
+}
 
-  # 10. name collision
-  begin "name collision: a.txt twice gives a.txt and a-1.txt, and both sides say so"
-  ensure_main_recv
-  send_run a1 --to "$RPUB" "$W/files/a.txt"
-  check "first send exit $SRC" [ "$SRC" = 0 ]
-  send_run a2 --json --to "$RPUB" "$W/files/a.txt"
-  check "second send exit $SRC" [ "$SRC" = 0 ]
-  check "a.txt differs" same "$W/files/a.txt" "$MAIN_OUT/a.txt"
-  check "a-1.txt differs or missing" same "$W/files/a.txt" "$MAIN_OUT/a-1.txt"
-  check "sender's file-done lacks stored_name a-1.txt" grep -q '"stored_name":"a-1.txt"' "$SLOG.out"
-  check "receiver did not report 'saved as a-1.txt'" grep -q 'a.txt exists: saved as a-1.txt' "$RECV_LOG.err"
-  end "$SLOG.err" "$RECV_LOG.err"
+# The table. Columns, split at " | ":
+#   TITLE   the case's name (expanded: $EXIT_*, $(...)); "+" goes on with the case above
+#   BEFORE  commands run first: the receiver (ensure_main_recv: the shared one, into $MAIN_OUT), files
+#   RUN     the run's name (logs/send-RUN.out, .err)
+#   EXIT    the exit status blesend must give: an ExitStatus case, as EXIT_* names it (EXIT_ dropped)
+#   ARGS    blesend's arguments (after --adapter hci1 --key sender --timeout 40); $F is $W/files
+#   CHECKS  the checks, in order (the helpers above, or check itself)
+# A row "@function" runs a case that does not fit (it calls begin and end itself), or a step between cases.
+# Order matters: the receiver carries over from row to row, and the last case stops bluetoothd.
+read -r -d '' MAIN_CASES <<'TABLE'
+file zero.bin ($(stat -c %s "$F/zero.bin") B) arrives byte-identical | ensure_main_recv | zero.bin | SUCCESS | --to "$RPUB" "$F/zero.bin" | arrived zero.bin
+file one.bin ($(stat -c %s "$F/one.bin") B) arrives byte-identical | ensure_main_recv | one.bin | SUCCESS | --to "$RPUB" "$F/one.bin" | arrived one.bin
+file k100.bin ($(stat -c %s "$F/k100.bin") B) arrives byte-identical | ensure_main_recv | k100.bin | SUCCESS | --to "$RPUB" "$F/k100.bin" | arrived k100.bin
+1 MiB file arrives byte-identical (timed) and --json output is valid with the expected events | ensure_main_recv | m1 | SUCCESS | --json --to "$RPUB" "$F/m1.bin" | arrived m1.bin; json_ok; has_events scanning connected handshake file-done done; on_l2cap "default transport: connected"; m1_metrics
+several files in one session | ensure_main_recv; make_multi | multi | SUCCESS | --json --to "$RPUB" "$F/multi/m-a.bin" "$F/multi/m-b.bin" "$F/multi/m-c.bin" | arrived multi/m-a.bin; arrived multi/m-b.bin; arrived multi/m-c.bin; event_count connected 1 "want exactly one connection"; event_count file-done 3 "want 3 file-done events"; event_has "done event does not say files 3" done files=3
+compressible 1 MiB text arrives byte-identical with fewer bytes on the air; a folder (nested, empty, executable, 200 small files) arrives identical | ensure_main_recv; make_text | text | SUCCESS | --json --to "$RPUB" "$F/text.txt" | arrived text.txt; text_compressed
++ | make_tree | tree | SUCCESS | --json --to "$RPUB" "$F/tree" | tree_arrived; event_has "no warning for the symlink" warning message~link; event_count connected 1 "want exactly one connection"; event_has "no folder-done event" folder-done files=202; no_hidden; folder_metrics
+name collision: a.txt twice gives a.txt and a-1.txt, and both sides say so | ensure_main_recv | a1 | SUCCESS | --to "$RPUB" "$F/a.txt" | :
++ | : | a2 | SUCCESS | --json --to "$RPUB" "$F/a.txt" | arrived a.txt; arrived a.txt a-1.txt; event_has "sender's file-done lacks stored_name a-1.txt" file-done stored_name=a-1.txt; said "$RECV_LOG.err" 'a.txt exists: saved as a-1.txt' "receiver did not report 'saved as a-1.txt'"
+untrusted sender is refused (exit $EXIT_PEER_REFUSED), nothing lands in the out dir | ensure_main_recv | stranger | PEER_REFUSED | --json --key "$W/keys/stranger" --to "$RPUB" "$F/k20.bin" | on_l2cap refused; out_unchanged; no_hidden; said "$SLOG.err" 'hint:' "no refusal hint on stderr"; said "$RECV_LOG.err" 'not trusted' "receiver did not log the refusal"
+receiver whose key differs from --to is refused (exit $EXIT_PEER_REFUSED) | ensure_main_recv | mismatch | PEER_REFUSED | --to "$W/keys/other.pub" "$F/k20.bin" | out_unchanged; no_hidden
+@run_cut
+--transport gatt still works; a receiver with --no-l2cap is served by GATT; --transport l2cap to it exits $EXIT_TRANSPORT_UNAVAILABLE | ensure_main_recv | gatt | SUCCESS | --json --transport gatt --to "$RPUB" "$F/g.bin" | on_gatt "--transport gatt"; arrived g.bin
++ | recv_nol2cap | nol2cap-auto | SUCCESS | --json --to "$RPUB" "$F/k30.bin" | on_gatt "auto to a GATT-only receiver"; arrived k30.bin k30.bin "$W/out-nol2cap"; said "$RECV_LOG.err" 'no-l2cap\|GATT only' "receiver did not say it serves GATT only"
++ | : | nol2cap-forced | TRANSPORT_UNAVAILABLE | --transport l2cap --to "$RPUB" "$F/k20.bin" | said "$SLOG.err" 'offers no L2CAP channel' "no 'offers no L2CAP channel' message"; check "k20.bin arrived although the sender failed" absent "$W/out-nol2cap/k20.bin"
+@stop_recv
+@run_first_contact
+@main_nonroot
+--once: blerecv exits $EXIT_SUCCESS after one sender | start_recv once "$W/out-once" --once --json || fail "receiver did not start" | once | SUCCESS | --to "$RPUB" "$F/k20.bin" | recv_exit "blerecv --once"; arrived k20.bin k20.bin "$W/out-once"; json_ok "$RECV_LOG.out" "receiver stdout"; recv_has_events listening connected handshake file-done done
+stdin stream (- --name s.bin) into blerecv --stdout | recv_stdout | stdin | SUCCESS | --to "$RPUB" - --name s.bin < "$F/s.bin" | recv_exit "blerecv --stdout"; check "stream differs" same "$F/s.bin" "$W/out-stdout/out"
+@main_doctor
+bluetoothd not running: blesend exits $EXIT_BLUETOOTH_UNAVAILABLE with a hint, and blesend doctor names it | stop_bluetoothd | nobluez | BLUETOOTH_UNAVAILABLE | --to "$RPUB" "$F/one.bin" | said "$SLOG.err" 'bluetoothd is not running' "no 'bluetoothd is not running' message"; said "$SLOG.err" 'hint:' "no hint"; doctor_no_bluetoothd
+TABLE
 
-  # 3. untrusted sender
-  begin "untrusted sender is refused (exit 66), nothing lands in the out dir"
-  ensure_main_recv
-  local before after
-  before=$(ls -A "$MAIN_OUT" | sort)
-  send_run stranger --json --key "$W/keys/stranger" --to "$RPUB" "$W/files/k20.bin"
-  check "blesend exit $SRC, want 66" [ "$SRC" = 66 ]
-  check "refused over '$(transports "$SLOG.out")', want l2cap (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"
-  sleep 0.5
-  after=$(ls -A "$MAIN_OUT" | sort)
-  check "out dir changed: $(diff <(echo "$before") <(echo "$after") | tr '\n' ' ')" [ "$before" = "$after" ]
-  check "a hidden file is in the out dir" hidden_files "$MAIN_OUT"
-  check "no refusal hint on stderr" grep -q 'hint:' "$SLOG.err"
-  check "receiver did not log the refusal" grep -q 'not trusted' "$RECV_LOG.err"
-  end "$SLOG.err" "$RECV_LOG.err"
+# run_main: every row of MAIN_CASES in order. A row with a title begins a case (ending the one
+# before); BEFORE, blesend (send_run, bounded), its exit status, then CHECKS.
+run_main() {
+  # shellcheck disable=SC2034  # F is the table's $F (its columns are eval'ed)
+  local row title before name want args checks code F=$W/files open=0
+  local -a rows cols end_logs=()
+  mapfile -t rows <<< "$MAIN_CASES"   # (an array, not a loop reading stdin: the cases' commands inherit it)
+  ensure_main_recv || { fail "main receiver did not start"; }
+  for row in "${rows[@]}"; do
+    [ -n "$row" ] || continue
+    if [[ $row == @* ]]; then
+      [ "$open" = 1 ] && { end "${end_logs[@]}"; open=0; }
+      "${row#@}"
+      continue
+    fi
+    cols=()
+    while [[ $row == *" | "* ]]; do cols+=("${row%%" | "*}"); row=${row#*" | "}; done
+    cols+=("$row")
+    [ "${#cols[@]}" = 6 ] || { echo "e2e: a MAIN_CASES row has ${#cols[@]} columns, not 6: ${cols[0]}" >&2; exit 2; }
+    title=${cols[0]} before=${cols[1]} name=${cols[2]} want=${cols[3]} args=${cols[4]} checks=${cols[5]}
+    if [ "$title" != + ]; then
+      [ "$open" = 1 ] && end "${end_logs[@]}"
+      eval "title=\"$title\""
+      begin "$title"
+      open=1
+    fi
+    eval "$before"
+    MAIN_BEFORE=$(ls -A "$MAIN_OUT" | sort)
+    eval "send_run \"\$name\" $args"
+    code=EXIT_$want
+    check "blesend $name: exit $SRC, want ${!code} ($want)" [ "$SRC" = "${!code}" ]
+    end_logs=("$SLOG.err" "$SLOG.out" "$RECV_LOG.err" "$RECV_LOG.out")
+    eval "$checks"
+  done
+  [ "$open" = 1 ] && end "${end_logs[@]}"
+}
 
-  # 4. receiver key differs from --to
-  begin "receiver whose key differs from --to is refused (exit 66)"
-  ensure_main_recv
-  before=$(ls -A "$MAIN_OUT" | sort)
-  send_run mismatch --to "$W/keys/other.pub" "$W/files/k20.bin"
-  check "blesend exit $SRC, want 66" [ "$SRC" = 66 ]
-  after=$(ls -A "$MAIN_OUT" | sort)
-  check "out dir changed" [ "$before" = "$after" ]
-  check "a hidden file is in the out dir" hidden_files "$MAIN_OUT"
-  end "$SLOG.err" "$RECV_LOG.err"
-
-  # 5. link cut from outside mid-transfer, then resume
-  run_cut
-
-  # 12. GATT on request, and for a receiver without L2CAP
-  begin "--transport gatt still works; a receiver with --no-l2cap is served by GATT; --transport l2cap to it exits 73"
-  ensure_main_recv
-  send_run gatt --json --transport gatt --to "$RPUB" "$W/files/g.bin"
-  check "blesend --transport gatt exit $SRC, want 0" [ "$SRC" = 0 ]
-  check "--transport gatt connected over '$(transports "$SLOG.out")'" [ "$(transports "$SLOG.out")" = gatt ]
-  check "g.bin (gatt) differs or missing" same "$W/files/g.bin" "$MAIN_OUT/g.bin"
-  stop_recv
-  start_recv nol2cap "$W/out-nol2cap" --no-l2cap -v || fail "receiver --no-l2cap did not start"
-  send_run nol2cap-auto --json --to "$RPUB" "$W/files/k30.bin"
-  check "blesend (auto) to a GATT-only receiver exit $SRC, want 0" [ "$SRC" = 0 ]
-  check "auto to a GATT-only receiver connected over '$(transports "$SLOG.out")', want gatt" [ "$(transports "$SLOG.out")" = gatt ]
-  check "k30.bin differs or missing" same "$W/files/k30.bin" "$W/out-nol2cap/k30.bin"
-  check "receiver did not say it serves GATT only" grep -q 'no-l2cap\|GATT only' "$RECV_LOG.err"
-  send_run nol2cap-forced --transport l2cap --to "$RPUB" "$W/files/k20.bin"
-  check "blesend --transport l2cap to a GATT-only receiver exit $SRC, want 73" [ "$SRC" = 73 ]
-  check "no 'offers no L2CAP channel' message" grep -q 'offers no L2CAP channel' "$SLOG.err"
-  check "k20.bin arrived although the sender failed" [ ! -e "$W/out-nol2cap/k20.bin" ]
-  end "$SLOG.err" "$RECV_LOG.err"
-  stop_recv
-
-  run_first_contact
-
-  # 13. both tools as an ordinary user in the bluetooth group, over L2CAP
+# ---- the main cases that are not one blesend run ----
+# Both tools as an ordinary user in the bluetooth group, over L2CAP.
+main_nonroot() {
   begin "non-root: blerecv and blesend as an unprivileged user in group bluetooth, over L2CAP"
   local nr=$W/nonroot nrgid
   nrgid=$(getent group bluetooth | cut -d: -f3)
@@ -409,7 +431,7 @@ run_main() {
       "$SEND" --adapter hci1 --key "$nr/keys/sender" --timeout 40 --json --to "$nr/keys/receiver.pub" "$nr/k100.bin" \
       > "$SLOG.out" 2> "$SLOG.err" || SRC=$?
     log "blesend as uid 65534: exit $SRC after $(elapsed "$t")s"
-    check "blesend (non-root) exit $SRC, want 0" [ "$SRC" = 0 ]
+    check "blesend (non-root) exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
     check "non-root connected over '$(transports "$SLOG.out")', want l2cap (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"
     check "k100.bin (non-root) differs or missing" same "$W/files/k100.bin" "$nr/out/k100.bin"
     check "received file not owned by the user" [ "$(stat -c %u "$nr/out/k100.bin" 2>/dev/null)" = 65534 ]
@@ -420,77 +442,29 @@ run_main() {
   RECV_PID=""
   chmod 700 "$W"
   end "$SLOG.err" "$RECV_LOG.err"
+}
 
-  # 9. --once
-  begin "--once: blerecv exits 0 after one sender"
-  start_recv once "$W/out-once" --once --json || fail "receiver did not start"
-  local rpid=$RECV_PID
-  send_run once --to "$RPUB" "$W/files/k20.bin"
-  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
-  local rrc; wait_pid "$rpid" 20; rrc=$WRC
-  RECV_PID=""
-  check "blerecv --once exit $rrc, want 0" [ "$rrc" = 0 ]
-  check "k20.bin differs or missing" same "$W/files/k20.bin" "$W/out-once/k20.bin"
-  check "receiver stdout has a line that is not JSON" valid_json "$RECV_LOG.out"
-  for ev in listening connected handshake file-done done; do check "receiver: no $ev event" has_event "$RECV_LOG.out" "$ev"; done
-  end "$SLOG.err" "$RECV_LOG.err" "$RECV_LOG.out"
-
-  # 8. stdin stream into blerecv --stdout
-  begin "stdin stream (- --name s.bin) into blerecv --stdout"
-  mkdir -p "$W/out-stdout"
-  RECV_LOG=$W/logs/recv-stdout
-  "$RECV" --adapter hci0 --trust "$W/trust" --key "$W/keys/receiver" --stdout -v > "$W/out-stdout/out" 2> "$RECV_LOG.err" &
-  rpid=$!
-  PIDS+=("$rpid")
-  RECV_PID=$rpid
-  wait_for "$RECV_LOG.err" 'waiting for senders' 30 "$rpid" || fail "receiver did not start"
-  send_run stdin --to "$RPUB" - --name s.bin < "$W/files/s.bin"
-  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
-  wait_pid "$rpid" 20; rrc=$WRC
-  RECV_PID=""
-  check "blerecv --stdout exit $rrc, want 0" [ "$rrc" = 0 ]
-  check "stream differs" same "$W/files/s.bin" "$W/out-stdout/out"
-  end "$SLOG.err" "$RECV_LOG.err"
-
-  # Issue 14: blesend doctor / blerecv doctor pass here, and name a powered-off adapter with its fix.
-  begin "doctor: passes on both adapters; names hci0 powered off with its fix (exit 67)"
+# Issue 14: blesend doctor / blerecv doctor pass here, and name a powered-off adapter with its fix.
+main_doctor() {
+  begin "doctor: passes on both adapters; names hci0 powered off with its fix (exit $EXIT_BLUETOOTH_UNAVAILABLE)"
   stop_recv
   local drc
   timeout -k 5 30 "$SEND" doctor --adapter hci1 > "$W/logs/doctor-send.out" 2>&1 < /dev/null; drc=$?
-  check "blesend doctor --adapter hci1 exit $drc, want 0" [ "$drc" = 0 ]
+  check "blesend doctor --adapter hci1 exit $drc, want $EXIT_SUCCESS" [ "$drc" = "$EXIT_SUCCESS" ]
   check "no 'ready to send'" grep -q '^blesend doctor: ready to send' "$W/logs/doctor-send.out"
   timeout -k 5 30 "$RECV" doctor --adapter hci0 --json > "$W/logs/doctor-recv.json" 2>&1 < /dev/null; drc=$?
-  check "blerecv doctor --adapter hci0 --json exit $drc, want 0" [ "$drc" = 0 ]
-  check "--json is not one object with ok true, role receiver" /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d["ok"] and d["role"]=="receiver" else 1)' "$W/logs/doctor-recv.json"
+  check "blerecv doctor --adapter hci0 --json exit $drc, want $EXIT_SUCCESS" [ "$drc" = "$EXIT_SUCCESS" ]
+  check "--json is not one object with ok true, role receiver" "$LABCHECK" object "$W/logs/doctor-recv.json" ok=true role=receiver
   # (busctl, not btmgmt: btmgmt 5.82 with no terminal returns without powering off)
   busctl --system set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b false > /dev/null 2>&1
   wait_until 10 sh -c 'busctl --system get-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered | grep -q false'
   timeout -k 5 30 "$RECV" doctor --adapter hci0 > "$W/logs/doctor-off.out" 2>&1 < /dev/null; drc=$?
-  check "blerecv doctor with hci0 off exit $drc, want 67" [ "$drc" = 67 ]
+  check "blerecv doctor with hci0 off exit $drc, want $EXIT_BLUETOOTH_UNAVAILABLE" [ "$drc" = "$EXIT_BLUETOOTH_UNAVAILABLE" ]
   check "no '✗ powered … hci0 is powered off' line" grep -q '^✗ powered .*hci0 is powered off' "$W/logs/doctor-off.out"
   check "no fix for it" grep -q 'fix: busctl --system set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b true' "$W/logs/doctor-off.out"
   busctl --system set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b true > /dev/null 2>&1
   wait_until 10 sh -c 'busctl --system get-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered | grep -q true'
   end "$W/logs/doctor-send.out" "$W/logs/doctor-recv.json" "$W/logs/doctor-off.out"
-
-  # 11. bluetoothd not running (LAST: stops bluetoothd)
-  begin "bluetoothd not running: blesend exits 67 with a hint, and blesend doctor names it"
-  local btpid
-  btpid=$(cat /run/blesend-lab/bluetoothd.pid 2>/dev/null)
-  if [ -n "$btpid" ] && kill "$btpid" 2>/dev/null; then
-    for i in $(seq 1 50); do kill -0 "$btpid" 2>/dev/null || break; sleep 0.1; done
-  else
-    fail "could not stop bluetoothd (pid '$btpid')"
-  fi
-  send_run nobluez --to "$RPUB" "$W/files/one.bin"
-  check "blesend exit $SRC, want 67" [ "$SRC" = 67 ]
-  check "no 'bluetoothd is not running' message" grep -q 'bluetoothd is not running' "$SLOG.err"
-  check "no hint" grep -q 'hint:' "$SLOG.err"
-  timeout -k 5 30 "$SEND" doctor --adapter hci1 > "$W/logs/doctor-nobluez.out" 2>&1 < /dev/null; local drc=$?
-  check "blesend doctor without bluetoothd exit $drc, want 67" [ "$drc" = 67 ]
-  check "no '✗ bluetoothd … not running' line" grep -q '^✗ bluetoothd .*bluetoothd is not running' "$W/logs/doctor-nobluez.out"
-  check "no fix for it" grep -q 'fix: sudo systemctl start bluetooth' "$W/logs/doctor-nobluez.out"
-  end "$SLOG.err" "$W/logs/doctor-nobluez.out"
 }
 
 # =====================================================================================
@@ -501,7 +475,7 @@ run_mtu() {
   local rpid=$RECV_PID
   # The ATT MTU matters to GATT only (an L2CAP channel has its own SDU size).
   send_run mtu --json --transport gatt --to "$RPUB" "$W/files/k20.bin"
-  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "k20.bin differs or missing" same "$W/files/k20.bin" "$W/out-mtu/k20.bin"
   local mtu rmtu fsecs
   mtu=$(json_get "$SLOG.out" connected mtu)
@@ -515,7 +489,7 @@ run_mtu() {
   check "stdout has a line that is not JSON" valid_json "$SLOG.out"
   local rrc; wait_pid "$rpid" 20; rrc=$WRC
   RECV_PID=""
-  check "blerecv --once exit $rrc, want 0" [ "$rrc" = 0 ]
+  check "blerecv --once exit $rrc, want $EXIT_SUCCESS" [ "$rrc" = "$EXIT_SUCCESS" ]
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
 }
 
@@ -551,7 +525,7 @@ run_receivers() {
       if [ "$pin" = a ]; then want=$RPUB; out=$a_out; else want=$W/keys/other.pub; out=$b_out; fi
       rm -f "$out/one.bin"
       send_run recv-$pin$i --json -v --to "$want" "$W/files/one.bin"
-      first=$(sed -n 's/.*"event":"found","device":"[^"]*dev_\([0-9A-F_]*\)".*/\1/p' "$SLOG.out" | head -n 1)
+      first=$(events "$SLOG.out" first found device | sed -n 's/.*dev_\([0-9A-F_]*\)$/\1/p')
       n=$(count_event "$SLOG.out" found)
       log "pinned $pin, run $i: exit $SRC after ${SEND_SECS}s; tried $n device(s), first $first"
       echo "# METRIC pinned_${pin}_run${i}_s=$SEND_SECS tried=$n first=$first"
@@ -560,14 +534,14 @@ run_receivers() {
       # still catches the old behaviour (37-41 s, or no file at all).
       check "pinned $pin, run $i: took ${SEND_SECS} s, want at most $((15 + slack)) (goal 10)" \
         awk -v s="$SEND_SECS" -v b=$((15 + slack)) 'BEGIN { exit !(s <= b) }'
-      if [ "$strict" = 0 ] && [ "$SRC" = 66 ] && [ "$n" = 1 ]; then
+      if [ "$strict" = 0 ] && [ "$SRC" = "$EXIT_PEER_REFUSED" ] && [ "$n" = 1 ]; then
         log "pinned $pin, run $i: refused by the one receiver bluetoothd had reported (5.82 scan lag); not counted"
         check "pinned $pin, run $i: the refusal does not say so" grep -q 'error:.*refused' "$SLOG.err"
         continue
       fi
-      check "pinned $pin, run $i: blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+      check "pinned $pin, run $i: blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
       check "pinned $pin, run $i: one.bin differs or missing" same "$W/files/one.bin" "$out/one.bin"
-      if [ "$pin" = b ] && [ "$SRC" = 0 ]; then
+      if [ "$pin" = b ] && [ "$SRC" = "$EXIT_SUCCESS" ]; then
         umask_seen=1
         check "B (umask 077) stored one.bin with mode $(stat -c %a "$b_out/one.bin" 2>/dev/null), want 600" \
           [ "$(stat -c %a "$b_out/one.bin" 2>/dev/null)" = 600 ]
@@ -577,7 +551,7 @@ run_receivers() {
   check "no file from B (umask 077) to check its mode" [ "$umask_seen" = 1 ]
   end "$SLOG.err" "$RECV_LOG.err" "$blog.err"
 
-  begin "two receivers: a stranger pinned to A learns exit 66 within 12 s (goal 6; was 37-42 s), with a message that says it was refused"
+  begin "two receivers: a stranger pinned to A learns exit $EXIT_PEER_REFUSED within 12 s (goal 6; was 37-42 s), with a message that says it was refused"
   SLOG=$W/logs/send-recv-stranger
   local t0 rc=0 took
   t0=$(now)
@@ -586,7 +560,7 @@ run_receivers() {
   took=$(elapsed "$t0")
   log "stranger: exit $rc after ${took}s; tried $(count_event "$SLOG.out" found) device(s): $(grep 'error:' "$SLOG.err" | head -n 1)"
   echo "# METRIC two_receivers_stranger_s=$took"
-  check "stranger: blesend exit $rc, want 66" [ "$rc" = 66 ]
+  check "stranger: blesend exit $rc, want $EXIT_PEER_REFUSED" [ "$rc" = "$EXIT_PEER_REFUSED" ]
   # Both receivers are tried (A refuses, B was seen and is untried), one link at a time: A's link
   # ends about 2 s after its refusal (bluetoothd's disconnect timer) before B is connected.
   check "stranger: took ${took} s, want at most $((12 + slack)) (goal 6)" awk -v s="$took" -v b=$((12 + slack)) 'BEGIN { exit !(s <= b) }'
@@ -607,7 +581,7 @@ run_discovery() {
   # Receiver A on hci0 (key receiver), receiver B on hci2 (key other); both trust the sender and
   # both advertise private-discovery data instead of the service UUID. The virtual controllers run
   # with LE privacy off (the cases below check the senders' fixed addresses), which blerecv refuses
-  # for --private-discovery unless given --allow-public-address (exit 78 otherwise).
+  # for --private-discovery unless given --allow-public-address (EXIT_ADDRESS_NOT_PRIVATE otherwise).
   start_recv disc-a "$a_out" --private-discovery --allow-public-address || { fail "receiver A did not start"; return; }
   local blog=$W/logs/recv-disc-b
   "$RECV" --adapter hci2 --trust "$b_trust" --key "$W/keys/other" --out "$b_out" --private-discovery --allow-public-address \
@@ -617,13 +591,13 @@ run_discovery() {
   wait_for2 "$blog.out" '"listening"' "$blog.err" 'waiting for senders' 30 "$bpid" || fail "receiver B did not start"
   sleep 2   # both advertising
 
-  begin "private discovery on a fixed address: blerecv refuses to start (exit 78) and names LE privacy"
+  begin "private discovery on a fixed address: blerecv refuses to start (exit $EXIT_ADDRESS_NOT_PRIVATE) and names LE privacy"
   local plog=$W/logs/recv-disc-public rc=0
   mkdir -p "$W/out-public"
   timeout -k 5 30 "$RECV" --adapter hci0 --trust "$W/trust" --key "$W/keys/receiver" --out "$W/out-public" --private-discovery \
     > "$plog.out" 2> "$plog.err" || rc=$?
   log "blerecv --private-discovery without LE privacy: exit $rc: $(grep -m1 'error:' "$plog.err")"
-  check "exit $rc, want 78" [ "$rc" = 78 ]
+  check "exit $rc, want $EXIT_ADDRESS_NOT_PRIVATE" [ "$rc" = "$EXIT_ADDRESS_NOT_PRIVATE" ]
   check "the error does not name LE privacy" grep -q 'error:.*LE privacy' "$plog.err"
   check "the hint does not say how to turn it on" grep -q 'hint:.*Privacy = device' "$plog.err"
   end "$plog.err"
@@ -632,10 +606,10 @@ run_discovery() {
   local i dev
   for i in 1 2 3; do
     send_run disc-a$i --json --private-discovery --to "$RPUB" "$W/files/one.bin"
-    check "to A, run $i: blesend exit $SRC, want 0" [ "$SRC" = 0 ]
-    dev=$(grep -c '"event":"found"' "$SLOG.out")
+    check "to A, run $i: blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
+    dev=$(events "$SLOG.out" count found)
     check "to A, run $i: $dev devices tried, want 1" [ "$dev" = 1 ]
-    check "to A, run $i: not A's device" grep -q '"event":"found","device":"/org/bluez/hci1/dev_00_AA_01_00_00_00"' "$SLOG.out"
+    check "to A, run $i: not A's device" events "$SLOG.out" has found device=/org/bluez/hci1/dev_00_AA_01_00_00_00
   done
   # B (hci2, 00:AA:01:02:00:02) was on the air meanwhile, with its own data: the sender's adapter saw it.
   if [ "${BLESEND_LAB_IMAGE:-host}" = host ]; then
@@ -649,7 +623,7 @@ run_discovery() {
   check "B was connected to" sh -c "! grep -q connected '$blog.err'"
   end "$SLOG.err" "$RECV_LOG.err" "$blog.err"
 
-  begin "private discovery: an untrusted sender learns within 3 s that no receiver nearby lists it (exit 66)"
+  begin "private discovery: an untrusted sender learns within 3 s that no receiver nearby lists it (exit $EXIT_PEER_REFUSED)"
   SLOG=$W/logs/send-disc-stranger
   # The answer is timed from the moment bluetoothd first reports a blesend receiver to the
   # sender's adapter (hci1), as seen on the bus: on 5.82 a scan sometimes reports nothing for
@@ -676,7 +650,7 @@ run_discovery() {
   took=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
   after=$(awk -v a="${seen:-$t0}" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
   log "stranger: exit ${took} s after start; bluetoothd reported a receiver $(awk -v a="$t0" -v s="${seen:-$t0}" 'BEGIN { printf "%.1f", s - a }') s after start"
-  check "stranger: blesend exit $rc, want 66" [ "$rc" = 66 ]
+  check "stranger: blesend exit $rc, want $EXIT_PEER_REFUSED" [ "$rc" = "$EXIT_PEER_REFUSED" ]
   check "stranger: answered ${after} s after bluetoothd reported a receiver, want at most 3 s" \
     awk -v x="$after" 'BEGIN { exit !(x <= 3.0) }'
   check "stranger: no 'does not list your key' message" grep -q 'does not list your key' "$SLOG.err"
@@ -694,7 +668,7 @@ run_discovery() {
 # (hci0) serves one sender at a time; a second trusted sender (hci2, key "other") that connects
 # meanwhile gets no handshake answer. It must read the receiver as busy: a "busy" event and a
 # message that says so, retries within --timeout, and then the file (once the first sender is
-# done) or exit 75 (busy; never 66, refused).
+# done) or EXIT_RECEIVER_BUSY (never EXIT_PEER_REFUSED).
 busy_sender_bg() {   # busy_sender_bg NAME TIMEOUT FILE [blesend args]: on hci2 with key "other"; sets B2PID, B2LOG, B2_T
   B2LOG=$W/logs/send-$1
   : > "$B2LOG.out"; : > "$B2LOG.err"
@@ -723,18 +697,18 @@ run_busy() {
   log "second sender: busy after $(elapsed "$B2_T") s; the first sender goes on"
   kill -CONT "$SPID"
   finish_send 120
-  check "first sender: exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "first sender: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "first sender: m1.bin differs or missing" same "$W/files/m1.bin" "$out/m1.bin"
   wait_pid "$B2PID" 90
   took=$(elapsed "$B2_T")
   log "second sender: exit $WRC after ${took}s, busy retries announced: $(grep -c 'busy with another sender' "$B2LOG.err")"
   echo "# METRIC busy_second_sender_s=$took"
-  check "second sender: exit $WRC, want 0" [ "$WRC" = 0 ]
+  check "second sender: exit $WRC, want $EXIT_SUCCESS" [ "$WRC" = "$EXIT_SUCCESS" ]
   check "second sender: k100.bin differs or missing" same "$W/files/k100.bin" "$out/k100.bin"
   check "second sender: a wrong message (refused, transfer characteristic, D-Bus)" lacks "$B2LOG.err" 'refused|transfer characteristic|D-Bus'
   end "$B2LOG.err" "$SLOG.err" "$RECV_LOG.err"
 
-  begin "busy receiver: a sender whose --timeout runs out while the receiver stays busy exits 75 (busy), not 66"
+  begin "busy receiver: a sender whose --timeout runs out while the receiver stays busy exits $EXIT_RECEIVER_BUSY (busy), not $EXIT_PEER_REFUSED"
   # The first sender sends over GATT (slower: it stays busy for the whole case) and is stopped
   # with SIGTERM once the second has given up.
   send_bg busy-long --json --transport gatt --to "$RPUB" "$W/files/m4.bin"
@@ -745,14 +719,14 @@ run_busy() {
   log "second sender: exit $WRC after ${took}s: $(grep -m1 'error:' "$B2LOG.err")"
   echo "# METRIC busy_gives_up_s=$took"
   check "the first sender finished before the second gave up (the receiver was not busy throughout)" kill -0 "$SPID"
-  check "second sender: exit $WRC, want 75" [ "$WRC" = 75 ]
+  check "second sender: exit $WRC, want $EXIT_RECEIVER_BUSY" [ "$WRC" = "$EXIT_RECEIVER_BUSY" ]
   check "second sender: the error does not say the receiver is busy" grep -q 'error:.*busy' "$B2LOG.err"
   check "second sender: no busy event" has_event "$B2LOG.out" busy
   check "one.bin arrived although the receiver was busy" absent "$out/one.bin"
   check "second sender: stdout has a line that is not JSON" valid_json "$B2LOG.out"
   kill -TERM "$SPID" 2>/dev/null
   finish_send 30
-  check "first sender: exit $SRC after SIGTERM, want 130" [ "$SRC" = 130 ]
+  check "first sender: exit $SRC after SIGTERM, want $EXIT_INTERRUPTED" [ "$SRC" = "$EXIT_INTERRUPTED" ]
   check "m4.bin at the target path after an interrupted send" absent "$out/m4.bin"
   end "$B2LOG.err" "$SLOG.err" "$RECV_LOG.err"
   stop_recv

@@ -123,7 +123,7 @@ case_readonly() {
     > "$RECV_LOG.out" 2> "$RECV_LOG.err"
   rrc=$?
   log "blerecv --out (read-only): exit $rrc: $(head -n 2 "$RECV_LOG.err" | tr '\n' ' ')"
-  check "blerecv exit $rrc, want 71 (local I/O) at start" [ "$rrc" = 71 ]
+  check "blerecv exit $rrc, want $EXIT_LOCAL_IO (local I/O) at start" [ "$rrc" = "$EXIT_LOCAL_IO" ]
   check "no 'error:' line" has_error_line "$RECV_LOG.err"
   check "the error does not say 'not writable'" grep -q 'not writable' "$RECV_LOG.err"
 
@@ -134,7 +134,7 @@ case_readonly() {
   start_recv ro-later "$rw" -v || fail "receiver did not start"
   mount -o remount,ro "$rw" || fail "remount,ro failed"
   send_run ro-later --to "$RPUB" "$W/files/k20.bin"
-  check "blesend exit $SRC, want 72 (refused by the receiver)" [ "$SRC" = 72 ]
+  check "blesend exit $SRC, want $EXIT_FILE_REJECTED (refused by the receiver)" [ "$SRC" = "$EXIT_FILE_REJECTED" ]
   check "blesend: no 'error:' line" has_error_line "$SLOG.err"
   check "receiver did not report the failure" has_error_line "$RECV_LOG.err"
   check "a file appeared in the read-only folder" [ -z "$(ls -A "$rw")" ]
@@ -157,11 +157,11 @@ case_disk_full() {
   local once_pid=$RECV_PID
   send_run full-offer --to "$RPUB" "$W/files/m1a.bin"
   log "1 MiB offer into 256k: blesend exit $SRC: $(grep -m1 'error:' "$SLOG.err")"
-  check "offer: blesend exit $SRC, want 72" [ "$SRC" = 72 ]
+  check "offer: blesend exit $SRC, want $EXIT_FILE_REJECTED" [ "$SRC" = "$EXIT_FILE_REJECTED" ]
   check "offer: blesend has no 'error:' line" has_error_line "$SLOG.err"
   wait_pid "$once_pid" 20; rrc=$WRC; RECV_PID=""
   log "blerecv --once after the refused offer: exit $rrc ($(grep -m1 'error:' "$RECV_LOG.err"))"
-  check "offer: blerecv --once exit $rrc, want 71 (local I/O)" [ "$rrc" = 71 ]
+  check "offer: blerecv --once exit $rrc, want $EXIT_LOCAL_IO (local I/O)" [ "$rrc" = "$EXIT_LOCAL_IO" ]
   check "offer: blerecv has no 'error:' line" has_error_line "$RECV_LOG.err"
   check "offer: m1a.bin exists in the full folder" absent "$full/m1a.bin"
   check "offer: temporaries left: $(temporaries "$full" | tr '\n' ' ')" no_temporaries "$full"
@@ -169,7 +169,7 @@ case_disk_full() {
   # (b) a stream of unknown size: the disk fills mid-file (ENOSPC on write)
   send_run full-stream --to "$RPUB" - --name stream.bin < "$W/files/m1a.bin"
   log "1 MiB stream into 256k: blesend exit $SRC: $(grep -m1 'error:' "$SLOG.err")"
-  check "stream: blesend exit $SRC, want 72" [ "$SRC" = 72 ]
+  check "stream: blesend exit $SRC, want $EXIT_FILE_REJECTED" [ "$SRC" = "$EXIT_FILE_REJECTED" ]
   check "stream: blesend has no 'error:' line" has_error_line "$SLOG.err"
   check "stream: stream.bin exists in the full folder" absent "$full/stream.bin"
   check "stream: temporaries left: $(temporaries "$full" | tr '\n' ' ')" no_temporaries "$full"
@@ -177,7 +177,7 @@ case_disk_full() {
   check "receiver died after a full disk" kill -0 "$RECV_PID"
   # (c) it keeps serving: a small file fits
   send_run full-small --to "$RPUB" "$W/files/k20.bin"
-  check "small file after: blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "small file after: blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "k20.bin differs or missing" same "$W/files/k20.bin" "$full/k20.bin"
   stop_recv; rrc=$WRC
   log "blerecv after two failed files: exit $rrc ($(grep -m1 'error:' "$RECV_LOG.err"))"
@@ -200,7 +200,7 @@ case_three_cuts() {
     offset=0
     if [ "$k" -gt 1 ]; then
       wait_count "$SLOG.out" resumed $((k - 1)) 30 || { fail "connection $k did not resume"; break; }
-      offset=$(grep '"event":"resumed"' "$SLOG.out" | tail -n 1 | sed 's/.*"offset":\([0-9]*\).*/\1/')
+      offset=$(events "$SLOG.out" last resumed offset)
     fi
     mark=$(( ${offset:-0} + 64 * 1024 ))
     wait_progress "$SLOG.out" "$mark" 60 "$SPID" || { fail "cut $k: progress never reached $mark bytes"; break; }
@@ -209,9 +209,9 @@ case_three_cuts() {
     hows+="$CUT_HOW; "
   done
   finish_send 150
-  log "cuts: $hows resumed at: $(grep '"event":"resumed"' "$SLOG.out" | sed 's/.*"offset":\([0-9]*\).*/\1/' | tr '\n' ' ')"
+  log "cuts: $hows resumed at: $(events "$SLOG.out" all resumed offset | tr '\n' ' ')"
   check "cut the link $cuts times, want 3 ($hows)" [ "$cuts" = 3 ]
-  check "blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "m6.bin differs or missing" same "$W/files/m6.bin" "$out/m6.bin"
   check "connections over '$(transports "$SLOG.out")', want l2cap each time (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"
   check "want 4+ connected events, got $(count_event "$SLOG.out" connected)" [ "$(count_event "$SLOG.out" connected)" -ge 4 ]
@@ -243,11 +243,11 @@ case_receiver_killed() {
   fi
   finish_send 150
   local first=$SRC
-  if [ "$SRC" != 0 ]; then
-    check "first blesend exit $SRC, want 0 or 69 (link lost)" [ "$SRC" = 69 ]
+  if [ "$SRC" != "$EXIT_SUCCESS" ]; then
+    check "first blesend exit $SRC, want $EXIT_SUCCESS or $EXIT_LINK_LOST (link lost)" [ "$SRC" = "$EXIT_LINK_LOST" ]
     check "first blesend: no 'error:' line" has_error_line "$SLOG.err"
     send_run rkill-again --json --to "$RPUB" "$W/files/m1b.bin"
-    check "resend exit $SRC, want 0" [ "$SRC" = 0 ]
+    check "resend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   fi
   log "stale temporaries at the kill: $stale; first blesend exit $first (0 = it reconnected to the new receiver by itself)"
   check "m1b.bin differs or missing" same "$W/files/m1b.bin" "$out/m1b.bin"
@@ -278,7 +278,7 @@ case_sender_killed() {
   echo "# METRIC sender_kill_noticed_s=${noticed:-none}"
   check "receiver did not notice the dead sender within 45 s" [ -n "$noticed" ]
   send_run skill-next --json --to "$RPUB" "$W/files/m4.bin"
-  check "next blesend exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "next blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "m4.bin differs or missing" same "$W/files/m4.bin" "$out/m4.bin"
   check "more than m4.bin in the folder: $(ls "$out" | tr '\n' ' ')" [ "$(ls "$out")" = m4.bin ]
   stop_recv
@@ -319,11 +319,11 @@ power_cycle() {
   fi
   log "$hci on again"
   finish_send 150
-  if [ "$SRC" = 0 ]; then
+  if [ "$SRC" = "$EXIT_SUCCESS" ]; then
     check "$file differs or missing" same "$W/files/$file" "$out/$file"
     check "no resumed event" has_event "$SLOG.out" resumed
   else
-    fail "blesend exit $SRC, want 0 (it should reconnect and resume)"
+    fail "blesend exit $SRC, want $EXIT_SUCCESS (it should reconnect and resume)"
     check "blesend: no 'error:' line" has_error_line "$SLOG.err"
     check "$file at the target path after a failure" absent "$out/$file"
   fi
@@ -333,7 +333,7 @@ power_cycle() {
   check "hci1 still holds a link to hci0 that hci0 no longer has: $(hcitool -i hci1 con | tail -n +2)" no_links hci1
   # The receiver still serves (it advertises again after the power cycle).
   send_run "$name-after" --to "$RPUB" "$W/files/k20.bin"
-  check "a send after the power cycle: exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "a send after the power cycle: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
   stop_recv
   check "temporaries left: $(temporaries "$out")" no_temporaries "$out"
@@ -360,17 +360,17 @@ case_bluetoothd_restart() {
   log "restarting bluetoothd at $(max_progress "$SLOG.out") bytes"
   restart_bluetoothd || fail "bluetoothd did not come back"
   finish_send 150
-  if [ "$SRC" = 0 ]; then
+  if [ "$SRC" = "$EXIT_SUCCESS" ]; then
     check "m1a.bin differs or missing" same "$W/files/m1a.bin" "$out/m1a.bin"
   else
-    fail "blesend exit $SRC, want 0 (it should reconnect and resume once bluetoothd is back)"
+    fail "blesend exit $SRC, want $EXIT_SUCCESS (it should reconnect and resume once bluetoothd is back)"
     check "blesend: no 'error:' line" has_error_line "$SLOG.err"
     check "m1a.bin at the target path after a failure" absent "$out/m1a.bin"
   fi
   if kill -0 "$RECV_PID" 2>/dev/null; then
     check "receiver did not register again after the restart" grep -q 'registered again' "$RECV_LOG.err"
     send_run btd-after --to "$RPUB" "$W/files/k24.bin"
-    check "a send after the restart: exit $SRC, want 0" [ "$SRC" = 0 ]
+    check "a send after the restart: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
     check "k24.bin differs or missing" same "$W/files/k24.bin" "$out/k24.bin"
     stop_recv
   else
@@ -401,7 +401,7 @@ case_hostile() {
     awk -v a="${after:-99}" 'BEGIN { exit !(a < 20) }' 
   check "receiver died" kill -0 "$RECV_PID"
   send_run hostile-next --json --to "$RPUB" "$W/files/k300.bin"
-  check "blesend after the hostile central: exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "blesend after the hostile central: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "k300.bin differs or missing" same "$W/files/k300.bin" "$out/k300.bin"
   check "something else in the folder: $(ls -A "$out" | tr '\n' ' ')" [ "$(ls -A "$out")" = k300.bin ]
   stop_recv
@@ -455,7 +455,7 @@ silent_subscriber() {
   check "receiver died" kill -0 "$RECV_PID"
   check "receiver saw bluetoothd go away" lacks "$RECV_LOG.err" 'bluetoothd went away'
   send_run silent-next --json --to "$RPUB" "$W/files/k20.bin"
-  check "blesend after the silent subscriber: exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "blesend after the silent subscriber: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
   check "a raw D-Bus error reached the user" lacks "$SLOG.err" 'D-Bus error'
   stop_recv
@@ -476,7 +476,7 @@ case_sender_killed_rerun() {
   send_run krerun-next --json -v --transport gatt --to "$RPUB" "$W/files/m1a.bin"
   log "rerun: exit $SRC after ${SEND_SECS}s: $(grep -m1 'error:' "$SLOG.err")"
   echo "# METRIC killed_rerun_s=$SEND_SECS"
-  check "rerun exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "rerun exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "a raw D-Bus error reached the user" lacks "$SLOG.err" 'D-Bus error'
   check "m1a.bin differs or missing" same "$W/files/m1a.bin" "$out/m1a.bin"
   stop_recv
@@ -500,7 +500,7 @@ case_empty_write() {
   log "hostile central (empty write): exit $hrc after $(elapsed "$t")s: $(tr '\n' ' ' < "$W/logs/empty.out")"
   after=$(json_get "$W/logs/empty.out" dropped after_s)
   echo "# METRIC empty_write_dropped_after_s=${after:-none}"
-  check "the hostile central did not write its values" grep -q '"event": "wrote"' "$W/logs/empty.out"
+  check "the hostile central did not write its values" events "$W/logs/empty.out" has wrote
   check "receiver took the empty value for the end of the link ('connection ended: link lost')" \
     lacks "$RECV_LOG.err" 'connection ended: link lost'
   check "receiver did not end the connection with its handshake timeout" grep -q 'connection ended: handshakeTimeout' "$RECV_LOG.err"
@@ -515,10 +515,10 @@ case_empty_write() {
 
 # Another program on the sender's machine holds the receiver characteristic's write socket (a helper
 # on hci1 called AcquireWrite and keeps the fd; issue 9, defect 6). bluetoothd then refuses blesend's
-# AcquireWrite (and WriteValue): blesend must name that cause and exit 67 at once, not reconnect and
+# AcquireWrite (and WriteValue): blesend must name that cause and exit EXIT_BLUETOOTH_UNAVAILABLE at once, not reconnect and
 # report a dropping link; the receiver gets nothing, and serves the next sender once the socket is free.
 case_busy() {
-  begin "fault: another local program holds the write socket: --transport gatt exits 67 at once, L2CAP is not held up"
+  begin "fault: another local program holds the write socket: --transport gatt exits $EXIT_BLUETOOTH_UNAVAILABLE at once, L2CAP is not held up"
   local out hpid hrc
   out=$(outdir busy)
   start_recv busy "$out" -v || fail "receiver did not start"
@@ -530,7 +530,7 @@ case_busy() {
     || fail "the helper did not acquire the write socket: $(tr '\n' ' ' < "$W/logs/busy-holder.out")"
   send_run busy --transport gatt --to "$RPUB" "$W/files/k20.bin"
   log "blesend against a held characteristic: $(grep -m1 'error:' "$SLOG.err")"
-  check "blesend exit $SRC, want 67 (another local program holds the characteristic)" [ "$SRC" = 67 ]
+  check "blesend exit $SRC, want $EXIT_BLUETOOTH_UNAVAILABLE (another local program holds the characteristic)" [ "$SRC" = "$EXIT_BLUETOOTH_UNAVAILABLE" ]
   check "blesend took ${SEND_SECS} s, want under 15 (no reconnections; its --timeout is 40)" \
     awk -v s="$SEND_SECS" 'BEGIN { exit !(s < 15) }'
   check "no 'another program on this machine holds' error line" grep -q 'error: another program on this machine holds' "$SLOG.err"
@@ -539,7 +539,7 @@ case_busy() {
   check "something in the folder: $(ls -A "$out" | tr '\n' ' ')" [ -z "$(ls -A "$out")" ]
   # An L2CAP channel does not go through the characteristic: the default transport is not held up.
   send_run busy-l2cap --json --to "$RPUB" "$W/files/k24.bin"
-  check "blesend (auto) while the characteristic is held: exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "blesend (auto) while the characteristic is held: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "while held, connected over '$(transports "$SLOG.out")', want l2cap (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"
   check "k24.bin differs or missing" same "$W/files/k24.bin" "$out/k24.bin"
   kill -TERM "$hpid" 2>/dev/null
@@ -547,7 +547,7 @@ case_busy() {
   log "helper: exit $hrc: $(tr '\n' ' ' < "$W/logs/busy-holder.out")"
   # Once the socket is free, the next send goes through.
   send_run busy-after --transport gatt --to "$RPUB" "$W/files/k20.bin"
-  check "a send after the helper let go: exit $SRC, want 0" [ "$SRC" = 0 ]
+  check "a send after the helper let go: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
   check "receiver died" kill -0 "$RECV_PID"
   stop_recv
@@ -567,7 +567,7 @@ case_soak() {
     name=soak-$i.bin
     mkfile "$name" "$size"
     SEND_TIMEOUT=60 send_run "soak-$i" --to "$RPUB" "$W/files/$name"
-    if [ "$SRC" != 0 ] || ! same "$W/files/$name" "$out/$name"; then
+    if [ "$SRC" != "$EXIT_SUCCESS" ] || ! same "$W/files/$name" "$out/$name"; then
       fail "transfer $i ($size B): blesend exit $SRC, file $(same "$W/files/$name" "$out/$name" && echo identical || echo differs/missing)"
       break
     fi

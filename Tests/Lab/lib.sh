@@ -3,18 +3,21 @@
 # The sourcing script sets SUITE (log folder prefix, message prefix) and GROUP first. Provides: the
 # work folder $W (tmpfs, removed on exit; logs copied to $BLESEND_LAB_OUT/$SUITE-$GROUP), case
 # bookkeeping (begin/check/fail/end, "ok - name" / "not ok - name" lines), bounded waits, --json
-# log readers, keys (sender, receiver, stranger, other; the sender trusted), start_recv/stop_recv
-# (blerecv on hci0) and send_run (blesend on hci1). A suite may define suite_cleanup, run on exit.
+# log readers (blesend-labcheck events; builtins-only ones for polling), the exit statuses as EXIT_*
+# variables (blesend-labcheck exit-codes: ExitStatus's cases; the suites type no numbers), keys
+# (sender, receiver, stranger, other; the sender trusted), start_recv/stop_recv (blerecv on hci0)
+# and send_run (blesend on hci1). A suite may define suite_cleanup, run on exit.
 SUITE=${SUITE:-e2e}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BIN=${BLESEND_BIN:-$ROOT/.build/debug}
 SEND=$BIN/blesend
 RECV=$BIN/blerecv
+LABCHECK=$BIN/blesend-labcheck
 PEER_DEV=/org/bluez/hci1/dev_00_AA_01_00_00_00
 SEND_TIMEOUT=${E2E_SEND_TIMEOUT:-150}   # seconds one blesend run may take before we kill it
 
 [ "${BLESEND_LAB_BT:-}" = 1 ] || { echo "$SUITE: run me in the lab VM: lab/run-suite.sh -- $0" >&2; exit 2; }
-for b in "$SEND" "$RECV"; do
+for b in "$SEND" "$RECV" "$LABCHECK"; do
   [ -x "$b" ] || { echo "$SUITE: $b missing; run swift build on the host first" >&2; exit 2; }
 done
 
@@ -37,6 +40,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$W/keys" "$W/trust" "$W/files" "$W/logs"
+
+# The exit statuses, from the code (ExitStatus): EXIT_SUCCESS=0, EXIT_PEER_REFUSED=66, ...
+"$LABCHECK" exit-codes > "$W/exit-codes.sh" || { echo "$SUITE: $LABCHECK exit-codes failed" >&2; exit 2; }
+# shellcheck source=/dev/null
+source "$W/exit-codes.sh"
+[ -n "${EXIT_PEER_REFUSED:-}" ] || { echo "$SUITE: no EXIT_PEER_REFUSED in $W/exit-codes.sh" >&2; exit 2; }
 
 T0=$(date +%s.%N)
 now() { date +%s.%N; }
@@ -129,28 +138,18 @@ wait_pid() {
   wait "$pid" 2>/dev/null || WRC=$?
 }
 
-valid_json() { /usr/bin/python3 -c 'import json,sys; [json.loads(l) for l in sys.stdin]' < "$1"; }
+# events FILE QUERY...: blesend-labcheck's queries on a --json log (Sources/blesend-labcheck/Events.swift):
+# valid, count EVENT, first|last|all EVENT KEY, has EVENT [KEY=VALUE|KEY~TEXT|KEY]...
+events() { "$LABCHECK" events "$@"; }
+valid_json() { events "$1" valid; }   # every line of FILE is JSON
 # json_get FILE EVENT KEY: KEY of the first EVENT line ("" if none)
-json_get() {
-  /usr/bin/python3 - "$@" <<'PY'
-import json, sys
-f, ev, key = sys.argv[1:4]
-for line in open(f):
-    try:
-        o = json.loads(line)
-    except ValueError:
-        continue
-    if o.get("event") == ev:
-        print(o.get(key, ""))
-        break
-PY
-}
+json_get() { events "$1" first "$2" "$3"; }
 has_event() { grep -q "\"event\":\"$2\"" "$1" 2>/dev/null || grep -q "\"event\": \"$2\"" "$1" 2>/dev/null; }
 same() { cmp -s "$1" "$2"; }
 absent() { [ ! -e "$1" ]; }
 lacks() { ! grep -qE -- "$2" "$1" 2>/dev/null; }   # lacks FILE REGEX
 # transports FILE: the transport of every "connected" event in a --json log, space-separated
-transports() { grep '"event":"connected"' "$1" 2>/dev/null | sed -n 's/.*"transport":"\([a-z0-9]*\)".*/\1/p' | tr '\n' ' ' | sed 's/ $//'; }
+transports() { events "$1" all connected transport | tr '\n' ' ' | sed 's/ $//'; }
 # stale_receiver_link: after the sender's link (hci1) was cut, whether the receiver's controller
 # (hci0) still lists a link once hci1 lists none (btvirt sometimes drops the peer's Disconnection
 # Complete; a radio would end that link by supervision timeout). Prints hci0's links if so.
@@ -163,10 +162,10 @@ stale_receiver_link() {
   [ -n "$links0" ] && echo "$links0"
   return 0
 }
-# fallbacks FILE: why each GATT connection of a --json log did not get its L2CAP channel
-fallbacks() { grep -o '"l2cap_fallback":"[^"]*"' "$1" 2>/dev/null | sed 's/^"l2cap_fallback"://' | tr '\n' ' '; }
+# fallbacks FILE: why each GATT connection of a --json log did not get its L2CAP channel ("why" "why" ...)
+fallbacks() { events "$1" all connected l2cap_fallback | sed 's/.*/"&" /' | tr -d '\n'; }
 # l2cap_or_explained FILE: every connection on L2CAP, or the GATT ones say why L2CAP failed
-l2cap_or_explained() { all_l2cap "$1" || [ "$(fallbacks "$1" | wc -w)" -gt 0 ]; }
+l2cap_or_explained() { all_l2cap "$1" || events "$1" has connected l2cap_fallback; }
 all_l2cap() { local t; t=$(transports "$1"); [ -n "$t" ] && [ -z "$(echo "$t" | tr ' ' '\n' | grep -v '^l2cap$')" ]; }
 small_mtu() { [ -n "$1" ] && [ "$1" -le 64 ]; }
 hidden_files() { find "$1" -mindepth 1 -name '.*' | grep -q . && return 1; return 0; }
