@@ -220,7 +220,3 @@ public struct ReceiverSession {
         }
     }
 }
-
-extension ReceiverSession: DatagramEndpoint {
-    public typealias Failure = SessionError
-}

@@ -178,7 +178,3 @@ public struct SenderSession {
         try stack.withMovedValue { stack throws(SessionError) in try stack.nextDown(now: now) } ?? nil
     }
 }
-
-extension SenderSession: DatagramEndpoint {
-    public typealias Failure = SessionError
-}

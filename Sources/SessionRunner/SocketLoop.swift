@@ -11,12 +11,13 @@ import SocketIO
 /// the socket can take it now, so the time the endpoint stamps on it (its RTT sample) is the time
 /// it leaves, not the time before a wait for room.
 ///
-/// Ends as `EndpointRunner`'s async loop does: the same `Ending`s, events reported before sending,
-/// the linger after completion. A raised `WakeSignal` ends it at once: `.closed` like a closed
-/// transport, `.cancelled` like a cancelled task.
+/// Ends by `ConnectionDriver`'s rules, as `EndpointRunner`'s async loop does. A raised
+/// `WakeSignal` ends it at once: `.closed` like a closed transport, `.cancelled` like a cancelled
+/// task. A rung `Doorbell` wakes it to hand its endpoint an input.
 struct SocketLoop {
     let sockets: LoopSockets
     let wake: WakeSignal
+    let doorbell: Doorbell
     /// Read for its datagram sizes only (they change when BlueZ reports a new ATT MTU).
     let transport: any DatagramTransport
     let configuration: SocketLoopConfiguration
@@ -25,10 +26,11 @@ struct SocketLoop {
     /// Taken from the endpoint, not yet taken by the socket (it was full): at most one batch.
     private var unsent: Deque<[UInt8]> = []
 
-    init(sockets: LoopSockets, wake: WakeSignal, transport: any DatagramTransport,
+    init(sockets: LoopSockets, wake: WakeSignal, doorbell: Doorbell, transport: any DatagramTransport,
          configuration: SocketLoopConfiguration = SocketLoopConfiguration()) {
         self.sockets = sockets
         self.wake = wake
+        self.doorbell = doorbell
         self.transport = transport
         self.configuration = configuration
         reader = DatagramBatchReader(capacity: configuration.batch,
@@ -36,27 +38,25 @@ struct SocketLoop {
         writer = DatagramBatchWriter(capacity: configuration.batch, slotSize: max(transport.maxDatagramSize, 512))
     }
 
-    mutating func run<E: Endpoint>(_ endpoint: inout E, clock: some EndpointClock,
-                                   report: ([E.Event]) -> Void) throws(SessionError) -> EndpointRunner.Ending {
-        var lingerStart: Instant?
-        var datagramSize = transport.maxDatagramSize
+    mutating func run<E: DatagramEndpoint>(_ endpoint: inout E, clock: some EndpointClock, inputs: some EndpointInputs<E.Input>,
+                                           report: ([E.Event]) -> Void) throws(SessionError) -> EndpointRunner.Ending
+        where E.Failure == SessionError {
+        var rules = ConnectionDriver(maxDatagramSize: transport.maxDatagramSize, peerMaxDatagramSize: transport.peerMaxDatagramSize)
         var socketFull = false
         var lastHoldCheck = clock.now
         // The last read ended with a short batch: more may be on the way (see `batchWait`).
         var mayPause = false
         while true {
             if wake.raised == .cancelled { return .linkLost }
+            for input in inputs.take() { try endpoint.take(input, now: clock.now) }
             // Report what the last datagrams caused before sending more.
             report(endpoint.takeEvents())
             let now = clock.now
-            if transport.maxDatagramSize != datagramSize {
-                datagramSize = transport.maxDatagramSize
-                endpoint.setMaxDatagramSize(datagramSize, peer: transport.peerMaxDatagramSize)
-            }
+            rules.follow(maxDatagramSize: transport.maxDatagramSize, peerMaxDatagramSize: transport.peerMaxDatagramSize, &endpoint)
             // Transmit what the socket takes now.
             var sent = false
             if !socketFull {
-                switch try transmit(&endpoint, clock: clock) {
+                switch try transmit(&endpoint, rules: rules, clock: clock) {
                 case .drained(let count): sent = count > 0
                 case .full: socketFull = true; sent = true
                 case .failed:
@@ -71,19 +71,12 @@ struct SocketLoop {
                 SocketPoll.pause(wake: wake.fd, until: until, clock: clock)
             }
             mayPause = false
-            if endpoint.isComplete {
-                // Give the last acknowledgements a moment to leave before the caller disconnects.
-                if (endpoint.isSettled && unsent.isEmpty) || lingerStart.map({ now.duration(since: $0) > .milliseconds(300) }) == true {
-                    return .finished
-                }
-                lingerStart = lingerStart ?? now
-            }
-            // Wait for the peer, room in the socket, the next timer or the wake signal.
-            var wait = endpoint.nextDeadline.map { $0.duration(since: clock.now) } ?? .seconds(1)
-            if lingerStart != nil { wait = min(wait, .milliseconds(20)) }
-            wait = min(max(wait, .milliseconds(1)), configuration.holdCheckInterval)
+            if let ending = rules.endingAfterSending(endpoint.status, backlog: !unsent.isEmpty, now: now) { return ending }
+            // Wait for the peer, room in the socket, the next timer, an input or the wake signal.
+            let wait = min(rules.wait(deadline: endpoint.nextDeadline, now: clock.now), configuration.holdCheckInterval)
             let ready = SocketPoll.wait(inbound: sockets.inbound, outbound: socketFull ? sockets.outbound : nil,
-                                        wake: wake.fd, timeout: wait)
+                                        wake: wake.fd, doorbell: doorbell.fd, timeout: wait)
+            if ready.rung { doorbell.drain() }
             if ready.outboundWritable { socketFull = false }
             if ready.inboundReadable {
                 switch try receiveWaiting(&endpoint, clock: clock) {
@@ -104,9 +97,9 @@ struct SocketLoop {
     }
 
     /// The link closed under us: as the async loop's `.closed`.
-    private func closed<E: Endpoint>(_ endpoint: inout E, _ report: ([E.Event]) -> Void) -> EndpointRunner.Ending {
+    private func closed<E: DatagramEndpoint>(_ endpoint: inout E, _ report: ([E.Event]) -> Void) -> EndpointRunner.Ending {
         report(endpoint.takeEvents())
-        return endpoint.isComplete || endpoint.isDone ? .finished : .linkLost
+        return ConnectionDriver.endingOnClose(endpoint.status)
     }
 
     private enum Transmission {
@@ -117,13 +110,15 @@ struct SocketLoop {
 
     /// Sends what was left over, then takes datagrams from the endpoint one batch at a time, each
     /// stamped when its batch is offered, until the endpoint has nothing or the socket is full.
-    private mutating func transmit<E: Endpoint>(_ endpoint: inout E, clock: some EndpointClock) throws(SessionError) -> Transmission {
+    private mutating func transmit<E: DatagramEndpoint>(_ endpoint: inout E, rules: ConnectionDriver,
+                                                        clock: some EndpointClock) throws(SessionError) -> Transmission
+        where E.Failure == SessionError {
         var total = 0
         while true {
             if unsent.isEmpty {
                 let now = clock.now
                 while unsent.count < writer.capacity, let datagram = try endpoint.nextDatagram(now: now) {
-                    guard datagram.count <= transport.maxDatagramSize else { return .failed }  // as `send` refuses it
+                    guard rules.fits(datagram) else { return .failed }  // as `send` refuses it
                     unsent.append(datagram)
                 }
                 if unsent.isEmpty { return .drained(count: total) }
@@ -149,7 +144,8 @@ struct SocketLoop {
 
     /// Feeds the endpoint every datagram waiting (a bounded number of batches, so that timers and
     /// sending get their turn).
-    private mutating func receiveWaiting<E: Endpoint>(_ endpoint: inout E, clock: some EndpointClock) throws(SessionError) -> Reception {
+    private mutating func receiveWaiting<E: DatagramEndpoint>(_ endpoint: inout E, clock: some EndpointClock) throws(SessionError) -> Reception
+        where E.Failure == SessionError {
         for _ in 0..<configuration.maxBatchesPerWake {
             switch reader.read(sockets.inbound) {
             case .datagrams(let datagrams):
@@ -166,7 +162,7 @@ struct SocketLoop {
     }
 
     /// How long to wait for more after a short batch.
-    private func batchWaitEnd<E: Endpoint>(_ endpoint: E, clock: some EndpointClock) -> Instant? {
+    private func batchWaitEnd<E: DatagramEndpoint>(_ endpoint: E, clock: some EndpointClock) -> Instant? {
         Self.pauseEnd(now: clock.now, pause: configuration.batchWait, deadline: endpoint.nextDeadline)
     }
 
@@ -201,11 +197,12 @@ struct SocketLoopConfiguration: Sendable {
 extension SocketLoop {
     /// `run` on a thread of its own while the calling task waits; cancelling the task wakes the
     /// loop, which then ends as the async loop does on cancellation (`.linkLost`).
-    mutating func runOnThread<E: Endpoint>(_ endpoint: inout E, clock: some EndpointClock,
-                                           report: ([E.Event]) -> Void) async throws(SessionError) -> EndpointRunner.Ending {
+    mutating func runOnThread<E: DatagramEndpoint>(_ endpoint: inout E, clock: some EndpointClock, inputs: some EndpointInputs<E.Input>,
+                                                   report: ([E.Event]) -> Void) async throws(SessionError) -> EndpointRunner.Ending
+        where E.Failure == SessionError {
         let wake = self.wake
         let result = await withTaskCancellationHandler {
-            await LoopThread.run { Result { () throws(SessionError) in try self.run(&endpoint, clock: clock, report: report) } }
+            await LoopThread.run { Result { () throws(SessionError) in try self.run(&endpoint, clock: clock, inputs: inputs, report: report) } }
         } onCancel: {
             wake.raise(.cancelled)
         }

@@ -3,7 +3,8 @@ import Pipeline
 import SocketIO
 
 /// One `poll()` over the loop's descriptors: the inbound socket (readable), the outbound socket
-/// (writable, only while the loop has something the socket refused), and the wake signal.
+/// (writable, only while the loop has something the socket refused), the wake signal, and the
+/// doorbell (an input for the endpoint).
 enum SocketPoll {
     struct Readiness: Equatable {
         /// Datagrams waiting, or the peer hung up or the socket failed (a read then says which).
@@ -11,9 +12,11 @@ enum SocketPoll {
         /// Room to send, or the socket failed (a send then says so).
         var outboundWritable = false
         var woken = false
+        /// The doorbell rang: an input waits for the endpoint.
+        var rung = false
     }
 
-    static func wait(inbound: Int32, outbound: Int32?, wake: Int32, timeout: Duration) -> Readiness {
+    static func wait(inbound: Int32, outbound: Int32?, wake: Int32, doorbell: Int32? = nil, timeout: Duration) -> Readiness {
         let read = Int16(POLLIN)
         let write = Int16(POLLOUT)
         let trouble = Int16(POLLHUP | POLLERR | POLLNVAL)
@@ -26,10 +29,13 @@ enum SocketPoll {
                 entries.append(pollfd(fd: outbound, events: write, revents: 0))
             }
         }
+        let doorbellIndex = entries.count
+        if let doorbell { entries.append(pollfd(fd: doorbell, events: read, revents: 0)) }
         var result = Readiness()
         let n = entries.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), milliseconds(timeout)) }
         guard n > 0 else { return result }  // timeout, or EINTR: the loop comes round again
         result.woken = entries[0].revents != 0
+        if doorbell != nil { result.rung = entries[doorbellIndex].revents != 0 }
         result.inboundReadable = entries[1].revents & (read | trouble) != 0
         if let outbound {
             let entry = outbound == inbound ? entries[1] : entries[2]
