@@ -8,8 +8,8 @@ import Transfer
 
 /// Runs a sans-IO endpoint over a real `DatagramTransport` for the length of one connection:
 /// sends what the endpoint produces, feeds it what arrives, hands it its user's inputs as they
-/// come, and runs its timers on time. The ending rules are `ConnectionDriver`'s; the loops here
-/// only move datagrams.
+/// come, and runs its timers on time, on the real-time pump (`RealTimePump`). The ending rules are
+/// `ConnectionDriver`'s; the pump only moves datagrams.
 public enum EndpointRunner {
     /// How a connection ended without an error.
     public typealias Ending = ConnectionEnding
@@ -23,14 +23,14 @@ public enum EndpointRunner {
 
     /// The sender's side of one connection.
     ///
-    /// A transport that hands over its sockets (`SocketBackedTransport`) is driven by a
-    /// `SocketLoop` on a thread of its own (`onEvent` is then called on that thread while this
-    /// task waits); any other through `send`/`receiveAvailable`.
+    /// The connection runs on a real-time pump on a thread of its own (`onEvent` is called on that
+    /// thread while this task waits): a transport that hands over its sockets
+    /// (`SocketBackedTransport`) through a `SocketPort`, any other through `send` and
+    /// `receiveAvailable` (`AsyncPort`).
     /// `receiverExtensions`: what the receiver's extensions characteristic lists.
     public static func runSender(_ session: inout SenderSession, over transport: any DatagramTransport,
                                  receiverExtensions: TransferExtensions = [], clock: some EndpointClock = MonotonicClock(),
                                  onEvent: (SenderSession.Event) -> Void) async throws(SessionError) -> Ending {
-        let driver = await Driver.choose(for: transport)
         try session.connect(maxDatagramSize: transport.maxDatagramSize, peerMaxDatagramSize: transport.peerMaxDatagramSize,
                             now: clock.now, wallClock: wallClock(), receiverExtensions: receiverExtensions)
         if session.isFinished {
@@ -38,7 +38,7 @@ public enum EndpointRunner {
             session.takeEvents().forEach(onEvent)
             return .finished
         }
-        return try await driver.run(&session, transport: transport, clock: clock, inputs: NoInputs()) { events in
+        return try await drive(&session, over: transport, clock: clock, inputs: NoInputs()) { events in
             events.forEach(onEvent)
         }
     }
@@ -53,14 +53,12 @@ public enum EndpointRunner {
     public static func runReceiver(_ session: inout ReceiverSession, over transport: any DatagramTransport,
                                    clock: some EndpointClock, answers: FirstContactAnswers? = nil,
                                    onEvent: (ReceiverSession.Event) -> Void) async throws(SessionError) -> Ending {
-        let driver = await Driver.choose(for: transport)
         try session.accept(maxDatagramSize: transport.maxDatagramSize, peerMaxDatagramSize: transport.peerMaxDatagramSize,
                            now: clock.now, wallClock: wallClock())
         var endpoint = ReceiverEndpoint(session: session)
         defer { session = endpoint.session }
         do {
-            let ending = try await driver.run(&endpoint, transport: transport, clock: clock,
-                                              inputs: answers.map(AnswerInputs.init) ?? AnswerInputs(nil)) { events in
+            let ending = try await drive(&endpoint, over: transport, clock: clock, inputs: AnswerInputs(answers)) { events in
                 events.forEach(onEvent)
             }
             endpoint.session.linkLost(now: clock.now)
@@ -72,97 +70,48 @@ public enum EndpointRunner {
         }
     }
 
-    /// How one connection is driven.
-    private enum Driver {
-        /// The transport's sockets, by a `SocketLoop` on its own thread.
-        case sockets(SocketLoop)
-        /// `send` and `receiveAvailable`, by the async loop.
-        case transport
-        /// The transport handed its sockets over but the loop could not take them (descriptor
-        /// limit): nothing reads the link any more, so the connection is over.
-        case lost
-
-        static func choose(for transport: any DatagramTransport) async -> Driver {
-            guard let socketBacked = transport as? any SocketBackedTransport, let wake = WakeSignal() else { return .transport }
-            guard let given = await socketBacked.takeSockets(wakingOnClose: wake) else { return .transport }
-            guard let sockets = LoopSockets(given), let doorbell = Doorbell() else { return .lost }
-            return .sockets(SocketLoop(sockets: sockets, wake: wake, doorbell: doorbell, transport: transport))
+    /// Runs one connection on a real-time pump of its own, on a thread of its own, while the
+    /// calling task waits; cancelling the task wakes the pump, which then ends the connection as
+    /// a lost link.
+    private static func drive<E: DatagramEndpoint>(_ endpoint: inout E, over transport: any DatagramTransport,
+                                                   clock: some EndpointClock, inputs: some EndpointInputs<E.Input>,
+                                                   report: ([E.Event]) -> Void) async throws(SessionError) -> Ending
+        where E.Failure == SessionError {
+        // No descriptor for the wake signal or the doorbell (descriptor limit): nothing can wait
+        // for the link, so the connection is over.
+        guard let wake = WakeSignal(), let doorbell = Doorbell() else {
+            report(endpoint.takeEvents())
+            return .linkLost
         }
-
-        func run<E: DatagramEndpoint>(_ endpoint: inout E, transport: any DatagramTransport, clock: some EndpointClock,
-                                      inputs: some EndpointInputs<E.Input>,
-                                      report: ([E.Event]) -> Void) async throws(SessionError) -> Ending where E.Failure == SessionError {
-            switch self {
-            case .sockets(var loop):
-                inputs.ring { [doorbell = loop.doorbell] in doorbell.ring() }
-                defer { inputs.ring(nil) }
-                return try await loop.runOnThread(&endpoint, clock: clock, inputs: inputs, report: report)
-            case .transport:
-                let inbox = Inbox()
-                inputs.ring { inbox.nudge() }
-                defer { inputs.ring(nil) }
-                let reader = startReading(transport, into: inbox)
-                defer { reader.cancel() }
-                return try await EndpointRunner.run(&endpoint, transport: transport, inbox: inbox, clock: clock, inputs: inputs,
-                                                    report: report)
-            case .lost:
+        let port: any PumpPort
+        if let socketBacked = transport as? any SocketBackedTransport, let given = await socketBacked.takeSockets(wakingOnClose: wake) {
+            // The transport handed its sockets over but they cannot be duplicated: nothing reads
+            // the link any more.
+            guard let sockets = LoopSockets(given) else {
                 report(endpoint.takeEvents())
                 return .linkLost
             }
+            port = SocketPort(sockets: sockets, transport: transport)
+        } else {
+            port = AsyncPort(transport: transport, doorbell: doorbell)
         }
-    }
-
-    fileprivate static func startReading(_ transport: any DatagramTransport, into inbox: Inbox) -> Task<Void, Never> {
-        Task {
-            while !Task.isCancelled {
-                do {
-                    inbox.put(try await transport.receiveAvailable())
-                } catch {
-                    break
+        inputs.ring { doorbell.ring() }
+        defer { inputs.ring(nil) }
+        let result = await withTaskCancellationHandler {
+            await LoopThread.run { () -> Result<Ending, SessionError> in
+                withoutActuallyEscaping(report) { report in
+                    let connection = PumpedConnection(endpoint, port: port, wake: wake, doorbell: doorbell, inputs: inputs,
+                                                      clock: clock, report: report)
+                    var pump = RealTimePump([connection])
+                    pump.run(clock: clock)
+                    endpoint = connection.endpoint
+                    return connection.outcome ?? .success(.linkLost)
                 }
             }
-            inbox.close()
+        } onCancel: {
+            wake.raise(.cancelled)
         }
-    }
-
-    fileprivate static func run<E: DatagramEndpoint>(_ endpoint: inout E, transport: any DatagramTransport, inbox: Inbox,
-                                                 clock: some EndpointClock, inputs: some EndpointInputs<E.Input>,
-                                                 report: ([E.Event]) -> Void) async throws(SessionError) -> Ending
-        where E.Failure == SessionError {
-        var rules = ConnectionDriver(maxDatagramSize: transport.maxDatagramSize, peerMaxDatagramSize: transport.peerMaxDatagramSize)
-        while true {
-            if Task.isCancelled { return .linkLost }
-            for input in inputs.take() { try endpoint.take(input, now: clock.now) }
-            // Report what the last datagrams caused before sending more (sending may block for a while).
-            report(endpoint.takeEvents())
-            let now = clock.now
-            rules.follow(maxDatagramSize: transport.maxDatagramSize, peerMaxDatagramSize: transport.peerMaxDatagramSize, &endpoint)
-            // Transmit everything that is ready.
-            while let datagram = try endpoint.nextDatagram(now: now) {
-                do {
-                    try await transport.send(datagram)
-                } catch {
-                    report(endpoint.takeEvents())
-                    return .linkLost
-                }
-            }
-            if let ending = rules.endingAfterSending(endpoint.status, now: now) { return ending }
-            // Wait for the peer, the next timer or the user.
-            switch await inbox.next(timeout: rules.wait(deadline: endpoint.nextDeadline, now: clock.now)) {
-            case .datagram(let datagram):
-                try endpoint.receive(datagram: datagram, now: clock.now)
-                // Take whatever else is already here before sending again.
-                while case .datagram(let more)? = inbox.poll() {
-                    try endpoint.receive(datagram: more, now: clock.now)
-                }
-            case .timeout:
-                break
-            case .closed:
-                report(endpoint.takeEvents())
-                return ConnectionDriver.endingOnClose(endpoint.status)
-            }
-            try endpoint.handleTimers(now: clock.now)
-        }
+        return try result.get()
     }
 }
 
