@@ -16,7 +16,7 @@ import SocketIO
 final class SocketPort: PumpPort {
     let sockets: LoopSockets
     let transport: any DatagramTransport
-    let configuration: SocketLoopConfiguration
+    let configuration: SocketPortConfiguration
     private let reader: DatagramBatchReader
     private let writer: DatagramBatchWriter
     /// Taken from the endpoint, not yet taken by the socket (it was full): at most one batch.
@@ -28,7 +28,7 @@ final class SocketPort: PumpPort {
     /// Until when the inbound socket is left alone, waiting for a batch to fill.
     private var pauseUntil: Instant?
 
-    init(sockets: LoopSockets, transport: any DatagramTransport, configuration: SocketLoopConfiguration = SocketLoopConfiguration()) {
+    init(sockets: LoopSockets, transport: any DatagramTransport, configuration: SocketPortConfiguration = SocketPortConfiguration()) {
         self.sockets = sockets
         self.transport = transport
         self.configuration = configuration
@@ -162,7 +162,7 @@ final class SocketPort: PumpPort {
 }
 
 /// Tunables of the socket port.
-struct SocketLoopConfiguration: Sendable {
+struct SocketPortConfiguration: Sendable {
     /// Datagrams per `recvmmsg`/`sendmmsg`.
     var batch = 32
     /// Batches read per wake-up before sending and timers get a turn.
