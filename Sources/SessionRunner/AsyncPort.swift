@@ -8,11 +8,22 @@ import Synchronization
 /// D-Bus calls), as the real-time pump sees it: a reader task fills an inbound queue from
 /// `receiveAvailable()`, a writer task sends what the pump queued, one datagram at a time, and
 /// both ring the connection's doorbell, which the pump polls with everything else. At most
-/// `capacity` datagrams wait for the writer: the endpoint keeps the rest (back-pressure).
+/// `depth` datagrams wait for the writer: the endpoint keeps the rest (back-pressure).
+///
+/// A datagram is stamped (its RTT sample starts) when the endpoint gives it, so over a transport
+/// whose `send` takes time (a D-Bus `WriteValue` call) the depth is 1: a datagram is taken only
+/// when the one before has left, as the async loop that preceded the pump did. In memory a send
+/// takes no time and the depth is 32, which saves the pump a wake-up per datagram (a third of the
+/// CPU per datagram in `blesend-bench runner`).
 final class AsyncPort: PumpPort {
     let transport: any DatagramTransport
     /// Datagrams the writer may hold before the pump stops taking them from the endpoint.
-    static let capacity = 32
+    let depth: Int
+
+    /// The depth for `transport`: see the type's comment.
+    static func depth(for transport: any DatagramTransport) -> Int {
+        transport.transportDescription.kind == .memory ? 32 : 1
+    }
 
     private struct State {
         var inbound: Deque<[UInt8]> = []
@@ -34,12 +45,14 @@ final class AsyncPort: PumpPort {
     private let reader: Task<Void, Never>
     private let writer: Task<Void, Never>
 
-    init(transport: any DatagramTransport, doorbell: Doorbell) {
+    init(transport: any DatagramTransport, doorbell: Doorbell, depth: Int? = nil) {
         self.transport = transport
+        let depth = max(1, depth ?? Self.depth(for: transport))
+        self.depth = depth
         let made = AsyncStream.makeStream(of: [UInt8].self)
         outbox = made.continuation
         reader = Self.startReading(transport, shared: shared, doorbell: doorbell)
-        writer = Self.startWriting(made.stream, to: transport, shared: shared, doorbell: doorbell)
+        writer = Self.startWriting(made.stream, to: transport, depth: depth, shared: shared, doorbell: doorbell)
     }
 
     /// The reader: everything that arrives, until the link closes.
@@ -55,13 +68,13 @@ final class AsyncPort: PumpPort {
         }
     }
 
-    private static func startWriting(_ stream: AsyncStream<[UInt8]>, to transport: any DatagramTransport, shared: Shared,
+    private static func startWriting(_ stream: AsyncStream<[UInt8]>, to transport: any DatagramTransport, depth: Int, shared: Shared,
                                      doorbell: Doorbell) -> Task<Void, Never> {
-        Task { await write(stream, to: transport, shared: shared, doorbell: doorbell) }
+        Task { await write(stream, to: transport, depth: depth, shared: shared, doorbell: doorbell) }
     }
 
     /// The writer: sends what the pump queued, in order, until the queue ends or a send fails.
-    private static func write(_ stream: AsyncStream<[UInt8]>, to transport: any DatagramTransport, shared: Shared,
+    private static func write(_ stream: AsyncStream<[UInt8]>, to transport: any DatagramTransport, depth: Int, shared: Shared,
                               doorbell: Doorbell) async {
         var queued = stream.makeAsyncIterator()
         while let datagram = await queued.next() {
@@ -75,7 +88,7 @@ final class AsyncPort: PumpPort {
             // Wake the pump when it may be waiting for room, or for the last datagram to leave.
             let ring = shared.state.withLock { state -> Bool in
                 state.queued -= 1
-                return state.queued == capacity - 1 || state.queued == 0
+                return state.queued == depth - 1 || state.queued == 0
             }
             if ring { doorbell.ring() }
         }
@@ -88,7 +101,7 @@ final class AsyncPort: PumpPort {
         var count = 0
         let now = clock.now
         while true {
-            let (room, failed) = shared.state.withLock { ($0.queued < Self.capacity, $0.failed) }
+            let (room, failed) = shared.state.withLock { [depth] in ($0.queued < depth, $0.failed) }
             if failed { return .failed }
             guard room else { return .full }
             guard let datagram = try endpoint.nextDatagram(now: now) else { return .drained(count: count) }

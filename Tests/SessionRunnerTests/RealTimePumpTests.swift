@@ -54,3 +54,17 @@ func onePumpCarriesTwoConnectionsOnOneThread() async throws {
     #expect(second.store.value.committed["b"] == data)
     await socketFar.close()
 }
+
+/// Over a transport whose `send` takes time the async port keeps one datagram in flight, so the
+/// endpoint stamps each datagram when the one before has left; in memory it queues a batch.
+@Test func theAsyncPortKeepsOneDatagramInFlightOverARadio() {
+    final class Radio: DatagramTransport {
+        let maxDatagramSize = 244
+        func send(_ datagram: [UInt8]) async throws {}
+        func receive() async throws -> [UInt8] { throw TransportError.closed }
+        func close() async {}
+        var transportDescription: TransportDescription { TransportDescription(kind: .gatt, sendSize: 244, receiveSize: 242) }
+    }
+    #expect(AsyncPort.depth(for: Radio()) == 1)
+    #expect(AsyncPort.depth(for: MemoryTransportPair().first) == 32)
+}
