@@ -160,6 +160,12 @@ public struct VirtualNetwork {
         case cut
     }
 
+    /// What `run` just did, for its `after` hook.
+    public enum Step: Sendable, Equatable {
+        case round(RoundResult)
+        case tick
+    }
+
     /// Rounds and ticks until `done` says so (checked after every round and tick), an endpoint
     /// fails, nothing is left to happen, the next event lies past `limit`, or nothing has moved
     /// for `quietLimit`.
@@ -167,11 +173,24 @@ public struct VirtualNetwork {
         _ a: inout A, _ b: inout B, until limit: Instant = .distantFuture, quietLimit: Duration? = nil,
         done: (inout A, inout B) -> Bool = { _, _ in false }
     ) throws(Failure<A.Failure, B.Failure>) -> Ending {
+        try run(&a, &b, until: limit, quietLimit: quietLimit) { a, b, _, step in step == .round(.cut) ? false : done(&a, &b) }
+    }
+
+    /// The virtual-time pump: the one loop that steps two endpoints for everything without a
+    /// radio. Rounds and ticks until `after` (called after every round, a cut one included, and
+    /// every tick, with the network itself: a caller may change the link between steps) says to
+    /// stop, an endpoint fails, the link is cut, nothing is left to happen, the next event lies
+    /// past `limit`, or nothing has moved for `quietLimit`.
+    public mutating func run<A: DatagramEndpoint, B: DatagramEndpoint>(
+        _ a: inout A, _ b: inout B, until limit: Instant = .distantFuture, quietLimit: Duration? = nil,
+        after: (inout A, inout B, inout VirtualNetwork, Step) -> Bool
+    ) throws(Failure<A.Failure, B.Failure>) -> Ending {
         var lastMoved = now
         while true {
             let result = try round(&a, &b)
+            let stop = after(&a, &b, &self, .round(result))
             if result == .cut { return .cut }
-            if done(&a, &b) { return .done }
+            if stop { return .done }
             if result == .moved {
                 lastMoved = now
                 continue
@@ -180,7 +199,7 @@ public struct VirtualNetwork {
             if next > limit { return .timeLimit }
             if let quietLimit, next.duration(since: lastMoved) > quietLimit { return .timeLimit }
             _ = try tick(&a, &b)
-            if done(&a, &b) { return .done }
+            if after(&a, &b, &self, .tick) { return .done }
         }
     }
 

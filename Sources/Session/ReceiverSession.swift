@@ -223,7 +223,3 @@ public struct ReceiverSession {
         }
     }
 }
-
-extension ReceiverSession: DatagramEndpoint {
-    public typealias Failure = SessionError
-}

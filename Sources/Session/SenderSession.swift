@@ -181,7 +181,3 @@ public struct SenderSession {
         try withStack { stack throws(SessionError) in try stack.nextDown(now: now) } ?? nil
     }
 }
-
-extension SenderSession: DatagramEndpoint {
-    public typealias Failure = SessionError
-}

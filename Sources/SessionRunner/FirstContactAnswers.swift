@@ -2,38 +2,58 @@ import Session
 import Synchronization
 
 /// First contact (`blerecv --ask`): where the driver's prompt leaves the user's answer about an
-/// unknown sender for the receiver's loop, which runs on another task or thread. The loop takes
-/// it at its next turn (it looks every `FirstContactAnswers.pollInterval` while the user decides)
-/// and applies it only to the request it answers: the same sender key *and* the same code. An
-/// answer that comes after its connection ended is dropped, never given to the next stranger, and
-/// an answer about one key never approves another that happens to show the same code.
+/// unknown sender for the receiver's driver, which runs on another task or thread. Posting an
+/// answer wakes the driver (the doorbell it installs for the connection), which hands the answer
+/// to the endpoint at once as an input (`ReceiverEndpoint.take`); nothing polls. The endpoint
+/// applies it only to the request it answers: the same sender key *and* the same code. An answer
+/// that comes after its connection ended is dropped, never given to the next stranger, and an
+/// answer about one key never approves another that happens to show the same code.
 public final class FirstContactAnswers: Sendable {
-    public enum Answer: Equatable, Sendable {
-        /// Trust the sender under `name` (its key is already in the trust directory).
-        case approve(name: String)
-        case decline
+    public typealias Answer = FirstContactAnswer
+
+    /// An answer and the request it answers (its key, code and offer).
+    public struct Posted: Sendable, Equatable {
+        public var request: ApprovalRequest
+        public var answer: Answer
     }
 
-    /// How often the receiver's loop looks for an answer while the user decides.
-    public static let pollInterval = Duration.milliseconds(200)
+    /// How long before the session's own limit a prompt gives up, so that a yes typed at the last
+    /// moment still reaches its connection.
+    public static let answerMargin = Duration.seconds(2)
 
-    /// The request answered (its key, code and offer) and the answer.
-    private let answer = Mutex<(request: ApprovalRequest, answer: Answer)?>(nil)
+    private struct State {
+        var posted: Posted?
+        /// Wakes the driver of the current connection, if one runs.
+        var doorbell: (@Sendable () -> Void)?
+    }
+
+    private let state = Mutex(State())
 
     public init() {}
 
-    /// The user's `answer` to `request`.
+    /// The user's `answer` to `request`; wakes the driver.
     public func post(_ answer: Answer, to request: ApprovalRequest) {
-        self.answer.withLock { $0 = (request, answer) }
+        let doorbell = state.withLock { state in
+            state.posted = Posted(request: request, answer: answer)
+            return state.doorbell
+        }
+        doorbell?()
+    }
+
+    /// The answer posted, once (nil if none).
+    func take() -> Posted? {
+        state.withLock { $0.posted.take() }
     }
 
     /// The answer to `request`, once (nil if none yet). An answer posted for another request (another
     /// key, another code, or both) is dropped.
     func take(for request: ApprovalRequest) -> Answer? {
-        answer.withLock { posted in
-            defer { posted = nil }
-            guard let posted, posted.request == request else { return nil }
-            return posted.answer
-        }
+        guard let posted = take(), posted.request == request else { return nil }
+        return posted.answer
+    }
+
+    /// While a connection runs: what wakes its driver when an answer is posted (nil: none).
+    func ring(_ doorbell: (@Sendable () -> Void)?) {
+        state.withLock { $0.doorbell = doorbell }
     }
 }

@@ -67,7 +67,7 @@ public struct LoopbackRun {
                 outcome.receiverEvents.append(event)
             }
         }
-        func countBytes() {
+        func countBytes(_ network: VirtualNetwork) {
             outcome.bytesFromSender += network.link.bytesTransmitted(from: .a)
             outcome.bytesFromReceiver += network.link.bytesTransmitted(from: .b)
         }
@@ -76,7 +76,7 @@ public struct LoopbackRun {
             outcome.connections += 1
             // A fresh link per connection (its own fault sequence); cuts count the sender's
             // datagrams over the whole run.
-            countBytes()
+            countBytes(network)
             network.link = SimulatedLink(faults: options.faults, maxDatagramSize: size, seed: seed, radio: options.radio)
             seed &+= 0x9E37_79B9
             network.reconnect(cutAfter: pendingCuts.first.map { max(0, $0 - network.sentCount(from: .a)) })
@@ -99,9 +99,11 @@ public struct LoopbackRun {
                 record(&sender, &receiver)
             }
             do {
-                rounds: while network.now < deadline {
-                    let established = sender.isEstablished, sentBefore = network.sentCount(from: .a)
-                    let result = try network.round(&sender, &receiver)
+                // Whether the sender was established, and what it had sent, before the round.
+                var established = sender.isEstablished, sentBefore = network.sentCount(from: .a)
+                let ending = try network.run(&sender, &receiver, until: deadline) { sender, receiver, network, step in
+                    defer { (established, sentBefore) = (sender.isEstablished, network.sentCount(from: .a)) }
+                    guard case .round = step else { return false }
                     record(&sender, &receiver)
                     if outcome.timeToFirstData == nil, established, network.sentCount(from: .a) > sentBefore {
                         outcome.timeToFirstData = network.now.duration(since: connectedAt)
@@ -113,22 +115,23 @@ public struct LoopbackRun {
                         receiver.setMaxDatagramSize(size)
                         mtuChange = nil
                     }
-                    if result == .cut {
-                        pendingCuts.removeFirst()
-                        continue connections
-                    }
-                    if sender.isFinished && (receiver.connectionComplete || !receiver.isConnected) {
-                        outcome.finished = true
-                        lost = false
-                        break connections
-                    }
-                    if receiver.connectionComplete { continue connections }
-                    if result == .moved { continue rounds }
-                    guard try network.tick(&sender, &receiver) else {
-                        // Nothing in flight and nobody waiting.
-                        outcome.finished = sender.isFinished
-                        break connections
-                    }
+                    return sender.isFinished && (receiver.connectionComplete || !receiver.isConnected) || receiver.connectionComplete
+                }
+                switch ending {
+                case .cut:
+                    pendingCuts.removeFirst()
+                    continue connections
+                case .done:
+                    guard sender.isFinished && (receiver.connectionComplete || !receiver.isConnected) else { continue connections }
+                    outcome.finished = true
+                    lost = false
+                    break connections
+                case .idle:
+                    // Nothing in flight and nobody waiting.
+                    outcome.finished = sender.isFinished
+                    break connections
+                case .timeLimit:
+                    break connections
                 }
             } catch {
                 switch error {
@@ -141,7 +144,7 @@ public struct LoopbackRun {
                 continue connections
             }
         }
-        countBytes()
+        countBytes(network)
         record(&sender, &receiver)
         outcome.virtualTime = network.now.duration(since: .zero)
         return outcome

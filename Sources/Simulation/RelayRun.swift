@@ -74,20 +74,21 @@ public struct RelayRun {
         typealias Failure = SessionError
         var receiver: ReceiverSession
         var towardSender: ReliableLink
-        var towardReceiver: ReliableLink
+        /// The attacker's end towards the receiver (its own errors are its business).
+        var towardReceiver: AttackerLink
         let tamper: Tamper
         var seen: [Direction: [[UInt8]]] = [:]
 
         init(receiver: ReceiverSession, datagramSize: Int, tamper: @escaping Tamper) {
             self.receiver = receiver
             towardSender = ReliableLink(maxDatagramSize: datagramSize)
-            towardReceiver = ReliableLink(maxDatagramSize: datagramSize)
+            towardReceiver = AttackerLink(datagramSize: datagramSize)
             self.tamper = tamper
         }
 
         mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) {
             try? towardSender.receive(datagram: datagram, now: now)
-            while let message = towardSender.nextMessage() { for forwarded in relay(message, .senderToReceiver) { try? towardReceiver.send(message: forwarded) } }
+            while let message = towardSender.nextMessage() { for forwarded in relay(message, .senderToReceiver) { try? towardReceiver.link.send(message: forwarded) } }
             try exchangeWithReceiver(now: now)
         }
 
@@ -98,7 +99,7 @@ public struct RelayRun {
 
         mutating func handleTimers(now: Instant) throws(SessionError) {
             try? towardSender.handleTimers(now: now)
-            try? towardReceiver.handleTimers(now: now)
+            towardReceiver.handleTimers(now: now)
             try receiver.handleTimers(now: now)
             try exchangeWithReceiver(now: now)
         }
@@ -107,20 +108,18 @@ public struct RelayRun {
             [towardSender.nextDeadline, towardReceiver.nextDeadline, receiver.nextDeadline].compactMap { $0 }.min()
         }
 
-        /// Datagrams both ways between the attacker and the receiver until neither has any.
+        /// Datagrams both ways between the attacker and the receiver until neither has any: rounds
+        /// of the virtual-time pump over the instantaneous hop, at `now` (no timers run), then the
+        /// receiver's messages on to the sender.
         private mutating func exchangeWithReceiver(now: Instant) throws(SessionError) {
-            var moved = true
-            while moved {
-                moved = false
-                while let datagram = towardReceiver.nextDatagram(now: now) {
-                    moved = true
-                    try receiver.receive(datagram: datagram, now: now)
-                }
-                while let datagram = receiver.nextDatagram(now: now) {
-                    moved = true
-                    try? towardReceiver.receive(datagram: datagram, now: now)
-                }
-                while let message = towardReceiver.nextMessage() { for forwarded in relay(message, .receiverToSender) { try? towardSender.send(message: forwarded) } }
+            var hop = VirtualNetwork.perfect(at: now)
+            do {
+                _ = try hop.run(&towardReceiver, &receiver, until: now) { _, _, _, step in step != .round(.moved) }
+            } catch {
+                if case .b(let failure) = error { throw failure }
+            }
+            for message in towardReceiver.takeReceived() {
+                for forwarded in relay(message, .receiverToSender) { try? towardSender.send(message: forwarded) }
             }
         }
 

@@ -14,6 +14,7 @@ import Transfer
 ///    everything it has, each delivered to the sender. If either sent anything, another round.
 /// 3. Nothing moved: the clock moves to the earlier of the two `nextDeadline`s, and the sender's
 ///    then the receiver's `handleTimers` run (`tick`). Back to 2.
+/// Steps 2 and 3 are `VirtualNetwork.run`'s rounds and ticks on a perfect link.
 /// The session ends at the first error either side raises (nothing after it), or when the sender
 /// has finished and the receiver's connection is complete, checked after each round.
 public enum Recorder {
@@ -53,40 +54,31 @@ public enum Recorder {
                 outcome = .failure(code: error.code, raisedBy: .receiver)
                 break
             }
-            do {
-                while true {
-                    switch try network.round(&sender, &receiver) {
-                    case .cut:
-                        sender.close(now: network.now)
-                        receiver.close(now: network.now)
-                        continue connections
-                    case .moved:
-                        if sender.isFinished && receiver.connectionComplete {
-                            outcome = .success
-                            break connections
-                        }
-                    case .quiet:
-                        if sender.isFinished && receiver.connectionComplete {
-                            outcome = .success
-                            break connections
-                        }
-                        guard let next = [sender.nextDeadline, receiver.nextDeadline].compactMap({ $0 }).min() else {
-                            throw RecordingError.stuck(at: network.now)
-                        }
-                        guard next.duration(since: .zero) <= timeLimit else { throw RecordingError.timeLimit }
-                        _ = try network.tick(&sender, &receiver)
-                    }
+            let ending: VirtualNetwork.Ending
+            do throws(VirtualNetwork.Failure<SessionError, SessionError>) {
+                ending = try network.run(&sender, &receiver, until: Instant.zero.advanced(by: timeLimit)) { sender, receiver, _, step in
+                    // The end is checked after every round, never right after a tick.
+                    step == .tick ? false : sender.isFinished && receiver.connectionComplete
                 }
-            } catch let failure as VirtualNetwork.Failure<SessionError, SessionError> {
-                switch failure {
+            } catch {
+                switch error {
                 case .a(let error): outcome = .failure(code: error.code, raisedBy: .sender)
                 case .b(let error): outcome = .failure(code: error.code, raisedBy: .receiver)
                 }
                 break connections
-            } catch let error as RecordingError {
-                throw error
-            } catch {
+            }
+            switch ending {
+            case .cut:
+                sender.close(now: network.now)
+                receiver.close(now: network.now)
+                continue connections
+            case .done:
+                outcome = .success
+                break connections
+            case .idle:
                 throw .stuck(at: network.now)
+            case .timeLimit:
+                throw .timeLimit
             }
         }
         log.flush()

@@ -10,7 +10,7 @@ import Sodium
 import TestDoubles
 import Transfer
 
-/// The async driver's own cost: the same transfer through `EndpointRunner` over an in-memory
+/// The real-time pump's own cost (its async port): the same transfer through `EndpointRunner` over an in-memory
 /// transport pair (the code path the tools run over BlueZ sockets), in CPU time per datagram,
 /// next to the synchronous pipeline on the same bytes.
 enum RunnerBench {

@@ -12,7 +12,7 @@ import Transfer
 
 /// What a datagram costs blesend on the socket path the tools run over GATT, natively, with no
 /// bluetoothd in between: a whole transfer (sender and receiver sessions, each driven by
-/// `EndpointRunner`'s socket loop on its own thread) over AF_UNIX SOCK_SEQPACKET socket pairs,
+/// `EndpointRunner`'s real-time pump with a socket port, on its own thread) over AF_UNIX SOCK_SEQPACKET socket pairs,
 /// one per direction, like the sockets bluetoothd hands over for `AcquireWrite`/`AcquireNotify`.
 /// Beside it, in the same run, a raw stream of the same number of datagrams of the same size over
 /// the same kind of socket pair, one blocking writer thread and one blocking reader thread: what

@@ -15,7 +15,7 @@ usage: blesend-bench [efficiency | cpu [MiB] | memory [MiB] | runner [MiB] [MTU]
   efficiency  wire efficiency of a 1 MiB transfer at MTU 23/185/247/517, clean and 5 % loss
   cpu         whole-stack CPU time / bare XChaCha20-Poly1305 seal+open (64 MiB, MTU 247 and 517)
   memory      peak RSS while 1 GiB flows through the pipeline in memory (child processes)
-  runner      CPU per datagram of the async driver over an in-memory transport pair
+  runner      CPU per datagram of the real-time pump (async port) over an in-memory transport pair
   sockets     CPU per datagram over socket pairs shaped like GATT's, blesend vs a raw stream [MiB] [datagram]
   radio       goodput / raw limit over the BLE radio model (1M/2M, CI 7.5-50 ms, MTU 247/517, GATT and L2CAP)
   compress    zstd chunk compression per level: ratio on air, CPU MB/s, on text (path, default Sources + docs) and random bytes
@@ -44,7 +44,7 @@ case "pipeline-only":
         print("pipeline \(mib) MiB MTU \(mtu): \(milliseconds(CPUBench.pipeline(source: source, datagramSize: writeDatagramSize(mtu: mtu))))")
     }
 case "runner":
-    // The async driver's CPU cost per datagram, `runner [MiB] [MTU]`.
+    // The real-time pump's CPU cost per datagram over the async port, `runner [MiB] [MTU]`.
     let mib = arguments.count >= 2 ? Int(arguments[1]) ?? 4 : 4
     let mtu = arguments.count >= 3 ? Int(arguments[2]) ?? 517 : 517
     await RunnerBench.run(mib: mib, mtu: mtu)

@@ -41,7 +41,7 @@ func receive(_ receiver: Box<ReceiverSession>, over transport: MemoryTransport,
     Task { try await EndpointRunner.runReceiver(&receiver.value, over: transport, clock: clock) { _ in } }
 }
 
-/// The async driver over a real-time in-memory transport pair: the same code path the CLI
+/// The real-time pump over an in-memory transport pair (its async port): the same code path the CLI
 /// runs over BlueZ sockets.
 @Test func aFileCrossesTheAsyncDriver() async throws {
     let peers = Peers()

@@ -18,7 +18,7 @@ private func strangerRun(answer: FirstContactAnswers.Answer, sockets: Bool = fal
     let offers = receiver.value.extensions
     let answers = FirstContactAnswers()
     let receiverCodes = Mutex<[String]>([])
-    // The async loop (a memory pair) or the socket loop on its own thread (a socket pair).
+    // The real-time pump through its async port (a memory pair) or its socket port (a socket pair).
     let (first, second): (any DatagramTransport, any DatagramTransport)
     if sockets {
         (first, second) = try SocketPairTransport.pair(maxDatagramSize: 510)

@@ -20,10 +20,10 @@ import Testing
 /// The pause for more datagrams after a short batch never runs past the endpoint's deadline.
 @Test func aBatchPauseEndsAtTheNextDeadline() {
     let now = Instant(nanoseconds: 1_000_000_000)
-    #expect(SocketLoop.pauseEnd(now: now, pause: .milliseconds(5), deadline: nil) == now.advanced(by: .milliseconds(5)))
-    #expect(SocketLoop.pauseEnd(now: now, pause: .milliseconds(5), deadline: now.advanced(by: .milliseconds(2)))
+    #expect(SocketPort.pauseEnd(now: now, pause: .milliseconds(5), deadline: nil) == now.advanced(by: .milliseconds(5)))
+    #expect(SocketPort.pauseEnd(now: now, pause: .milliseconds(5), deadline: now.advanced(by: .milliseconds(2)))
             == now.advanced(by: .milliseconds(2)))
-    #expect(SocketLoop.pauseEnd(now: now, pause: .milliseconds(5), deadline: now) == nil, "an ack due now goes now")
-    #expect(SocketLoop.pauseEnd(now: now, pause: .milliseconds(5), deadline: Instant(nanoseconds: 1)) == nil)
-    #expect(SocketLoop.pauseEnd(now: now, pause: .zero, deadline: nil) == nil)
+    #expect(SocketPort.pauseEnd(now: now, pause: .milliseconds(5), deadline: now) == nil, "an ack due now goes now")
+    #expect(SocketPort.pauseEnd(now: now, pause: .milliseconds(5), deadline: Instant(nanoseconds: 1)) == nil)
+    #expect(SocketPort.pauseEnd(now: now, pause: .zero, deadline: nil) == nil)
 }

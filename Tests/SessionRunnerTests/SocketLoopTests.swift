@@ -9,8 +9,8 @@ import TestDoubles
 import Testing
 import Transfer
 
-/// `EndpointRunner` over transports that hand over their sockets: the synchronous socket loop on a
-/// thread of its own, over real AF_UNIX SOCK_SEQPACKET socket pairs, with real sessions.
+/// `EndpointRunner` over transports that hand over their sockets: the real-time pump's socket port
+/// on a thread of its own, over real AF_UNIX SOCK_SEQPACKET socket pairs, with real sessions.
 @Suite("Socket loop", .timeLimit(.minutes(2)))
 struct SocketLoopTests {
     func bytes(_ count: Int, _ seed: Int) -> [UInt8] {
@@ -106,7 +106,7 @@ struct SocketLoopTests {
         await a.close()
     }
 
-    /// Cancelling the task that waits for the loop ends it as the async loop ends: a lost link.
+    /// Cancelling the task that waits for the pump ends the connection as a lost link, whatever the port.
     @Test func cancellingTheCallerEndsTheLoop() async throws {
         let peers = Peers()
         let receiver = peers.receiver()

@@ -1,4 +1,5 @@
 import Keys
+import MemoryTransport
 import Pipeline
 import TestDoubles
 import Testing
@@ -40,36 +41,25 @@ private struct FirstContact {
 
     static func wallClock(_ now: Instant) -> UInt64 { 1_763_000_000_000_000_000 + now.nanoseconds }
 
-    /// Moves datagrams both ways and runs timers in steps of 20 ms for `duration`, or until both
-    /// sides stopped (an error, or finished).
+    /// Runs both sides on the virtual network (`VirtualNetwork.run`) for `duration`, or until
+    /// both stopped (an error, or finished). A side that fails keeps its error and falls silent;
+    /// the other runs on.
     mutating func run(for duration: Duration) {
         let end = now.advanced(by: duration)
-        while now < end, senderError == nil || receiverError == nil {
-            var moved = true
-            while moved {
-                moved = false
-                if senderError == nil, let datagram = try? sender.nextDatagram(now: now) {
-                    moved = true
-                    if receiverError == nil {
-                        do { try receiver.receive(datagram: datagram, now: now) } catch { receiverError = error }
-                    }
-                }
-                if receiverError == nil, let datagram = receiver.nextDatagram(now: now) {
-                    moved = true
-                    if senderError == nil {
-                        do { try sender.receive(datagram: datagram, now: now) } catch { senderError = error }
-                    }
-                }
-            }
-            senderEvents += sender.takeEvents()
-            receiverEvents += receiver.takeEvents()
-            if sender.isFinished && receiver.connectionComplete { break }
-            now = now.advanced(by: .milliseconds(20))
-            if senderError == nil { do { try sender.handleTimers(now: now) } catch { senderError = error } }
-            if receiverError == nil { do { try receiver.handleTimers(now: now) } catch { receiverError = error } }
+        var network = VirtualNetwork.perfect(at: now)
+        var a = Halting(sender, error: senderError)
+        var b = Halting(receiver, error: receiverError)
+        var events: (sender: [SenderSession.Event], receiver: [ReceiverSession.Event]) = ([], [])
+        let ending = try? network.run(&a, &b, until: end) { a, b, _, _ in
+            events.sender += a.endpoint.takeEvents()
+            events.receiver += b.endpoint.takeEvents()
+            return a.endpoint.isFinished && b.endpoint.connectionComplete
         }
-        senderEvents += sender.takeEvents()
-        receiverEvents += receiver.takeEvents()
+        (sender, senderError) = (a.endpoint, a.error)
+        (receiver, receiverError) = (b.endpoint, b.error)
+        now = ending == .done ? network.now : max(network.now, end)
+        senderEvents += events.sender + sender.takeEvents()
+        receiverEvents += events.receiver + receiver.takeEvents()
     }
 
     var request: ApprovalRequest? {
@@ -81,6 +71,36 @@ private struct FirstContact {
         for case .awaitingApproval(let code) in senderEvents { return code }
         return nil
     }
+}
+
+/// An endpoint that keeps its first error and falls silent after it (a test that watches both
+/// sides of a failure).
+private struct Halting<E: DatagramEndpoint>: DatagramEndpoint {
+    typealias Failure = Never
+    var endpoint: E
+    var error: E.Failure?
+
+    init(_ endpoint: E, error: E.Failure?) {
+        self.endpoint = endpoint
+        self.error = error
+    }
+
+    mutating func nextDatagram(now: Instant) -> [UInt8]? {
+        guard error == nil else { return nil }
+        do { return try endpoint.nextDatagram(now: now) } catch { self.error = error; return nil }
+    }
+
+    mutating func receive(datagram: [UInt8], now: Instant) {
+        guard error == nil else { return }
+        do { try endpoint.receive(datagram: datagram, now: now) } catch { self.error = error }
+    }
+
+    mutating func handleTimers(now: Instant) {
+        guard error == nil else { return }
+        do { try endpoint.handleTimers(now: now) } catch { self.error = error }
+    }
+
+    var nextDeadline: Instant? { error == nil ? endpoint.nextDeadline : nil }
 }
 
 @Test func anApprovedStrangerSeesTheSameCodeItsFileArrivesAndItIsTrustedAfterwards() throws {

@@ -228,7 +228,7 @@ struct ReceiveOperation {
             let prompt = FirstContactPrompt(write: { Console.err($0) }, trustDirectory: directory)
             // A little before the session's own limit, so that a yes typed at the last moment
             // still reaches this connection.
-            let deadline = ContinuousClock.now + approvalTimeout - FirstContactAnswers.pollInterval * 10
+            let deadline = ContinuousClock.now + approvalTimeout - FirstContactAnswers.answerMargin
             let task = Task {
                 var input = TerminalLineReader(deadline: deadline)
                 let outcome = await prompt.ask(request, input: &input)
