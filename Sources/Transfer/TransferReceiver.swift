@@ -304,7 +304,7 @@ public struct TransferReceiver {
             let code = (error as? StorageError)?.code
             if code == .exists { return refuse(id, name: name, .exists) }
             current = .ignoring(id)
-            pendingEvents.append(.fileFailed(sender: sender, name: name, .couldNotStore(Self.describe(error))))
+            pendingEvents.append(.fileFailed(sender: sender, name: name, .couldNotStore(StorageError(adapting: error))))
             return .reject(id: id, reason: code == .tooLarge || code == .noSpace ? .tooLarge : .couldNotStore)
         }
         partials.insert(.init(name: name, size: size, file: file, hasher: makeHasher(), lastActivity: now), for: key)
@@ -335,7 +335,7 @@ public struct TransferReceiver {
                 let incoming = try trees.beginTree(named: name)
                 openTrees[treeKey] = OpenTree(tree: incoming, top: path, name: name, lastActivity: now)
             } catch {
-                pendingEvents.append(.fileFailed(sender: sender, name: name, .couldNotStore(Self.describe(error))))
+                pendingEvents.append(.fileFailed(sender: sender, name: name, .couldNotStore(StorageError(adapting: error))))
                 return .reject(id: id, reason: .couldNotStore)
             }
         } else {
@@ -346,7 +346,7 @@ public struct TransferReceiver {
                 try open.tree.makeFolder(Array(parsed.components.dropFirst()))
             } catch {
                 if (error as? StorageError)?.code == .exists { return refuse(id, name: name, .exists, ignoring: false) }
-                pendingEvents.append(.fileFailed(sender: sender, name: name, .couldNotStore(Self.describe(error))))
+                pendingEvents.append(.fileFailed(sender: sender, name: name, .couldNotStore(StorageError(adapting: error))))
                 return .reject(id: id, reason: .couldNotStore)
             }
             open.lastActivity = now
@@ -368,7 +368,7 @@ public struct TransferReceiver {
             stored = try open.tree.commit()
         } catch {
             open.tree.discard()
-            pendingEvents.append(.fileFailed(sender: sender, name: open.name, .couldNotStore(Self.describe(error))))
+            pendingEvents.append(.fileFailed(sender: sender, name: open.name, .couldNotStore(StorageError(adapting: error))))
             return .confirm(id: tree, status: .couldNotStore, storedName: "")
         }
         completed.remember(.init(storedName: stored, size: 0), for: treeKey)
@@ -440,7 +440,7 @@ public struct TransferReceiver {
                     throw .decompressionFailed(error)
                 }
                 guard bytes.count == originalSize else {
-                    let error = ChunkDecompressionError(code: "sizeMismatch")
+                    let error = ChunkDecompressionError(code: .sizeMismatch)
                     fail(key, .senderBrokeProtocol(.decompressionFailed(error)))
                     throw .decompressionFailed(error)
                 }
@@ -448,7 +448,7 @@ public struct TransferReceiver {
             do {
                 try partial.file.write(bytes, at: partial.received)
             } catch {
-                fail(key, .couldNotStore(Self.describe(error)))
+                fail(key, .couldNotStore(StorageError(adapting: error)))
                 current = .ignoring(key.id)
                 return [.reject(id: key.id, reason: .couldNotStore)]
             }
@@ -493,7 +493,7 @@ public struct TransferReceiver {
             do {
                 storedName = try partial.file.commit()
             } catch {
-                fail(key, .couldNotStore(Self.describe(error)))
+                fail(key, .couldNotStore(StorageError(adapting: error)))
                 return [.confirm(id: id, status: .couldNotStore, storedName: "")]
             }
             _ = partials.remove(key)
@@ -509,9 +509,5 @@ public struct TransferReceiver {
         guard let partial = partials.remove(key) else { return }
         partial.file.discard()
         pendingEvents.append(.fileFailed(sender: sender, name: partial.name, failure))
-    }
-
-    private static func describe(_ error: any Error) -> String {
-        (error as? StorageError)?.detail ?? "\(error)"
     }
 }

@@ -237,7 +237,7 @@ public struct TransferSender {
             case (.saved, false): event = .fileSaved(index: file.index, storedName: storedName, size: file.highestSent)
             case (.saved, true): event = .folderSaved(index: file.index, storedName: storedName)
             case (.hashMismatch, _): event = .fileFailed(index: file.index, .integrity)
-            case (.couldNotStore, _): event = .fileFailed(index: file.index, .couldNotStore("the receiver could not store it"))
+            case (.couldNotStore, _): event = .fileFailed(index: file.index, .receiverCouldNotStore)
             }
             report(event, for: file)
             file.source.release(before: .max)
@@ -393,15 +393,15 @@ public struct TransferSender {
         do {
             bytes = count > 0 ? try file.source.read(at: file.nextOffset, count: count) : []
         } catch {
-            throw .sourceFailed("\(error)")
+            throw .sourceFailed(FileSourceError(.unreadable, name: file.source.name, cause: StorageError(adapting: error)))
         }
-        guard bytes.count <= count else { throw .sourceFailed("read returned more than asked") }
+        guard bytes.count <= count else { throw .sourceFailed(FileSourceError(.readTooMuch, name: file.source.name)) }
         if bytes.isEmpty {
             if let size = file.source.size, file.nextOffset != size {
-                throw .sourceFailed("\(file.source.name) became shorter while it was being sent")
+                throw .sourceFailed(FileSourceError(.shrank, name: file.source.name))
             }
             if file.hash == nil {
-                guard file.hashedUpTo == file.nextOffset else { throw .sourceFailed("hash state out of step") }
+                guard file.hashedUpTo == file.nextOffset else { throw .sourceFailed(FileSourceError(.hashOutOfStep, name: file.source.name)) }
                 file.hash = file.hasher.finalize()
             }
             file.doneSent = true
