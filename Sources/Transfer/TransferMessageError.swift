@@ -1,3 +1,4 @@
+/// Why bytes are not a well-formed transfer message (docs/protocol.md §5).
 public enum TransferMessageError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownType, truncated, trailingBytes, emptyData, dataTooLarge, badName, badField
     /// A `batch` with no message in it.
