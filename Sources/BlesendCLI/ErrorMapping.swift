@@ -24,8 +24,10 @@ extension CLIError {
     }
 
     init(_ error: StorageError) {
-        self.init(.localIO, error.detail, hint: error.code == .noSpace ? "free some space, or receive into another folder with --out" : nil)
+        self.init(.localIO, error.detail, hint: error.code == .noSpace ? Self.noSpaceHint : nil)
     }
+
+    static let noSpaceHint = "free some space, or receive into another folder with --out"
 
     init(_ error: OutputFolderError) {
         self.init(.localIO, "refusing to receive into \(error.detail)",
@@ -111,8 +113,8 @@ extension CLIError {
             self.init(.protocolViolation, "the peer broke the framing rules (\(cause))")
         case .handshake(let cause):
             self.init(.failure, "cannot run the handshake (\(cause)); is the key file intact?")
-        case .transfer(.sourceFailed(let detail)):
-            self.init(.localIO, detail)
+        case .transfer(.sourceFailed(let error)):
+            self.init(.localIO, error.description)
         case .transfer(let cause):
             // Only an authenticated receiver can have said this (the sender's view).
             self.init(.protocolViolation, "the receiver broke the protocol: \(cause); stopped without sending more",
@@ -131,8 +133,10 @@ extension CLIError {
         case .senderBrokeProtocol(let cause):
             self.init(.protocolViolation, "\(name): the sender broke the protocol: \(cause); nothing was saved",
                       hint: "the sender runs a faulty or incompatible implementation")
-        case .couldNotStore(let detail):
-            self.init(.fileRejected, "\(name): the receiver could not store it (\(detail))")
+        case .couldNotStore(let error):
+            self.init(.fileRejected, "\(name): the receiver could not store it (\(error.detail))")
+        case .receiverCouldNotStore:
+            self.init(.fileRejected, "\(name): the receiver could not store it")
         case .rejected(let reason):
             let why = switch reason {
             case .tooLarge: "too large for the receiver"
@@ -153,9 +157,9 @@ extension CLIError {
     /// while the sender reports the same event as "refused by the receiver" (72).
     init(receiving failure: FileFailure, name: String) {
         switch failure {
-        case .couldNotStore(let detail):
-            self.init(.localIO, "\(name): could not store it: \(detail); nothing was kept",
-                      hint: "check the space and permissions of the output folder")
+        case .couldNotStore(let error):
+            self.init(.localIO, "\(name): could not store it: \(error.detail); nothing was kept",
+                      hint: error.code == .noSpace ? Self.noSpaceHint : "check the space and permissions of the output folder")
         default:
             self.init(failure, name: name)
         }

@@ -14,7 +14,7 @@ struct ZstdChunkCompressor: ChunkCompressor {
     func reset() { compressor.reset() }
 }
 
-/// The receiver's half, with zstd's refusals carried by their stable codes.
+/// The receiver's half, with zstd's refusals carried by their codes.
 struct ZstdChunkDecompressor: ChunkDecompressor {
     private let decompressor = HistoryDecompressor()
 
@@ -22,7 +22,21 @@ struct ZstdChunkDecompressor: ChunkDecompressor {
         do {
             return try decompressor.decompress(compressed, expectedSize: expectedSize)
         } catch {
-            throw ChunkDecompressionError(code: error.code)
+            throw ChunkDecompressionError(code: Self.code(of: error))
+        }
+    }
+
+    static func code(of error: DecompressionError) -> ChunkDecompressionError.Code {
+        switch error {
+        case .notZstdFrame: .notZstdFrame
+        case .contentSizeMissing: .contentSizeMissing
+        case .tooLarge: .tooLarge
+        case .contentSizeMismatch: .contentSizeMismatch
+        case .namesDictionary: .namesDictionary
+        case .windowTooLarge: .windowTooLarge
+        case .trailingBytes: .trailingBytes
+        case .corrupt: .corrupt
+        case .decodedSizeMismatch: .decodedSizeMismatch
         }
     }
 

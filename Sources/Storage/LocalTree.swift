@@ -93,7 +93,7 @@ private struct Walk {
     mutating func visitFolder(_ fd: Int32, _ components: [String], wirePath: [UInt8]) {
         let path = components.joined(separator: "/")
         guard let names = directoryEntryNames(fd) else {
-            skipped.append(SkippedLocalEntry(path: path, reason: .unreadable(systemMessage(errno))))
+            skipped.append(SkippedLocalEntry(path: path, reason: .unreadable(errno: errno)))
             return
         }
         entries.append(LocalTreeEntry(components: components, wirePath: wirePath, kind: .folder))
@@ -108,7 +108,7 @@ private struct Walk {
         guard let text = String(validating: name, as: UTF8.self) else { return skip(.badPath(.notUTF8)) }
         var status = stat()
         guard withCName(name, { fstatat(folder, $0, &status, AT_SYMLINK_NOFOLLOW) }) == 0 else {
-            return skip(.unreadable(systemMessage(errno)))
+            return skip(.unreadable(errno: errno))
         }
         let components = parent + [text]
         let kind = status.st_mode & S_IFMT
@@ -118,17 +118,17 @@ private struct Walk {
         case S_IFIFO: return skip(.fifo)
         case S_IFSOCK: return skip(.socket)
         case S_IFDIR, S_IFREG: break
-        default: return skip(.unreadable("not a folder nor a regular file"))
+        default: return skip(.otherKind)
         }
         let wirePath: [UInt8]
         do { wirePath = try RelativePath.wire(components: components) } catch { return skip(.badPath(error)) }
         if kind == S_IFDIR {
             let child = openat(folder, text, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            guard child >= 0 else { return skip(.unreadable(systemMessage(errno))) }
+            guard child >= 0 else { return skip(.unreadable(errno: errno)) }
             defer { close(child) }
             visitFolder(child, components, wirePath: wirePath)
         } else {
-            guard faccessat(folder, text, R_OK, 0) == 0 else { return skip(.unreadable(systemMessage(errno))) }
+            guard faccessat(folder, text, R_OK, 0) == 0 else { return skip(.unreadable(errno: errno)) }
             let executable = status.st_mode & 0o111 != 0
             entries.append(LocalTreeEntry(components: components, wirePath: wirePath, kind: .file(size: UInt64(status.st_size), executable: executable)))
         }

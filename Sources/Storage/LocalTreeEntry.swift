@@ -28,8 +28,10 @@ public struct SkippedLocalEntry: Sendable, Equatable, CustomStringConvertible {
         case device
         case fifo
         case socket
-        /// A folder or file that could not be listed, examined or read (what the system said).
-        case unreadable(String)
+        /// A folder or file that could not be listed, examined or read: the system's `errno`.
+        case unreadable(errno: Int32)
+        /// Neither a folder nor a regular file, nor any of the kinds above.
+        case otherKind
         /// Its path breaks a rule of docs/protocol.md §8.4, Paths (too long, too deep, not UTF-8, …).
         /// A folder skipped this way is skipped with everything in it.
         case badPath(RelativePathError)
@@ -48,6 +50,7 @@ public struct SkippedLocalEntry: Sendable, Equatable, CustomStringConvertible {
         case .fifo: "fifo"
         case .socket: "socket"
         case .unreadable: "unreadable"
+        case .otherKind: "otherKind"
         case .badPath(let error): "badPath." + error.code
         }
     }
@@ -58,7 +61,8 @@ public struct SkippedLocalEntry: Sendable, Equatable, CustomStringConvertible {
         case .device: "\(path): a device"
         case .fifo: "\(path): a named pipe"
         case .socket: "\(path): a socket"
-        case .unreadable(let detail): "\(path): cannot be read: \(detail)"
+        case .unreadable(let code): "\(path): cannot be read: \(systemMessage(code))"
+        case .otherKind: "\(path): cannot be read: not a folder nor a regular file"
         case .badPath(let error): "\(path): \(error)"
         }
     }

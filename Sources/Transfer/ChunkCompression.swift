@@ -4,7 +4,8 @@
 ///
 /// Both sides keep a history of the newest original bytes of the current file on this
 /// connection, and every chunk joins it whether it went compressed or raw, so each chunk can be
-/// sent either way on its own.
+/// sent either way on its own. The sender's `ChunkEncoder` and the receiver's `ChunkDecoder`
+/// apply them.
 
 /// The sender's half.
 public protocol ChunkCompressor {
@@ -27,12 +28,38 @@ public protocol ChunkDecompressor {
 }
 
 /// Why the receiver refused a compressed chunk: the sender broke the protocol.
-public struct ChunkDecompressionError: Error, Equatable, Sendable {
-    /// The decompressor's stable code for the reason (zstd: `DecompressionError.code`, such as
-    /// "contentSizeMismatch"), for logs and tests; never prose.
-    public var code: String
+public struct ChunkDecompressionError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The reason; the raw value is the stable name logs and tests see. `zdata` carries one zstd
+    /// frame (docs/protocol.md §8), so the codes are zstd's (`Zstd.DecompressionError`).
+    public enum Code: String, Sendable, Hashable {
+        /// Not a zstd frame (a skippable or legacy frame, or no magic number).
+        case notZstdFrame
+        /// The frame does not state its original size.
+        case contentSizeMissing
+        /// The frame states more than a chunk may hold.
+        case tooLarge
+        /// The frame states another size than the `zdata` message declares.
+        case contentSizeMismatch
+        /// The frame names a dictionary.
+        case namesDictionary
+        /// The frame asks for a larger window than a chunk needs.
+        case windowTooLarge
+        /// Bytes follow the frame.
+        case trailingBytes
+        /// The frame is truncated or its contents do not decode.
+        case corrupt
+        /// The frame decoded to another length than it stated.
+        case decodedSizeMismatch
+        /// The decompressor returned another number of bytes than the message declares (the
+        /// receiver's own check, whatever the decompressor).
+        case sizeMismatch
+    }
 
-    public init(code: String) {
+    public var code: Code
+
+    public init(code: Code) {
         self.code = code
     }
+
+    public var description: String { code.rawValue }
 }

@@ -15,9 +15,8 @@ public enum TransferError: Error, Equatable, Sendable {
     case ackBeyondSent
     /// The receiver asked to resume at an offset the sender never reached, or one a stream has forgotten.
     case cannotResume(offset: UInt64)
-    /// The local file could not be read, or changed size while it was being sent (what the
-    /// file system said).
-    case sourceFailed(String)
+    /// The local file could not be read, or changed size while it was being sent.
+    case sourceFailed(FileSourceError)
     /// The receiver's user did not accept this sender at first contact, or did not answer in
     /// time (`reject` reason `notApproved`, §8.5).
     case notApproved
@@ -31,10 +30,10 @@ extension TransferError: CustomStringConvertible {
         case .malformedMessage(let error): "it sent \(error)"
         case .finalityMismatch: "it sent a final record that is not a goodbye, or a goodbye that is not final"
         case .moreBytesThanOffered: "it sent more bytes than it offered"
-        case .decompressionFailed(let error): "it sent a compressed chunk that does not decompress as declared (\(error.code))"
+        case .decompressionFailed(let error): "it sent a compressed chunk that does not decompress as declared (\(error.code.rawValue))"
         case .ackBeyondSent: "it acknowledged bytes that were never sent"
         case .cannotResume(let offset): "it asked to resume at byte \(offset), which was never sent or is no longer available"
-        case .sourceFailed(let detail): detail
+        case .sourceFailed(let error): error.description
         case .notApproved: "its user did not accept this sender"
         }
     }
@@ -48,8 +47,11 @@ public enum FileFailure: Error, Equatable, Sendable {
     case tampered
     /// The sender broke the transfer rules while sending the file (receiver side).
     case senderBrokeProtocol(TransferError)
-    /// The receiver could not store the file (disk full, permissions, …).
-    case couldNotStore(String)
+    /// This receiver could not store the file (disk full, permissions, …): what its storage said.
+    case couldNotStore(StorageError)
+    /// The receiver said it could not store the file (sender side: `confirm` status
+    /// `couldNotStore`; why stays with the receiver).
+    case receiverCouldNotStore
     /// The receiver refused the offer.
     case rejected(TransferMessage.RejectReason)
     /// A folder, and the receiver does not take folders (it did not grant `folders`).

@@ -35,20 +35,6 @@ public protocol IncomingFile: AnyObject {
     func discard()
 }
 
-/// Why a file could not be stored, as the storage edge reports it.
-public struct StorageError: Error, Equatable, Sendable {
-    public enum Code: Sendable, Equatable {
-        case tooLarge, noSpace, notWritable, exists, io
-    }
-    public var code: Code
-    public var detail: String
-
-    public init(_ code: Code, _ detail: String) {
-        self.code = code
-        self.detail = detail
-    }
-}
-
 /// Computes the whole-file hash (BLAKE2b-256, handed in by the session).
 public protocol ContentHasher {
     mutating func update(_ bytes: [UInt8])

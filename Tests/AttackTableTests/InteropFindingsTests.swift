@@ -113,7 +113,7 @@ func receiverMessagesForFailedFilesDiffer() {
         .senderBrokeProtocol(.malformedMessage(.dataTooLarge)), .senderBrokeProtocol(.malformedMessage(.emptyData)),
         .senderBrokeProtocol(.malformedMessage(.emptyBatch)),
         .senderBrokeProtocol(.finalityMismatch), .senderBrokeProtocol(.unexpected(.offer)),
-        .couldNotStore("disk full"), .rejected(.badName), .rejected(.tooLarge),
+        .couldNotStore(StorageError(.noSpace, "disk full")), .rejected(.badName), .rejected(.tooLarge),
     ]
     let messages = failures.map { CLIError(receiving: $0, name: "f.bin from alice").message }
     #expect(Set(messages).count == failures.count, "\(messages)")

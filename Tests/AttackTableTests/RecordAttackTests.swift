@@ -131,9 +131,9 @@ func offerClaimingAnAbsurdSize(variant: String) throws {
     let failures = outcome.receiverEvents.compactMap(\.fileFailure)
     #expect(failures.count == 1)
     if variant == "beyond the free space" {
-        guard case .couldNotStore(let detail) = failures.first else { Issue.record("\(failures)"); return }
-        #expect(detail.contains("free"))
-        #expect(receiverExitStatus(.couldNotStore(detail)) == .localIO)
+        guard case .couldNotStore(let error) = failures.first else { Issue.record("\(failures)"); return }
+        #expect(error.code == .noSpace && error.detail.contains("free"))
+        #expect(receiverExitStatus(.couldNotStore(error)) == .localIO)
     } else {
         #expect(failures == [.rejected(.tooLarge)])
         #expect(receiverExitStatus(.rejected(.tooLarge)) == .fileRejected)

@@ -281,10 +281,10 @@ private func expectCouldNotStore(_ outcome: LoopbackRun.Outcome, because reason:
     #expect(outcome.senderEvents.compactMap(\.fileFailure) == [.rejected(.couldNotStore)], sourceLocation: sourceLocation)
     #expect(senderExitStatus(.rejected(.couldNotStore)) == .fileRejected, sourceLocation: sourceLocation)
     let failures = outcome.receiverEvents.compactMap(\.fileFailure)
-    guard case .couldNotStore(let detail) = failures.first, failures.count == 1 else {
+    guard case .couldNotStore(let error) = failures.first, failures.count == 1 else {
         Issue.record("receiver: \(failures)", sourceLocation: sourceLocation)
         return
     }
-    #expect(detail.contains(reason), "\(detail)", sourceLocation: sourceLocation)
-    #expect(receiverExitStatus(.couldNotStore(detail)) == .localIO, sourceLocation: sourceLocation)
+    #expect(error.detail.contains(reason), "\(error)", sourceLocation: sourceLocation)
+    #expect(receiverExitStatus(.couldNotStore(error)) == .localIO, sourceLocation: sourceLocation)
 }

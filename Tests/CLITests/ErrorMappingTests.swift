@@ -9,11 +9,13 @@ import Transfer
 // The same failed file reads differently on each side: the sender was refused (72), the receiver
 // could not write (71, local I/O, as `blerecv --help` documents). Found by the lab's disk-full case.
 @Test func aFileThatCouldNotBeStoredIsLocalIOOnTheReceiverAndRefusedOnTheSender() {
-    let failure = FileFailure.couldNotStore("cannot write a.bin: No space left on device")
+    let failure = FileFailure.couldNotStore(StorageError(.noSpace, "cannot write a.bin: No space left on device"))
     let receiver = CLIError(receiving: failure, name: "a.bin from alice")
     #expect(receiver.status == .localIO)
     #expect(receiver.message.contains("No space left on device"))
-    #expect(receiver.hint != nil)
+    #expect(receiver.hint == CLIError.noSpaceHint, "the disk-full hint, as for a full output folder at start")
+    #expect(CLIError(receiving: .couldNotStore(StorageError(.notWritable, "x")), name: "a.bin").hint?.contains("permissions") == true)
+    #expect(CLIError(.receiverCouldNotStore, name: "a.bin").status == .fileRejected)
     #expect(CLIError(failure, name: "a.bin").status == .fileRejected)
     // Everything else keeps the shared mapping.
     #expect(CLIError(receiving: .integrity, name: "a.bin").status == .integrity)

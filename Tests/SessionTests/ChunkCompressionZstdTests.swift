@@ -31,10 +31,10 @@ import Transfer
 
     @Test func refusalsCarryTheZstdCode() throws {
         var decompressor: any ChunkDecompressor = ZstdChunkDecompressor()
-        #expect(throws: ChunkDecompressionError(code: "notZstdFrame")) { try decompressor.decompress([1, 2, 3, 4, 5], expectedSize: 5) }
+        #expect(throws: ChunkDecompressionError(code: .notZstdFrame)) { try decompressor.decompress([1, 2, 3, 4, 5], expectedSize: 5) }
         let compressor = ZstdChunkCompressor()
         let frame = try #require(compressor.compress(Array(Self.text.prefix(9_000))))
-        #expect(throws: ChunkDecompressionError(code: "contentSizeMismatch")) { try decompressor.decompress(frame, expectedSize: 8_999) }
-        #expect(throws: ChunkDecompressionError(code: "tooLarge")) { try decompressor.decompress(frame, expectedSize: 1 << 20) }
+        #expect(throws: ChunkDecompressionError(code: .contentSizeMismatch)) { try decompressor.decompress(frame, expectedSize: 8_999) }
+        #expect(throws: ChunkDecompressionError(code: .tooLarge)) { try decompressor.decompress(frame, expectedSize: 1 << 20) }
     }
 }

@@ -22,7 +22,7 @@ final class RunDecompressor: ChunkDecompressor {
     /// Decompresses to this many bytes instead of the declared size (a lying sender).
     var produce: Int?
     func decompress(_ compressed: [UInt8], expectedSize: Int) throws(ChunkDecompressionError) -> [UInt8] {
-        guard compressed.count == 1 else { throw ChunkDecompressionError(code: "corrupt") }
+        guard compressed.count == 1 else { throw ChunkDecompressionError(code: .corrupt) }
         history += expectedSize
         return Array(repeating: compressed[0], count: produce ?? expectedSize)
     }
@@ -94,8 +94,8 @@ private let mixed: [UInt8] = Array(repeating: 7, count: 40_960) + pattern(10_240
     let cases: [(grant: Bool, TransferMessage, produce: Int?, TransferError)] = [
         (false, .zdata(originalSize: 10, frame: [1]), nil, .unexpected(.zdata)),
         (true, .zdata(originalSize: 101, frame: [1]), nil, .moreBytesThanOffered),
-        (true, .zdata(originalSize: 10, frame: [1, 2]), nil, .decompressionFailed(.init(code: "corrupt"))),
-        (true, .zdata(originalSize: 10, frame: [1]), 11, .decompressionFailed(.init(code: "sizeMismatch"))),
+        (true, .zdata(originalSize: 10, frame: [1, 2]), nil, .decompressionFailed(.init(code: .corrupt))),
+        (true, .zdata(originalSize: 10, frame: [1]), 11, .decompressionFailed(.init(code: .sizeMismatch))),
     ]
     for (grant, message, produce, expected) in cases {
         let store = MemoryFileStore()

@@ -1,0 +1,133 @@
+import Pipeline
+import TestDoubles
+import Testing
+@testable import Transfer
+
+private let alice = AuthenticatedSender(name: "alice", key: [1, 2, 3])
+
+private func fileReceiver(_ store: MemoryFileStore = MemoryFileStore(), maxFileSize: UInt64 = 1 << 20) -> FileReceiver {
+    FileReceiver(store: store, makeHasher: { TestHasher() }, maxFileSize: maxFileSize, chunks: ChunkDecoder(decompressor: nil),
+                 partials: PartialTransfers(lifetime: .seconds(600), maxPerSender: 4))
+}
+
+private func hash(_ bytes: [UInt8]) -> [UInt8] {
+    var hasher = TestHasher()
+    hasher.update(bytes)
+    return hasher.finalize()
+}
+
+/// Offers `name` (`size` bytes) as a new file: `recall` has nothing, `start` accepts it.
+private func offer(_ files: inout FileReceiver, _ name: String, size: UInt64?, events: inout [TransferReceiver.Event]) -> TransferMessage {
+    let key = alice.key(for: sampleID)
+    #expect(files.recall(key, size: size, now: .zero, from: alice, events: &events) == nil)
+    return files.start(key, size: size, at: .store(name: name), now: .zero, from: alice, events: &events)
+}
+
+@Test func aFileGoesFromOfferToCommit() throws {
+    let store = MemoryFileStore()
+    var files = fileReceiver(store)
+    var events: [TransferReceiver.Event] = []
+    let bytes = pattern(40_000)
+    #expect(offer(&files, "a.bin", size: 40_000, events: &events) == .accept(id: sampleID, offset: 0))
+    #expect(files.isReceiving)
+    let replies = try files.receive(.raw(bytes), compressing: false, now: .zero, from: alice, events: &events)
+    #expect(replies == [.ack(id: sampleID, received: 40_000)])
+    #expect(try files.done(sampleID, hash: hash(bytes), from: alice, events: &events)
+            == [.confirm(id: sampleID, status: .saved, storedName: "a.bin")])
+    #expect(store.committed["a.bin"] == bytes)
+    #expect(events == [
+        .fileStarted(sender: "alice", name: "a.bin", size: 40_000, resumedAt: 0),
+        .progress(name: "a.bin", received: 40_000, size: 40_000),
+        .fileSaved(sender: "alice", name: "a.bin", storedName: "a.bin", size: 40_000),
+    ])
+    // Offered again (its confirm was lost): answered from memory, then confirmed again.
+    events = []
+    let key = alice.key(for: sampleID)
+    #expect(files.recall(key, size: 40_000, now: .zero, from: alice, events: &events) == .accept(id: sampleID, offset: 40_000))
+    #expect(try files.done(sampleID, hash: [], from: alice, events: &events) == [.confirm(id: sampleID, status: .saved, storedName: "a.bin")])
+    #expect(events.isEmpty && files.partialCount == 0)
+}
+
+@Test func aFileWhoseLinkDroppedResumesWhereTheDataStopped() throws {
+    var files = fileReceiver()
+    var events: [TransferReceiver.Event] = []
+    _ = offer(&files, "r.bin", size: 10, events: &events)
+    _ = try files.receive(.raw([1, 2, 3, 4]), compressing: false, now: .zero, from: alice, events: &events)
+    files.connectionLost(now: .zero)
+    #expect(!files.isReceiving && files.partialCount == 1)
+    events = []
+    let key = alice.key(for: sampleID)
+    #expect(files.recall(key, size: 10, now: .zero, from: alice, events: &events) == .accept(id: sampleID, offset: 4))
+    #expect(events == [.fileStarted(sender: "alice", name: "r.bin", size: 10, resumedAt: 4)])
+    // Another size under the same id is another file: the partial goes.
+    files.connectionLost(now: .zero)
+    #expect(files.recall(key, size: 11, now: .zero, from: alice, events: &events) == nil)
+    #expect(files.partialCount == 0)
+}
+
+@Test func dataBeyondTheOfferAndADoneOutOfPlaceStopTheSession() throws {
+    let store = MemoryFileStore()
+    var files = fileReceiver(store)
+    var events: [TransferReceiver.Event] = []
+    #expect(throws: TransferError.unexpected(.data)) { try files.receive(.raw([1]), compressing: false, now: .zero, from: alice, events: &events) }
+    #expect(throws: TransferError.unexpected(.done)) { try files.done(sampleID, hash: [], from: alice, events: &events) }
+    _ = offer(&files, "a.bin", size: 2, events: &events)
+    #expect(throws: TransferError.moreBytesThanOffered) {
+        try files.receive(.raw([1, 2, 3]), compressing: false, now: .zero, from: alice, events: &events)
+    }
+    #expect(events.last == .fileFailed(sender: "alice", name: "a.bin", .senderBrokeProtocol(.moreBytesThanOffered)))
+    #expect(store.openTemporaries == 0)
+}
+
+@Test func aRefusedFileHasItsDataIgnoredUntilItsDone() throws {
+    var files = fileReceiver(maxFileSize: 100)
+    var events: [TransferReceiver.Event] = []
+    #expect(offer(&files, "big", size: 101, events: &events) == .reject(id: sampleID, reason: .tooLarge))
+    #expect(try files.receive(.raw([1]), compressing: false, now: .zero, from: alice, events: &events).isEmpty)
+    #expect(try files.done(sampleID, hash: [], from: alice, events: &events).isEmpty)
+    #expect(events == [.fileFailed(sender: "alice", name: "big", .rejected(.tooLarge))])
+    #expect(files.refuse(sampleID, name: "?", .badName, from: alice, events: &events) == .reject(id: sampleID, reason: .badName))
+}
+
+@Test func aFileTheStoreCannotTakeFailsWithTheStoresOwnError() throws {
+    let store = MemoryFileStore()
+    store.capacity = 10
+    var files = fileReceiver(store)
+    var events: [TransferReceiver.Event] = []
+    // Too large for the disk up front: refused as too large, reported with the store's code.
+    #expect(offer(&files, "big", size: 11, events: &events) == .reject(id: sampleID, reason: .tooLarge))
+    guard case .fileFailed(_, _, .couldNotStore(let error)) = events.last else { Issue.record("\(events)"); return }
+    #expect(error.code == .noSpace && error.detail.contains("not enough space"))
+    // A stream that fills the disk: refused as not storable, with the write's error.
+    events = []
+    _ = offer(&files, "stream", size: nil, events: &events)
+    #expect(try files.receive(.raw(pattern(11)), compressing: false, now: .zero, from: alice, events: &events)
+            == [.reject(id: sampleID, reason: .couldNotStore)])
+    #expect(events.last == .fileFailed(sender: "alice", name: "stream", .couldNotStore(StorageError(.noSpace, "any text"))))
+    #expect(store.openTemporaries == 0)
+}
+
+/// A store that throws something other than a `StorageError`.
+private final class ForeignErrorStore: FileStore {
+    struct Broken: Error {}
+    func begin(name: String, size: UInt64?, sender: String) throws -> any IncomingFile { throw Broken() }
+}
+
+@Test func aForeignStoreErrorBecomesAnIOError() {
+    var files = FileReceiver(store: ForeignErrorStore(), makeHasher: { TestHasher() }, maxFileSize: 100,
+                             chunks: ChunkDecoder(decompressor: nil), partials: PartialTransfers(lifetime: .seconds(1), maxPerSender: 1))
+    var events: [TransferReceiver.Event] = []
+    #expect(offer(&files, "x", size: 1, events: &events) == .reject(id: sampleID, reason: .couldNotStore))
+    guard case .fileFailed(_, _, .couldNotStore(let error)) = events.last else { Issue.record("\(events)"); return }
+    #expect(error.code == .io && error.detail.contains("Broken"))
+}
+
+@Test func abandoningTheFileInProgressRemovesIt() {
+    let store = MemoryFileStore()
+    var files = fileReceiver(store)
+    var events: [TransferReceiver.Event] = []
+    _ = offer(&files, "t.bin", size: 10, events: &events)
+    files.abandonCurrent(because: .tampered, from: alice, events: &events)
+    #expect(events.last == .fileFailed(sender: "alice", name: "t.bin", .tampered))
+    #expect(files.partialCount == 0 && store.openTemporaries == 0 && !files.isReceiving)
+}
