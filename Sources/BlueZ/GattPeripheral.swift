@@ -40,8 +40,9 @@ public actor GattPeripheral {
     private let application: GattApplicationExport
     private let advertisement: LEAdvertisementExport
     private let links: AcceptQueue<PeerConnection>
-    private let listener: L2CAPListener?
-    private var channelAccepts: Task<Void, Never>?
+    /// The transports offered besides GATT, as `TransportChoice.table` starts them (the L2CAP listener).
+    private let offers: [PeripheralOffer]
+    private var offerAccepts: [Task<Void, Never>] = []
     /// With private discovery: a new salt every `discoveryRotation` (`AdvertisementRotation`).
     private var rotation: Task<Void, Never>?
     private let discoveryRotation: Duration?
@@ -54,7 +55,7 @@ public actor GattPeripheral {
     /// too, but the receiver must not depend on that to notice.
     private var newestChannel: [String: PeerConnection] = [:]
     /// The PSM senders open channels on; nil when this receiver serves GATT only.
-    public nonisolated var l2capPSM: UInt16? { listener?.psm }
+    public nonisolated let l2capPSM: UInt16?
     /// Why no L2CAP channel is offered, when it was asked for and could not be set up.
     public nonisolated let l2capUnavailable: L2CAPError?
     private let server: TransferCharacteristicServer
@@ -91,22 +92,11 @@ public actor GattPeripheral {
         if let bus { connection = bus } else { connection = try await BlueZAdapter.systemBus() }
         do {
             let adapterPath = try await BlueZAdapter.resolve(connection, name: adapter)
-            var listener: L2CAPListener?
-            var unavailable: L2CAPError?
-            if l2cap {
-                do {
-                    guard let address = await BlueZAdapter.address(connection, adapterPath: adapterPath) else {
-                        throw L2CAPError.bindFailed(errno: 0)
-                    }
-                    listener = try L2CAPListener(adapter: address, receiveMTU: l2capReceiveMTU)
-                } catch {
-                    unavailable = error as? L2CAPError
-                }
-            }
+            let offers = await (l2cap ? TransportChoice.auto : .gatt).offers(at: PeripheralSite(bus: connection, adapterPath: adapterPath))
             let peripheral = try GattPeripheral(
                 bus: connection, ownsBus: bus == nil, adapterPath: adapterPath, localName: localName,
                 versionCharacteristic: versionCharacteristic, extensions: extensions, discovery: discovery,
-                discoveryRotation: discovery == nil ? nil : discoveryRotation, listener: listener, l2capUnavailable: unavailable)
+                discoveryRotation: discovery == nil ? nil : discoveryRotation, offers: offers)
             try await peripheral.register()
             return peripheral
         } catch {
@@ -117,24 +107,25 @@ public actor GattPeripheral {
 
     private init(
         bus: DBusConnection, ownsBus: Bool, adapterPath: String, localName: String?, versionCharacteristic: Bool,
-        extensions: UInt32, discovery: (@Sendable () -> [UInt8])?, discoveryRotation: Duration?, listener: L2CAPListener?,
-        l2capUnavailable: L2CAPError?
+        extensions: UInt32, discovery: (@Sendable () -> [UInt8])?, discoveryRotation: Duration?, offers: [PeripheralOffer]
     ) throws(BlueZError) {
         self.bus = bus
         self.ownsBus = ownsBus
         self.adapterPath = adapterPath
-        self.listener = listener
-        self.l2capUnavailable = l2capUnavailable
+        self.offers = offers
+        let psm = offers.lazy.compactMap(\.psm).first
+        self.l2capPSM = psm
+        self.l2capUnavailable = offers.lazy.compactMap(\.unavailable).first
         self.discoveryRotation = discoveryRotation
         let application: GattApplicationExport
         do {
             application = try GattApplicationExport(
-                BlesendGATT.application(versionCharacteristic: versionCharacteristic, psm: listener?.psm, extensions: extensions), root: Self.appPath, bus: bus)
+                BlesendGATT.application(versionCharacteristic: versionCharacteristic, psm: psm, extensions: extensions), root: Self.appPath, bus: bus)
             advertisement = try LEAdvertisementExport(
                 BlesendGATT.advertisement(localName: localName, discovery: discovery?()), path: Self.advertisementPath, bus: bus)
             callers = try DBusCallerCheck(owner: BlueZ.service)
         } catch {
-            listener?.close()
+            for offer in offers { offer.close() }
             throw BlueZError.dbus(error)
         }
         let links = AcceptQueue<PeerConnection>()
@@ -178,7 +169,9 @@ public actor GattPeripheral {
         try await server.watchDisconnects(bus: bus, adapterPath: adapterPath)
         try await recovery.start()
         try await registration.registerMissing()
-        if let listener { channelAccepts = Task { [weak self] in await self?.acceptChannels(listener) } }
+        for case let accept? in offers.map(\.accept) {
+            offerAccepts.append(Task { [weak self] in await self?.acceptConnections(accept) })
+        }
         if let discoveryRotation {
             let policy = AdvertisementRotation(registeredAt: now, period: discoveryRotation)
                 ?? AdvertisementRotation(registeredAt: now)
@@ -222,18 +215,11 @@ public actor GattPeripheral {
         return AdvertisementRotation.connectedDevices(objects, adapterPath: adapterPath, ours: ours)
     }
 
-    /// Hands every L2CAP channel a sender opens to `accept()`, until the listener closes.
-    private func acceptChannels(_ listener: L2CAPListener) async {
-        while true {
-            let channel: L2CAPChannel
-            do {
-                channel = try await listener.accept()
-            } catch {
-                return
-            }
-            let device = BlueZ.devicePath(adapterPath: adapterPath, address: channel.peer)
-            let connection = PeerConnection(transport: channel, device: device)
-            newestChannel[device] = connection
+    /// Hands every connection an offer makes (an L2CAP channel a sender opened) to `accept()`,
+    /// until the offer closes.
+    private func acceptConnections(_ accept: @Sendable () async -> PeerConnection?) async {
+        while let connection = await accept() {
+            if let device = connection.device { newestChannel[device] = connection }
             links.offer(connection)
         }
     }
@@ -316,8 +302,8 @@ public actor GattPeripheral {
     public func close() async {
         guard !closed else { return }
         closed = true
-        listener?.close()
-        channelAccepts?.cancel()
+        for offer in offers { offer.close() }
+        for accepting in offerAccepts { accepting.cancel() }
         rotation?.cancel()
         await recovery.stop()
         await server.close()

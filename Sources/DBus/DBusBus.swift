@@ -17,7 +17,7 @@ public enum DBusBus: Sendable, Equatable {
             return "unix:path=/run/dbus/system_bus_socket"
         case .session:
             guard let a = getenv("DBUS_SESSION_BUS_ADDRESS") else {
-                throw DBusError.connectionFailed(name: "org.freedesktop.DBus.Error.NoServer", message: "DBUS_SESSION_BUS_ADDRESS is not set")
+                throw DBusError.connectionFailed(DBusRemoteError(name: .noServer, message: "DBUS_SESSION_BUS_ADDRESS is not set"))
             }
             return String(cString: a)
         case .address(let a):

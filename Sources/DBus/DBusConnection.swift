@@ -68,11 +68,11 @@ public actor DBusConnection {
     private static func takeError(_ err: inout CDBus.DBusError, fallback: String) -> DBusError {
         defer { dbus_error_free(&err) }
         guard dbus_error_is_set(&err) != 0 else {
-            return .connectionFailed(name: "org.freedesktop.DBus.Error.Failed", message: fallback)
+            return .connectionFailed(DBusRemoteError(name: .failed, message: fallback))
         }
-        return .connectionFailed(
-            name: err.name.map { String(cString: $0) } ?? "org.freedesktop.DBus.Error.Failed",
-            message: err.message.map { String(cString: $0) } ?? fallback)
+        return .connectionFailed(DBusRemoteError(
+            name: err.name.map { DBusErrorName(String(cString: $0)) } ?? .failed,
+            message: err.message.map { String(cString: $0) } ?? fallback))
     }
 
     private init(raw: OpaquePointer, uniqueName: String, canPassUnixFDs: Bool) {
@@ -187,7 +187,7 @@ public actor DBusConnection {
                 for case .unixFD(let fd) in message.arguments { Glibc.close(fd) }
                 let text = message.arguments.first?.string ?? ""
                 call.continuation.resume(throwing: DBusError.remote(
-                    DBusRemoteError(name: message.errorName ?? "org.freedesktop.DBus.Error.Failed", message: text)))
+                    DBusRemoteError(name: message.errorName.map { DBusErrorName($0) } ?? .failed, message: text)))
             } else {
                 call.continuation.resume(returning: message.arguments)
             }
