@@ -40,9 +40,9 @@ public actor GattPeripheral {
     private let application: GattApplicationExport
     private let advertisement: LEAdvertisementExport
     private let links: AcceptQueue<PeerConnection>
-    /// The transports offered besides GATT, as `TransportChoice.table` starts them (the L2CAP listener).
-    private let offers: [PeripheralOffer]
-    private var offerAccepts: [Task<Void, Never>] = []
+    /// The transports offered besides GATT, as `TransportChoice.table` starts them (the L2CAP
+    /// listener), and their connections.
+    private let offered: OfferedTransports
     /// With private discovery: a new salt every `discoveryRotation` (`AdvertisementRotation`).
     private var rotation: Task<Void, Never>?
     private let discoveryRotation: Duration?
@@ -50,14 +50,10 @@ public actor GattPeripheral {
     /// `BluetoothdRecovery` after bluetoothd or the adapter came back).
     private let advertised = RegistrationStamp()
     private let clockOrigin = ContinuousClock.now
-    /// The newest channel from each device, to tell an old connection from a newer one, and to end
-    /// it when bluetoothd says the device disconnected: the kernel closes the channel's socket then
-    /// too, but the receiver must not depend on that to notice.
-    private var newestChannel: [String: PeerConnection] = [:]
     /// The PSM senders open channels on; nil when this receiver serves GATT only.
-    public nonisolated let l2capPSM: UInt16?
+    public nonisolated var l2capPSM: UInt16? { offered.psm }
     /// Why no L2CAP channel is offered, when it was asked for and could not be set up.
-    public nonisolated let l2capUnavailable: L2CAPError?
+    public nonisolated var l2capUnavailable: L2CAPError? { offered.unavailable }
     private let server: TransferCharacteristicServer
     private let registration: BluezRegistration
     private let recovery: BluetoothdRecovery
@@ -65,7 +61,6 @@ public actor GattPeripheral {
     private let callers: DBusCallerCheck
     private var closed = false
     private var renewal = ApplicationRenewalPolicy()
-    private let started = ContinuousClock.now
 
     static let appPath = "/org/blesend/app"
     static let advertisementPath = "/org/blesend/advertisement0"
@@ -112,10 +107,9 @@ public actor GattPeripheral {
         self.bus = bus
         self.ownsBus = ownsBus
         self.adapterPath = adapterPath
-        self.offers = offers
-        let psm = offers.lazy.compactMap(\.psm).first
-        self.l2capPSM = psm
-        self.l2capUnavailable = offers.lazy.compactMap(\.unavailable).first
+        let offered = OfferedTransports(offers)
+        self.offered = offered
+        let psm = offered.psm
         self.discoveryRotation = discoveryRotation
         let application: GattApplicationExport
         do {
@@ -125,7 +119,7 @@ public actor GattPeripheral {
                 BlesendGATT.advertisement(localName: localName, discovery: discovery?()), path: Self.advertisementPath, bus: bus)
             callers = try DBusCallerCheck(owner: BlueZ.service)
         } catch {
-            for offer in offers { offer.close() }
+            offered.close()
             throw BlueZError.dbus(error)
         }
         let links = AcceptQueue<PeerConnection>()
@@ -169,9 +163,7 @@ public actor GattPeripheral {
         try await server.watchDisconnects(bus: bus, adapterPath: adapterPath)
         try await recovery.start()
         try await registration.registerMissing()
-        for case let accept? in offers.map(\.accept) {
-            offerAccepts.append(Task { [weak self] in await self?.acceptConnections(accept) })
-        }
+        offered.start(into: links)
         if let discoveryRotation {
             let policy = AdvertisementRotation(registeredAt: now, period: discoveryRotation)
                 ?? AdvertisementRotation(registeredAt: now)
@@ -210,18 +202,9 @@ public actor GattPeripheral {
     /// (nil when bluetoothd does not answer).
     private func connectedDevices() async -> [AdvertisementRotation.ConnectedDevice]? {
         guard let objects = try? await bus.managedObjects(destination: BlueZ.service, path: "/") else { return nil }
-        var ours = Set(newestChannel.keys)
+        var ours = offered.devices
         if let device = await server.currentDevice() { ours.insert(device) }
         return AdvertisementRotation.connectedDevices(objects, adapterPath: adapterPath, ours: ours)
-    }
-
-    /// Hands every connection an offer makes (an L2CAP channel a sender opened) to `accept()`,
-    /// until the offer closes.
-    private func acceptConnections(_ accept: @Sendable () async -> PeerConnection?) async {
-        while let connection = await accept() {
-            if let device = connection.device { newestChannel[device] = connection }
-            links.offer(connection)
-        }
     }
 
     /// bluetoothd says `device` disconnected: its channel, if any, is over.
@@ -235,7 +218,7 @@ public actor GattPeripheral {
     /// random address) and then none. The receiver stopped advertising for good; the next
     /// sender's `Connect` timed out (seen on 5.82 / 6.12 about once in 50–90 back-to-back sends).
     private func deviceDisconnected(_ device: String) async {
-        if let connection = newestChannel.removeValue(forKey: device) { await connection.close() }
+        if let connection = offered.disconnected(device) { await connection.close() }
     }
 
     private func advertiseAgain() async {
@@ -259,7 +242,7 @@ public actor GattPeripheral {
     ) async throws(BlueZError) -> ApplicationRenewalPolicy.Decision {
         let connected = await peerStillConnected(connection.device, patience: patience)
         guard !closed else { return .skipLinkUp }
-        let decision = renewal.decide(peerConnected: connected, now: Instant(nanoseconds: UInt64((ContinuousClock.now - started).nanoseconds)))
+        let decision = renewal.decide(peerConnected: connected, now: now)
         if decision == .renew { try await registration.registerApplicationAgain() }
         return decision
     }
@@ -292,7 +275,7 @@ public actor GattPeripheral {
         guard let device = connection.device, !closed else { return }
         if let link = connection.gattLink {
             if await server.hasNewerLink(than: link) { return }
-        } else if newestChannel[device] !== connection {
+        } else if !offered.isNewest(connection, of: device) {
             return
         }
         _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(5))
@@ -302,8 +285,7 @@ public actor GattPeripheral {
     public func close() async {
         guard !closed else { return }
         closed = true
-        for offer in offers { offer.close() }
-        for accepting in offerAccepts { accepting.cancel() }
+        offered.close()
         rotation?.cancel()
         await recovery.stop()
         await server.close()
