@@ -39,17 +39,17 @@ extension CLIError {
         case .bluetoothdNotRunning:
             self.init(.bluetoothUnavailable, "bluetoothd is not running (no org.bluez on the system bus)",
                       hint: "start it with: systemctl start bluetooth")
-        case .busUnavailable(let detail):
-            self.init(.bluetoothUnavailable, "cannot reach the D-Bus system bus: \(detail)",
+        case .busUnavailable(let cause):
+            self.init(.bluetoothUnavailable, "cannot reach the D-Bus system bus: \(cause)",
                       hint: "is dbus running? DBUS_SYSTEM_BUS_ADDRESS can point elsewhere")
-        case .accessDenied(let detail):
-            self.init(.bluetoothUnavailable, "the system bus does not let this user talk to bluetoothd (\(detail))",
+        case .accessDenied(let refusal):
+            self.init(.bluetoothUnavailable, "the system bus does not let this user talk to bluetoothd (\(refusal.message))",
                       hint: SetupFix.joinBluetoothGroup)
         case .noAdapter(let name):
             self.init(.bluetoothUnavailable, name.map { "no Bluetooth adapter called \($0)" } ?? "no Bluetooth adapter found",
                       hint: "list adapters with: bluetoothctl list   (then pass --adapter hciN)")
         case .adapterPoweredOff(let name):
-            self.init(.bluetoothUnavailable, "the Bluetooth adapter \(name) is powered off",
+            self.init(.bluetoothUnavailable, "the Bluetooth adapter \(name.map { $0 + " " } ?? "")is powered off",
                       hint: "power it on with: bluetoothctl power on   (and check rfkill list)")
         case .notFound:
             let wait = timeout.map { " within \(Self.seconds($0)) s" } ?? ""
@@ -65,9 +65,9 @@ extension CLIError {
         case .characteristicMissing:
             self.init(.peerRefused, "the device advertises the service but has no blesend transfer characteristic",
                       hint: "it may run another version of blesend")
-        case .characteristicBusy(let reason):
+        case .characteristicBusy(let refusal):
             self.init(.bluetoothUnavailable,
-                      "another program on this machine holds the receiver's transfer characteristic (bluetoothd: \(reason))",
+                      "another program on this machine holds the receiver's transfer characteristic (bluetoothd: \(refusal.message))",
                       hint: "stop the other program (another blesend?) and send again")
         case .l2capNotOffered:
             self.init(.transportUnavailable, "the receiver offers no L2CAP channel (an older blerecv, or one started with --no-l2cap, or its kernel has none)",

@@ -8,7 +8,7 @@ enum BlueZAdapter {
         do {
             return try await DBusConnection.connect(.system)
         } catch {
-            throw BlueZError.busUnavailable("\(error)")
+            throw BlueZError.busUnavailable(error)
         }
     }
 

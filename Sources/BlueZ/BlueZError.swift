@@ -5,29 +5,31 @@ import L2CAP
 public enum BlueZError: Error, Equatable, Sendable {
     /// The bus is there but `org.bluez` is not on it (bluetoothd not running).
     case bluetoothdNotRunning
-    /// The D-Bus system bus itself could not be reached.
-    case busUnavailable(String)
+    /// The D-Bus system bus itself could not be reached; carries why (`connectionFailed`, with
+    /// libdbus's error name and message).
+    case busUnavailable(DBusError)
     /// The bus refused to pass our call to bluetoothd (its policy: not root, not in the
-    /// `bluetooth` group where the policy asks for that); carries the bus's message.
-    case accessDenied(String)
+    /// `bluetooth` group where the policy asks for that); carries the bus's reply.
+    case accessDenied(DBusRemoteError)
     /// No such adapter (named), or no adapter at all (nil).
     case noAdapter(String?)
-    /// The adapter exists but is powered off (or blocked).
-    case adapterPoweredOff(String)
+    /// The adapter (its object path; nil when bluetoothd answered `NotReady` without naming it)
+    /// exists but is powered off (or blocked).
+    case adapterPoweredOff(String?)
     /// No peer advertising the transfer service was found before the timeout.
     case notFound
     /// Receivers are near, and their private-discovery data lists another sender, not this one.
     case notListed
-    /// The peer did not get ready in time (connect, service resolution).
-    case timeout(String)
+    /// The peer did not get ready in time.
+    case timeout(Wait)
     /// The link went away.
     case linkLost
     /// The peer's GATT database has no transfer characteristic.
     case characteristicMissing
     /// Another D-Bus client on this machine holds the transfer characteristic's acquired write or
-    /// notify socket on the same peer, so bluetoothd refuses ours; carries bluetoothd's reason
-    /// ("Write acquired", "Notify acquired").
-    case characteristicBusy(String)
+    /// notify socket on the same peer, so bluetoothd refuses ours; carries bluetoothd's refusal
+    /// (`org.bluez.Error.NotPermitted`, "Write acquired" or "Notify acquired").
+    case characteristicBusy(DBusRemoteError)
     /// `--transport l2cap`, and the peer publishes no L2CAP PSM (an older receiver, or one whose
     /// kernel or adapter has no LE L2CAP channels).
     case l2capNotOffered
@@ -42,8 +44,8 @@ public enum BlueZError: Error, Equatable, Sendable {
     /// means. bluetoothd 5.66 (src/gatt-client.c) answers `org.bluez.Error.NotPermitted` ("Write
     /// acquired", "Notify acquired") when another client holds that socket.
     static func acquireRefused(_ error: BlueZError) -> BlueZError {
-        if case .bluez(let remote) = error, remote.name == "org.bluez.Error.NotPermitted" {
-            return .characteristicBusy(remote.message)
+        if case .bluez(let remote) = error, remote.name == .bluezNotPermitted {
+            return .characteristicBusy(remote)
         }
         return error
     }
@@ -53,21 +55,40 @@ public enum BlueZError: Error, Equatable, Sendable {
         // ServiceUnknown/NameHasNoOwner: nobody owns org.bluez. Spawn.*: the bus tried to start
         // bluetoothd for the call (D-Bus activation) and it failed or exited (seen after bluetoothd
         // crashed: `Spawn.ChildExited`).
-        case .remote(let r) where r.name == "org.freedesktop.DBus.Error.ServiceUnknown"
-            || r.name == "org.freedesktop.DBus.Error.NameHasNoOwner" || r.name.hasPrefix("org.freedesktop.DBus.Error.Spawn."):
+        case .remote(let r) where r.name == .serviceUnknown || r.name == .nameHasNoOwner
+            || r.name.isIn("org.freedesktop.DBus.Error.Spawn."):
             return .bluetoothdNotRunning
-        case .remote(let r) where r.name == "org.freedesktop.DBus.Error.AccessDenied":
-            return .accessDenied(r.message)
-        case .remote(let r) where r.name == "org.bluez.Error.NotReady":
-            return .adapterPoweredOff(r.message)
-        case .remote(let r) where r.name.hasPrefix("org.bluez."):
+        case .remote(let r) where r.name == .accessDenied:
+            return .accessDenied(r)
+        case .remote(let r) where r.name == .bluezNotReady:
+            return .adapterPoweredOff(nil)
+        case .remote(let r) where r.name.isIn("org.bluez."):
             return .bluez(r)
-        case .connectionFailed(let name, let message):
-            return .busUnavailable("\(name): \(message)")
+        case .connectionFailed:
+            return .busUnavailable(e)
         case .disconnected:
             return .linkLost
         default:
             return .dbus(e)
         }
     }
+}
+
+extension BlueZError {
+    /// What the sender was waiting for when the peer did not answer in time.
+    public enum Wait: String, Sendable, Equatable, CustomStringConvertible {
+        /// `Device1.Connect`: no connectable advertisement came.
+        case connect
+        /// bluetoothd did not resolve the peer's services.
+        case servicesResolved = "ServicesResolved"
+
+        public var description: String { rawValue }
+    }
+}
+
+extension DBusErrorName {
+    public static let bluezNotPermitted: DBusErrorName = "org.bluez.Error.NotPermitted"
+    public static let bluezNotReady: DBusErrorName = "org.bluez.Error.NotReady"
+    public static let bluezDoesNotExist: DBusErrorName = "org.bluez.Error.DoesNotExist"
+    public static let bluezFailed: DBusErrorName = "org.bluez.Error.Failed"
 }

@@ -27,14 +27,12 @@ public enum ConnectAttemptFailure: Sendable, Equatable {
     /// What the sender reports when the last attempt failed this way.
     public var error: BlueZError {
         switch self {
-        case .noConnectableAdvertisement: .timeout("connect")
+        case .noConnectableAdvertisement: .timeout(.connect)
         case .deviceVanished: .linkLost
         }
     }
 
-    private static let vanishedDeviceErrors: Set<String> = [
-        "org.freedesktop.DBus.Error.UnknownObject", "org.freedesktop.DBus.Error.UnknownMethod", "org.bluez.Error.DoesNotExist",
-    ]
+    private static let vanishedDeviceErrors: Set<DBusErrorName> = [.unknownObject, .unknownMethod, .bluezDoesNotExist]
 }
 
 extension ConnectAttemptFailure: CustomStringConvertible {

@@ -40,8 +40,9 @@ public actor GattPeripheral {
     private let application: GattApplicationExport
     private let advertisement: LEAdvertisementExport
     private let links: AcceptQueue<PeerConnection>
-    private let listener: L2CAPListener?
-    private var channelAccepts: Task<Void, Never>?
+    /// The transports offered besides GATT, as `TransportChoice.table` starts them (the L2CAP
+    /// listener), and their connections.
+    private let offered: OfferedTransports
     /// With private discovery: a new salt every `discoveryRotation` (`AdvertisementRotation`).
     private var rotation: Task<Void, Never>?
     private let discoveryRotation: Duration?
@@ -49,14 +50,10 @@ public actor GattPeripheral {
     /// `BluetoothdRecovery` after bluetoothd or the adapter came back).
     private let advertised = RegistrationStamp()
     private let clockOrigin = ContinuousClock.now
-    /// The newest channel from each device, to tell an old connection from a newer one, and to end
-    /// it when bluetoothd says the device disconnected: the kernel closes the channel's socket then
-    /// too, but the receiver must not depend on that to notice.
-    private var newestChannel: [String: PeerConnection] = [:]
     /// The PSM senders open channels on; nil when this receiver serves GATT only.
-    public nonisolated var l2capPSM: UInt16? { listener?.psm }
+    public nonisolated var l2capPSM: UInt16? { offered.psm }
     /// Why no L2CAP channel is offered, when it was asked for and could not be set up.
-    public nonisolated let l2capUnavailable: L2CAPError?
+    public nonisolated var l2capUnavailable: L2CAPError? { offered.unavailable }
     private let server: TransferCharacteristicServer
     private let registration: BluezRegistration
     private let recovery: BluetoothdRecovery
@@ -64,7 +61,6 @@ public actor GattPeripheral {
     private let callers: DBusCallerCheck
     private var closed = false
     private var renewal = ApplicationRenewalPolicy()
-    private let started = ContinuousClock.now
 
     static let appPath = "/org/blesend/app"
     static let advertisementPath = "/org/blesend/advertisement0"
@@ -91,22 +87,11 @@ public actor GattPeripheral {
         if let bus { connection = bus } else { connection = try await BlueZAdapter.systemBus() }
         do {
             let adapterPath = try await BlueZAdapter.resolve(connection, name: adapter)
-            var listener: L2CAPListener?
-            var unavailable: L2CAPError?
-            if l2cap {
-                do {
-                    guard let address = await BlueZAdapter.address(connection, adapterPath: adapterPath) else {
-                        throw L2CAPError.bindFailed(errno: 0)
-                    }
-                    listener = try L2CAPListener(adapter: address, receiveMTU: l2capReceiveMTU)
-                } catch {
-                    unavailable = error as? L2CAPError
-                }
-            }
+            let offers = await (l2cap ? TransportChoice.auto : .gatt).offers(at: PeripheralSite(bus: connection, adapterPath: adapterPath))
             let peripheral = try GattPeripheral(
                 bus: connection, ownsBus: bus == nil, adapterPath: adapterPath, localName: localName,
                 versionCharacteristic: versionCharacteristic, extensions: extensions, discovery: discovery,
-                discoveryRotation: discovery == nil ? nil : discoveryRotation, listener: listener, l2capUnavailable: unavailable)
+                discoveryRotation: discovery == nil ? nil : discoveryRotation, offers: offers)
             try await peripheral.register()
             return peripheral
         } catch {
@@ -117,24 +102,24 @@ public actor GattPeripheral {
 
     private init(
         bus: DBusConnection, ownsBus: Bool, adapterPath: String, localName: String?, versionCharacteristic: Bool,
-        extensions: UInt32, discovery: (@Sendable () -> [UInt8])?, discoveryRotation: Duration?, listener: L2CAPListener?,
-        l2capUnavailable: L2CAPError?
+        extensions: UInt32, discovery: (@Sendable () -> [UInt8])?, discoveryRotation: Duration?, offers: [PeripheralOffer]
     ) throws(BlueZError) {
         self.bus = bus
         self.ownsBus = ownsBus
         self.adapterPath = adapterPath
-        self.listener = listener
-        self.l2capUnavailable = l2capUnavailable
+        let offered = OfferedTransports(offers)
+        self.offered = offered
+        let psm = offered.psm
         self.discoveryRotation = discoveryRotation
         let application: GattApplicationExport
         do {
             application = try GattApplicationExport(
-                BlesendGATT.application(versionCharacteristic: versionCharacteristic, psm: listener?.psm, extensions: extensions), root: Self.appPath, bus: bus)
+                BlesendGATT.application(versionCharacteristic: versionCharacteristic, psm: psm, extensions: extensions), root: Self.appPath, bus: bus)
             advertisement = try LEAdvertisementExport(
                 BlesendGATT.advertisement(localName: localName, discovery: discovery?()), path: Self.advertisementPath, bus: bus)
             callers = try DBusCallerCheck(owner: BlueZ.service)
         } catch {
-            listener?.close()
+            offered.close()
             throw BlueZError.dbus(error)
         }
         let links = AcceptQueue<PeerConnection>()
@@ -178,7 +163,7 @@ public actor GattPeripheral {
         try await server.watchDisconnects(bus: bus, adapterPath: adapterPath)
         try await recovery.start()
         try await registration.registerMissing()
-        if let listener { channelAccepts = Task { [weak self] in await self?.acceptChannels(listener) } }
+        offered.start(into: links)
         if let discoveryRotation {
             let policy = AdvertisementRotation(registeredAt: now, period: discoveryRotation)
                 ?? AdvertisementRotation(registeredAt: now)
@@ -217,25 +202,9 @@ public actor GattPeripheral {
     /// (nil when bluetoothd does not answer).
     private func connectedDevices() async -> [AdvertisementRotation.ConnectedDevice]? {
         guard let objects = try? await bus.managedObjects(destination: BlueZ.service, path: "/") else { return nil }
-        var ours = Set(newestChannel.keys)
+        var ours = offered.devices
         if let device = await server.currentDevice() { ours.insert(device) }
         return AdvertisementRotation.connectedDevices(objects, adapterPath: adapterPath, ours: ours)
-    }
-
-    /// Hands every L2CAP channel a sender opens to `accept()`, until the listener closes.
-    private func acceptChannels(_ listener: L2CAPListener) async {
-        while true {
-            let channel: L2CAPChannel
-            do {
-                channel = try await listener.accept()
-            } catch {
-                return
-            }
-            let device = BlueZ.devicePath(adapterPath: adapterPath, address: channel.peer)
-            let connection = PeerConnection(transport: channel, device: device)
-            newestChannel[device] = connection
-            links.offer(connection)
-        }
     }
 
     /// bluetoothd says `device` disconnected: its channel, if any, is over.
@@ -249,7 +218,7 @@ public actor GattPeripheral {
     /// random address) and then none. The receiver stopped advertising for good; the next
     /// sender's `Connect` timed out (seen on 5.82 / 6.12 about once in 50–90 back-to-back sends).
     private func deviceDisconnected(_ device: String) async {
-        if let connection = newestChannel.removeValue(forKey: device) { await connection.close() }
+        if let connection = offered.disconnected(device) { await connection.close() }
     }
 
     private func advertiseAgain() async {
@@ -273,7 +242,7 @@ public actor GattPeripheral {
     ) async throws(BlueZError) -> ApplicationRenewalPolicy.Decision {
         let connected = await peerStillConnected(connection.device, patience: patience)
         guard !closed else { return .skipLinkUp }
-        let decision = renewal.decide(peerConnected: connected, now: Instant(nanoseconds: UInt64((ContinuousClock.now - started).nanoseconds)))
+        let decision = renewal.decide(peerConnected: connected, now: now)
         if decision == .renew { try await registration.registerApplicationAgain() }
         return decision
     }
@@ -306,7 +275,7 @@ public actor GattPeripheral {
         guard let device = connection.device, !closed else { return }
         if let link = connection.gattLink {
             if await server.hasNewerLink(than: link) { return }
-        } else if newestChannel[device] !== connection {
+        } else if !offered.isNewest(connection, of: device) {
             return
         }
         _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(5))
@@ -316,8 +285,7 @@ public actor GattPeripheral {
     public func close() async {
         guard !closed else { return }
         closed = true
-        listener?.close()
-        channelAccepts?.cancel()
+        offered.close()
         rotation?.cancel()
         await recovery.stop()
         await server.close()

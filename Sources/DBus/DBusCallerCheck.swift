@@ -67,7 +67,7 @@ public final class DBusCallerCheck: Sendable {
                 destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
                 member: "GetNameOwner", arguments: [.string(name)], timeout: .seconds(5))
             owner.withLock { $0 = reply.first?.string }
-        } catch .remote(let remote) where remote.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+        } catch .remote(let remote) where remote.name == .nameHasNoOwner {
             owner.withLock { $0 = nil }
         }
     }

@@ -25,7 +25,7 @@ public struct DBusMatchRule: Sendable, Equatable {
         if let member { try DBusNames.check(member, .member) }
         if let path { try DBusNames.check(path, .objectPath) }
         if let pathNamespace { try DBusNames.check(pathNamespace, .objectPath) }
-        if let arg0, arg0.contains("'") || arg0.utf8.contains(0) { throw DBusError.invalidValue("arg0 with a quote") }
+        if let arg0, arg0.contains("'") || arg0.utf8.contains(0) { throw DBusError.invalidValue(DBusProblem(.quoteInMatchArgument, "arg0 with a quote")) }
     }
 
     /// The textual rule for `org.freedesktop.DBus.AddMatch`.

@@ -43,7 +43,7 @@ public struct DBusMessage: Sendable, Equatable {
         case DBusMessageTypeCode.methodReturn: kind = .methodReturn
         case DBusMessageTypeCode.error: kind = .error
         case DBusMessageTypeCode.signal: kind = .signal
-        default: throw DBusError.malformedMessage("unknown message type")
+        default: throw DBusError.malformedMessage(DBusProblem(.unknownMessageType))
         }
         func str(_ p: UnsafePointer<CChar>?) -> String? { p.map { String(cString: $0) } }
         serial = dbus_message_get_serial(raw)

@@ -66,10 +66,10 @@ public indirect enum DBusValue: Sendable, Equatable {
     /// Checks that the value can be marshalled: valid paths and signatures, elements matching their
     /// declared signatures, bounded depth. Done before libdbus sees anything, since libdbus aborts on these.
     func validate(depth: Int = 0) throws(DBusError) {
-        guard depth <= dbusMaxNestingDepth else { throw DBusError.invalidValue("nesting deeper than \(dbusMaxNestingDepth)") }
+        guard depth <= dbusMaxNestingDepth else { throw DBusError.invalidValue(DBusProblem(.nestingTooDeep, "nesting deeper than \(dbusMaxNestingDepth)")) }
         switch self {
         case .string(let s):
-            if s.utf8.contains(0) { throw DBusError.invalidValue("string contains NUL") }
+            if s.utf8.contains(0) { throw DBusError.invalidValue(DBusProblem(.nulInString)) }
         case .objectPath(let p):
             try DBusNames.check(p, .objectPath)
         case .signature(let s):
@@ -80,7 +80,7 @@ public indirect enum DBusValue: Sendable, Equatable {
             }
             for item in items {
                 guard item.signature == element else {
-                    throw DBusError.invalidValue("array element \(item.signature) in a\(element)")
+                    throw DBusError.invalidValue(DBusProblem(.elementTypeMismatch, "array element \(item.signature) in a\(element)"))
                 }
                 try item.validate(depth: depth + 1)
             }
@@ -90,13 +90,13 @@ public indirect enum DBusValue: Sendable, Equatable {
             }
             for e in entries {
                 guard e.key.signature == k, e.value.signature == v else {
-                    throw DBusError.invalidValue("dictionary entry {\(e.key.signature)\(e.value.signature)} in a{\(k)\(v)}")
+                    throw DBusError.invalidValue(DBusProblem(.elementTypeMismatch, "dictionary entry {\(e.key.signature)\(e.value.signature)} in a{\(k)\(v)}"))
                 }
                 try e.key.validate(depth: depth + 1)
                 try e.value.validate(depth: depth + 1)
             }
         case .structure(let fields):
-            guard !fields.isEmpty else { throw DBusError.invalidValue("empty struct") }
+            guard !fields.isEmpty else { throw DBusError.invalidValue(DBusProblem(.emptyStructure)) }
             for f in fields { try f.validate(depth: depth + 1) }
         case .variant(let inner):
             try inner.validate(depth: depth + 1)

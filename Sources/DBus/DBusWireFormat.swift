@@ -7,7 +7,7 @@ extension DBusMessage {
     /// Parses one message in the D-Bus wire format, then reads its body as for a message from the bus.
     package init(marshalled bytes: [UInt8]) throws(DBusError) {
         // libdbus aborts on a NULL buffer, and counts in Int32.
-        guard !bytes.isEmpty, bytes.count <= Int(Int32.max) else { throw .malformedMessage("no message") }
+        guard !bytes.isEmpty, bytes.count <= Int(Int32.max) else { throw .malformedMessage(DBusProblem(.notAMessage, "no message")) }
         var error = CDBus.DBusError()
         dbus_error_init(&error)
         defer { dbus_error_free(&error) }
@@ -16,7 +16,7 @@ extension DBusMessage {
         }
         guard let raw else {
             let reason = dbus_error_is_set(&error) != 0 ? error.message.map { String(cString: $0) } : nil
-            throw .malformedMessage(reason ?? "not a D-Bus message")
+            throw .malformedMessage(DBusProblem(.notAMessage, reason ?? "not a D-Bus message"))
         }
         defer { dbus_message_unref(raw) }
         try self.init(raw: raw)
@@ -31,7 +31,7 @@ extension DBusMessage {
         case .error: DBusMessageTypeCode.error
         case .signal: DBusMessageTypeCode.signal
         }
-        guard serial != 0 else { throw .invalidValue("serial 0") }
+        guard serial != 0 else { throw .invalidValue(DBusProblem(.zeroSerial, "serial 0")) }
         guard !arguments.contains(where: \.containsUnixFD) else { throw .unixFDNotSupported }
         let fields: [(String?, DBusNameKind)] = [
             (path, .objectPath), (interface, .interface), (member, .member), (errorName, .errorName),

@@ -32,7 +32,7 @@ struct MessageReader {
     private func string(_ iter: inout DBusMessageIter) throws(DBusError) -> String {
         var p: UnsafePointer<CChar>? = nil
         dbus_message_iter_get_basic(&iter, &p)
-        guard let p else { throw DBusError.malformedMessage("null string") }
+        guard let p else { throw DBusError.malformedMessage(DBusProblem(.nullString)) }
         return String(decoding: UnsafeRawBufferPointer(start: p, count: strlen(p)), as: UTF8.self)
     }
 
@@ -44,7 +44,7 @@ struct MessageReader {
     }
 
     private mutating func value(_ iter: inout DBusMessageIter, depth: Int) throws(DBusError) -> DBusValue {
-        guard depth <= dbusMaxNestingDepth else { throw DBusError.malformedMessage("nesting too deep") }
+        guard depth <= dbusMaxNestingDepth else { throw DBusError.malformedMessage(DBusProblem(.nestingTooDeep)) }
         let type = dbus_message_iter_get_arg_type(&iter)
         switch type {
         case DBusTypeCode.byte: return .byte(basic(&iter, UInt8(0)))
@@ -61,14 +61,14 @@ struct MessageReader {
         case DBusTypeCode.signature: return .signature(try string(&iter))
         case DBusTypeCode.unixFD:
             let fd = basic(&iter, Int32(-1))
-            guard fd >= 0 else { throw DBusError.malformedMessage("invalid unix fd") }
+            guard fd >= 0 else { throw DBusError.malformedMessage(DBusProblem(.invalidUnixFD)) }
             fds.append(fd)
             return .unixFD(fd)
         case DBusTypeCode.variant:
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &sub)
             guard dbus_message_iter_get_arg_type(&sub) != DBusTypeCode.invalid else {
-                throw DBusError.malformedMessage("empty variant")
+                throw DBusError.malformedMessage(DBusProblem(.emptyVariant))
             }
             return .variant(try value(&sub, depth: depth + 1))
         case DBusTypeCode.structure:
@@ -79,19 +79,19 @@ struct MessageReader {
                 fields.append(try value(&sub, depth: depth + 1))
                 if dbus_message_iter_next(&sub) == 0 { break }
             }
-            guard !fields.isEmpty else { throw DBusError.malformedMessage("empty struct") }
+            guard !fields.isEmpty else { throw DBusError.malformedMessage(DBusProblem(.emptyStructure)) }
             return .structure(fields)
         case DBusTypeCode.array:
             return try array(&iter, depth: depth)
         default:
-            throw DBusError.malformedMessage("unexpected type code \(type)")
+            throw DBusError.malformedMessage(DBusProblem(.unexpectedTypeCode, "type code \(type)"))
         }
     }
 
     private mutating func array(_ iter: inout DBusMessageIter, depth: Int) throws(DBusError) -> DBusValue {
         let sig = try signature(&iter)
         guard sig.hasPrefix("a"), DBusNames.isValidSingleType(sig) else {
-            throw DBusError.malformedMessage("bad array signature \(sig)")
+            throw DBusError.malformedMessage(DBusProblem(.badSignature, "array signature \(sig)"))
         }
         let elementSignature = String(sig.dropFirst())
         let elementType = dbus_message_iter_get_element_type(&iter)
@@ -111,7 +111,7 @@ struct MessageReader {
         if elementType == DBusTypeCode.dictEntry {
             // "{KV}": K is one basic type code, V one complete type.
             guard elementSignature.count >= 4, elementSignature.hasPrefix("{"), elementSignature.hasSuffix("}") else {
-                throw DBusError.malformedMessage("bad dict signature \(sig)")
+                throw DBusError.malformedMessage(DBusProblem(.badSignature, "dict signature \(sig)"))
             }
             let inner = elementSignature.dropFirst().dropLast()
             let keySignature = String(inner.prefix(1))
@@ -121,10 +121,10 @@ struct MessageReader {
                 var entry = DBusMessageIter()
                 dbus_message_iter_recurse(&sub, &entry)
                 guard dbus_message_iter_get_arg_type(&entry) != DBusTypeCode.invalid else {
-                    throw DBusError.malformedMessage("dict entry without key")
+                    throw DBusError.malformedMessage(DBusProblem(.incompleteDictEntry, "no key"))
                 }
                 let key = try value(&entry, depth: depth + 2)
-                guard dbus_message_iter_next(&entry) != 0 else { throw DBusError.malformedMessage("dict entry without value") }
+                guard dbus_message_iter_next(&entry) != 0 else { throw DBusError.malformedMessage(DBusProblem(.incompleteDictEntry, "no value")) }
                 let val = try value(&entry, depth: depth + 2)
                 entries.append(DBusDictEntry(key: key, value: val))
                 if dbus_message_iter_next(&sub) == 0 { break }

@@ -85,12 +85,12 @@ extension DBusConnection {
             destination: destination, path: path, interface: dbusObjectManagerInterface,
             member: "GetManagedObjects", timeout: timeout)
         guard let first = reply.first, let dict = first.stringKeyedDictionary else {
-            throw DBusError.malformedMessage("GetManagedObjects reply \(reply.map(\.signature).joined())")
+            throw DBusError.malformedMessage(DBusProblem(.unexpectedReply, "GetManagedObjects reply \(reply.map(\.signature).joined())"))
         }
         var out: DBusManagedObjects = [:]
         for (objectPath, ifaces) in dict {
             guard let parsed = DBusObjectManagerEvent.interfaces(ifaces) else {
-                throw DBusError.malformedMessage("GetManagedObjects entry for \(objectPath)")
+                throw DBusError.malformedMessage(DBusProblem(.unexpectedReply, "GetManagedObjects entry for \(objectPath)"))
             }
             out[objectPath] = parsed
         }
@@ -104,7 +104,7 @@ extension DBusConnection {
         let reply = try await call(
             destination: destination, path: path, interface: dbusPropertiesInterface, member: "Get",
             arguments: [.string(interface), .string(name)])
-        guard let v = reply.first else { throw DBusError.malformedMessage("empty Get reply") }
+        guard let v = reply.first else { throw DBusError.malformedMessage(DBusProblem(.unexpectedReply, "empty Get reply")) }
         return v.unwrapped
     }
 
@@ -115,7 +115,7 @@ extension DBusConnection {
         let reply = try await call(
             destination: destination, path: path, interface: dbusPropertiesInterface, member: "GetAll",
             arguments: [.string(interface)])
-        guard let props = reply.first?.properties else { throw DBusError.malformedMessage("GetAll reply") }
+        guard let props = reply.first?.properties else { throw DBusError.malformedMessage(DBusProblem(.unexpectedReply, "GetAll reply")) }
         return props
     }
 

@@ -16,6 +16,12 @@ public enum L2CAPError: Error, Sendable, Equatable, CustomStringConvertible {
     case optionFailed(name: String, errno: Int32)
     /// The listener or channel is closed.
     case closed
+    /// bluetoothd did not tell the address a channel needs: the adapter's own (to bind) or the peer's.
+    case addressUnknown(Whose)
+
+    public enum Whose: Sendable, Equatable {
+        case adapter, peer
+    }
 
     public var description: String {
         switch self {
@@ -26,6 +32,8 @@ public enum L2CAPError: Error, Sendable, Equatable, CustomStringConvertible {
         case .timedOut: "timed out"
         case .optionFailed(let name, let e): "the \(name) option was refused (\(Self.text(e)))"
         case .closed: "closed"
+        case .addressUnknown(.adapter): "bluetoothd did not tell the adapter's address"
+        case .addressUnknown(.peer): "bluetoothd did not tell the receiver's address"
         }
     }
 

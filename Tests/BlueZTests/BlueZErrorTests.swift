@@ -7,12 +7,16 @@ import Testing
 @Suite("BlueZ errors")
 struct BlueZErrorTests {
     func refusal(_ name: String, _ message: String) -> BlueZError {
-        BlueZError.from(.remote(DBusRemoteError(name: name, message: message)))
+        BlueZError.from(.remote(DBusRemoteError(name: DBusErrorName(name), message: message)))
     }
 
     @Test func anotherClientsSocketMakesTheCharacteristicBusy() {
-        #expect(BlueZError.acquireRefused(refusal("org.bluez.Error.NotPermitted", "Write acquired")) == .characteristicBusy("Write acquired"))
-        #expect(BlueZError.acquireRefused(refusal("org.bluez.Error.NotPermitted", "Notify acquired")) == .characteristicBusy("Notify acquired"))
+        for reason in ["Write acquired", "Notify acquired"] {
+            let busy = BlueZError.acquireRefused(refusal("org.bluez.Error.NotPermitted", reason))
+            #expect(busy == .characteristicBusy(DBusRemoteError(name: .bluezNotPermitted, message: "")))
+            guard case .characteristicBusy(let cause) = busy else { continue }
+            #expect(cause.message == reason, "bluetoothd's reason is kept for the user")
+        }
     }
 
     @Test func otherRefusalsKeepTheirMeaning() {
@@ -30,8 +34,10 @@ struct BlueZErrorTests {
 @Test func theBusRefusingACallIsAccessDenied() {
     let denied = BlueZError.from(.remote(DBusRemoteError(
         name: "org.freedesktop.DBus.Error.AccessDenied", message: "Rejected send message, 2 matched rules")))
-    #expect(denied == .accessDenied("Rejected send message, 2 matched rules"))
-    #expect(BlueZError.from(.remote(DBusRemoteError(name: "org.bluez.Error.NotPermitted", message: "x"))) != .accessDenied("x"))
+    #expect(denied == .accessDenied(DBusRemoteError(name: .accessDenied, message: "")))
+    if case .accessDenied(let cause) = denied { #expect(cause.message == "Rejected send message, 2 matched rules") }
+    #expect(BlueZError.from(.remote(DBusRemoteError(name: "org.bluez.Error.NotPermitted", message: "x")))
+        != .accessDenied(DBusRemoteError(name: .accessDenied, message: "x")))
 }
 
 /// A `Device1.Connect` that failed in a way another scan can mend (`GattCentral` then scans and
@@ -47,7 +53,7 @@ struct BlueZErrorTests {
     #expect(ConnectAttemptFailure(.adapterPoweredOff("/org/bluez/hci1")) == nil)
     #expect(ConnectAttemptFailure(.linkLost) == nil)
     // What the sender reports when the last attempt failed so.
-    #expect(ConnectAttemptFailure.noConnectableAdvertisement.error == .timeout("connect"))
+    #expect(ConnectAttemptFailure.noConnectableAdvertisement.error == .timeout(.connect))
 }
 
 /// A call the bus could only answer by starting bluetoothd, which failed (`Spawn.ChildExited`,
@@ -56,7 +62,26 @@ struct BlueZErrorTests {
 @Test func aFailedActivationOfBluetoothdIsBluetoothdNotRunning() {
     for name in ["org.freedesktop.DBus.Error.Spawn.ChildExited", "org.freedesktop.DBus.Error.Spawn.ExecFailed",
                  "org.freedesktop.DBus.Error.NameHasNoOwner"] {
-        #expect(BlueZError.from(.remote(DBusRemoteError(name: name, message: "Process org.bluez exited with status 1"))) == .bluetoothdNotRunning)
+        #expect(BlueZError.from(.remote(DBusRemoteError(name: DBusErrorName(name), message: "Process org.bluez exited with status 1"))) == .bluetoothdNotRunning)
     }
     #expect(BlueZError.from(.remote(DBusRemoteError(name: "org.freedesktop.DBus.Error.SpawnFoo", message: ""))) != .bluetoothdNotRunning)
+}
+
+/// Errors keep their typed cause (issue 21): the bus that cannot be reached keeps libdbus's error
+/// name and message; bluetoothd's NotReady names no adapter, so none is made up from its message.
+@Test func errorsKeepTheirTypedCause() {
+    let noBus = DBusError.connectionFailed(DBusRemoteError(
+        name: "org.freedesktop.DBus.Error.FileNotFound", message: "Failed to connect to socket /x: No such file or directory"))
+    #expect(BlueZError.from(noBus) == .busUnavailable(noBus))
+    #expect("\(noBus)" == "Failed to connect to socket /x: No such file or directory")
+    #expect(BlueZError.from(.remote(DBusRemoteError(name: "org.bluez.Error.NotReady", message: "Resource Not Ready"))) == .adapterPoweredOff(nil))
+    #expect("\(BlueZError.Wait.servicesResolved)" == "ServicesResolved")
+}
+
+/// Codes decide equality; the reason is for people (swift-certificates' rule).
+@Test func equalityIsOnTheCode() {
+    #expect(DBusRemoteError(name: "org.bluez.Error.Failed", message: "a") == DBusRemoteError(name: "org.bluez.Error.Failed", message: "b"))
+    #expect(DBusRemoteError(name: "org.bluez.Error.Failed", message: "a") != DBusRemoteError(name: "org.bluez.Error.InProgress", message: "a"))
+    #expect(DBusProblem(.badSignature, "array signature x") == DBusProblem(.badSignature))
+    #expect(DBusError.malformedMessage(DBusProblem(.emptyVariant)) != .malformedMessage(DBusProblem(.emptyStructure)))
 }

@@ -108,7 +108,7 @@ struct GattApplicationExportTests {
             closeUnixFDs(reply)
             return nil
         } catch .remote(let remote) {
-            return remote.name
+            return remote.name.rawValue
         } catch {
             return "\(error)"
         }

@@ -1,3 +1,4 @@
+import DBus
 import BlueZ
 import Foundation
 import Testing
@@ -53,9 +54,9 @@ struct DoctorJudgeTests {
 
     /// One broken machine per way a set-up fails (and a few that only warn).
     static let broken: [(String, DoctorFacts, String?)] = [
-        ("no bus", .healthy().with { $0.survey = BluetoothdSurvey(busAddress: "unix:path=/x", busFailure: .busUnavailable("No such file")) }, nil),
+        ("no bus", .healthy().with { $0.survey = BluetoothdSurvey(busAddress: "unix:path=/x", busFailure: .busUnavailable(.connectionFailed(DBusRemoteError(name: "org.freedesktop.DBus.Error.FileNotFound", message: "No such file")))) }, nil),
         ("no bus at DBUS_SYSTEM_BUS_ADDRESS", .healthy().with {
-            $0.survey = BluetoothdSurvey(busAddress: "unix:path=/x", busFailure: .busUnavailable("No such file"))
+            $0.survey = BluetoothdSurvey(busAddress: "unix:path=/x", busFailure: .busUnavailable(.connectionFailed(DBusRemoteError(name: "org.freedesktop.DBus.Error.FileNotFound", message: "No such file"))))
             $0.busAddressFromEnvironment = true
         }, nil),
         ("bluetoothd stopped", .healthy().with { $0.survey.bluetoothdRunning = .success(false); $0.survey.adapters = nil }, nil),
@@ -63,7 +64,7 @@ struct DoctorJudgeTests {
             $0.survey.bluetoothdRunning = .success(false); $0.survey.adapters = nil; $0.installedBluetoothd = nil
         }, nil),
         ("the bus does not answer", .healthy().with { $0.survey.bluetoothdRunning = .failure(.dbus(.timeout)); $0.survey.adapters = nil }, nil),
-        ("access denied", .healthy().with { $0.survey.adapters = .failure(.accessDenied("Rejected send message")) }, nil),
+        ("access denied", .healthy().with { $0.survey.adapters = .failure(.accessDenied(DBusRemoteError(name: "org.freedesktop.DBus.Error.AccessDenied", message: "Rejected send message"))) }, nil),
         ("bluetoothd hangs", .healthy().with { $0.survey.adapters = .failure(.dbus(.timeout)) }, nil),
         ("no adapter", .healthy([]), nil),
         ("no such adapter", .healthy([.ready("hci0"), .ready("hci1")]), "hci3"),
@@ -149,7 +150,7 @@ struct DoctorJudgeTests {
     func aFailedLinkOfTheChainLeavesTheChecksThatNeedItUnchecked(_ role: DoctorRole) {
         let adapterChecks: [DoctorCheck.Name] = role == .receiver
             ? [.adapter, .powered, .le, .peripheral, .advertising, .deviceName, .addressPrivacy] : [.adapter, .powered, .le, .deviceName]
-        let noBus = report(.healthy().with { $0.survey = BluetoothdSurvey(busAddress: "unix:path=/x", busFailure: .busUnavailable("gone")) }, role)
+        let noBus = report(.healthy().with { $0.survey = BluetoothdSurvey(busAddress: "unix:path=/x", busFailure: .busUnavailable(.connectionFailed(DBusRemoteError(name: "org.freedesktop.DBus.Error.FileNotFound", message: "gone")))) }, role)
         #expect(noBus.notChecked == [.bluetoothd, .permission] + adapterChecks)
         #expect(noBus.checks.map(\.name) == [.bus, .rfkill, .mainConf, .controllerMode, .privacy, .exchangeMTU, .gattChannels, .kernel, .clock])
         #expect(noBus.check(.bus)?.fix == "sudo systemctl start dbus")
@@ -161,7 +162,7 @@ struct DoctorJudgeTests {
         #expect(bluetoothd?.detail.contains("bluetoothd is not running") == true)
         #expect(bluetoothd?.fix == "sudo systemctl start bluetooth")
 
-        let denied = report(.healthy().with { $0.survey.adapters = .failure(.accessDenied("Rejected")) }, role)
+        let denied = report(.healthy().with { $0.survey.adapters = .failure(.accessDenied(DBusRemoteError(name: "org.freedesktop.DBus.Error.AccessDenied", message: "Rejected"))) }, role)
         #expect(denied.notChecked == adapterChecks)
         #expect(denied.check(.permission)?.fix
             == "run as root or add yourself to the bluetooth group: sudo usermod -aG bluetooth $USER, then log in again")
@@ -265,7 +266,7 @@ struct DoctorJudgeTests {
     }
 
     @Test func whatTheBusSaysCannotDriveTheTerminal() {
-        let facts = DoctorFacts.healthy().with { $0.survey.adapters = .failure(.accessDenied("no\u{1B}[2Jway")) }
+        let facts = DoctorFacts.healthy().with { $0.survey.adapters = .failure(.accessDenied(DBusRemoteError(name: "org.freedesktop.DBus.Error.AccessDenied", message: "no\u{1B}[2Jway"))) }
         let report = report(facts, .sender)
         #expect(!report.text(tool: "blesend").contains("\u{1B}"))
         #expect(!report.json.contains("\u{1B}"))

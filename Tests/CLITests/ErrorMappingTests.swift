@@ -25,7 +25,7 @@ import Transfer
 // Another program on the sender's machine holding the receiver's characteristic is a local
 // Bluetooth problem (67) with a cause the user can act on, not a lost link (issue 9, defect 6).
 @Test func aCharacteristicHeldByAnotherLocalProgramIsBluetoothUnavailable() {
-    let error = CLIError(BlueZError.characteristicBusy("Write acquired"), adapter: "hci1")
+    let error = CLIError(BlueZError.characteristicBusy(DBusRemoteError(name: "org.bluez.Error.NotPermitted", message: "Write acquired")), adapter: "hci1")
     #expect(error.status == .bluetoothUnavailable)
     #expect(error.message.contains("another program on this machine holds"))
     #expect(error.message.contains("Write acquired"))
@@ -35,7 +35,7 @@ import Transfer
 // A user the system bus keeps from bluetoothd hears about the bluetooth group (the same fix
 // `doctor` gives), not a bare D-Bus error.
 @Test func theBusRefusingUsIsBluetoothUnavailableWithTheGroupHint() {
-    let error = CLIError(BlueZError.accessDenied("Rejected send message"), adapter: nil)
+    let error = CLIError(BlueZError.accessDenied(DBusRemoteError(name: "org.freedesktop.DBus.Error.AccessDenied", message: "Rejected send message")), adapter: nil)
     #expect(error.status == .bluetoothUnavailable)
     #expect(error.message.contains("Rejected send message"))
     #expect(error.hint?.contains("sudo usermod -aG bluetooth $USER") == true)
@@ -65,4 +65,13 @@ import Transfer
     let anyError: any Error = OutputFolderError(.writableByOthers, path: "/srv/in", mode: 0o777, "x")
     #expect(CLIError(anyError).status == .localIO)
     #expect(CLIError(KeyError(.writableByOthers, "trust directory k: everyone can write it")).status == .keyProblem)
+}
+
+// The bus that cannot be reached says libdbus's words, not a Swift value (issue 21).
+@Test func anUnreachableBusSaysLibdbussWords() {
+    let cause = DBusError.connectionFailed(DBusRemoteError(
+        name: "org.freedesktop.DBus.Error.FileNotFound", message: "Failed to connect to socket /x: No such file or directory"))
+    let error = CLIError(BlueZError.busUnavailable(cause), adapter: nil)
+    #expect(error.status == .bluetoothUnavailable)
+    #expect(error.message == "cannot reach the D-Bus system bus: Failed to connect to socket /x: No such file or directory")
 }

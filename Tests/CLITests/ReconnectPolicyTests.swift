@@ -1,3 +1,4 @@
+import DBus
 import BlueZ
 import L2CAP
 import Session
@@ -171,7 +172,7 @@ struct ReconnectPolicyTests {
         var p = policy()
         #expect(try #require(failure(p.connectFailed(.l2capNotOffered, now: at(0)))).status == .transportUnavailable)
         #expect(try #require(failure(p.connectFailed(.l2cap(.timedOut), now: at(0)))).status == .transportUnavailable)
-        #expect(try #require(failure(p.connectFailed(.characteristicBusy("Write acquired"), now: at(0)))).status == .bluetoothUnavailable)
+        #expect(try #require(failure(p.connectFailed(.characteristicBusy(DBusRemoteError(name: "org.bluez.Error.NotPermitted", message: "Write acquired")), now: at(0)))).status == .bluetoothUnavailable)
         _ = p.linkLost(progressed: true, now: at(5))
         #expect(scan(p.connectFailed(.l2cap(.connectFailed(errno: 111)), now: at(6))) != nil)
         #expect(try #require(failure(p.connectFailed(.l2capNotOffered, now: at(7)))).status == .transportUnavailable)
@@ -181,6 +182,6 @@ struct ReconnectPolicyTests {
     @Test func accessDeniedEndsAtOnceEvenWhileReconnecting() throws {
         var p = policy()
         _ = p.linkLost(progressed: true, now: at(5))
-        #expect(try #require(failure(p.connectFailed(.accessDenied("Rejected send message"), now: at(6)))).status == .bluetoothUnavailable)
+        #expect(try #require(failure(p.connectFailed(.accessDenied(DBusRemoteError(name: "org.freedesktop.DBus.Error.AccessDenied", message: "Rejected send message")), now: at(6)))).status == .bluetoothUnavailable)
     }
 }

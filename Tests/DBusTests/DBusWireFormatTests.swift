@@ -21,7 +21,7 @@ struct DBusWireFormatTests {
     }
 
     @Test func unmarshallableMessagesAreRefusedBeforeLibdbusSeesThem() {
-        #expect(throws: DBusError.invalidValue("serial 0")) {
+        #expect(throws: DBusError.invalidValue(DBusProblem(.zeroSerial))) {
             try DBusMessage(kind: .signal, serial: 0, path: "/", interface: "a.b", member: "C").marshalled()
         }
         #expect(throws: DBusError.invalidName(kind: .objectPath, value: "no/slash")) {

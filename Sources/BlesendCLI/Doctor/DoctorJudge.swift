@@ -96,8 +96,8 @@ enum DoctorJudge {
         case .success(let list)?:
             adapters = list
             findings.add(.ok(.permission, "bluetoothd answers this user (GetManagedObjects on /)"))
-        case .failure(.accessDenied(let message))?:
-            findings.add(.fail(.permission, "the system bus does not let this user talk to bluetoothd (\(message))",
+        case .failure(.accessDenied(let refusal))?:
+            findings.add(.fail(.permission, "the system bus does not let this user talk to bluetoothd (\(refusal.message))",
                                fix: SetupFix.joinBluetoothGroup))
             findings.skip(afterPermission)
             return nil
@@ -239,7 +239,8 @@ enum DoctorJudge {
     /// A BlueZ error as the detail of a check: the bus's or bluetoothd's own words where there are some.
     static func describe(_ error: BlueZError) -> String {
         switch error {
-        case .busUnavailable(let detail), .accessDenied(let detail): detail
+        case .busUnavailable(let cause): "\(cause)"
+        case .accessDenied(let refusal): refusal.message
         case .bluez(let remote): "\(remote.name): \(remote.message)"
         case .dbus(let dbus): "\(dbus)"
         default: "\(error)"
