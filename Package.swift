@@ -3,9 +3,9 @@
 // The folder tree follows the stack, bottom to top:
 //   CSodium/CDBus/CZstd (C)  ->  Sodium, DBus, Zstd (thin Swift wrappers)
 //   Pipeline (shared shapes: time, bytes, transport)  ->  Framing  ->  Handshake  ->  Record  ->  Transfer
-//   Session (one endpoint: all layers composed)  ->  MemoryTransport (tests) / L2CAP + BlueZ (radio)  ->  CLI
-// Tooling beside it, never a dependency of the product: MemoryTransport, TestDoubles, Simulation,
-// WireVectors, FuzzTargets and their executables.
+//   Session (one endpoint: all layers composed)  ->  SessionRunner (the real-time pump) over L2CAP + BlueZ  ->  CLI
+// Tooling in Sources/Tools, never a dependency of the product: MemoryTransport, TestDoubles, Simulation,
+// WireVectors, FuzzTargets and their executables, the benchmarks and the lab's checks.
 import PackageDescription
 
 let package = Package(
@@ -58,15 +58,8 @@ let package = Package(
             .product(name: "DequeModule", package: "swift-collections"),
         ]),
 
-        // Transports: in memory (tests, benchmarks) and BlueZ (the radio).
-        .target(name: "MemoryTransport", dependencies: ["Pipeline", .product(name: "DequeModule", package: "swift-collections")]),
-        // Tooling, never a dependency of the product: in-memory files for tests, benchmarks and
-        // vectors (the file system edge's protocols, no disk).
-        .target(name: "TestDoubles", dependencies: ["Transfer", "Pipeline", "SocketIO"]),
+        // Drivers: the real-time pump over real transports.
         .target(name: "SessionRunner", dependencies: ["Session", "Transfer", "Pipeline", "SocketIO", .product(name: "DequeModule", package: "swift-collections")]),
-        .target(name: "Simulation", dependencies: [
-            "Session", "MemoryTransport", "Pipeline", "Transfer", "Keys", .product(name: "DequeModule", package: "swift-collections"),
-        ]),
         // Datagram sockets shared by the radio transports: waiting on descriptors, handing them to a driver.
         .target(name: "SocketIO", dependencies: ["Pipeline", "CSocketCalls"]),
         // L2CAP LE credit-based channels: kernel sockets, no bluetoothd in the data path.
@@ -84,25 +77,37 @@ let package = Package(
         ]),
         .executableTarget(name: "blesend", dependencies: ["BlesendCLI"]),
         .executableTarget(name: "blerecv", dependencies: ["BlesendCLI"]),
+
+        // Tooling (Sources/Tools), never a dependency of the product.
+        // The in-memory transport: seeded simulated links, the radio model, the virtual-time pump.
+        .target(name: "MemoryTransport", dependencies: ["Pipeline", .product(name: "DequeModule", package: "swift-collections")],
+                path: "Sources/Tools/MemoryTransport"),
+        // In-memory files for tests, benchmarks and vectors (the file system edge's protocols, no
+        // disk), and a socket-pair transport.
+        .target(name: "TestDoubles", dependencies: ["Transfer", "Pipeline", "SocketIO"], path: "Sources/Tools/TestDoubles"),
+        // Loopback runs with reconnects, attacker relays, scripted peers.
+        .target(name: "Simulation", dependencies: [
+            "Session", "MemoryTransport", "Pipeline", "Transfer", "Keys", .product(name: "DequeModule", package: "swift-collections"),
+        ], path: "Sources/Tools/Simulation"),
         .executableTarget(name: "blesend-bench", dependencies: [
             "Simulation", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Sodium", "Framing", "Record", "Transfer", "Keys",
             "Zstd",
-        ]),
-        .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline", "BlesendCLI"]),  // VM-lab check for the BlueZ transport
-
+        ], path: "Sources/Tools/blesend-bench"),
+        // The VM lab's checks: the BlueZ transport, exit codes and --json logs for the lab's scripts.
+        .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline", "BlesendCLI"], path: "Sources/Tools/blesend-labcheck"),
         // Fuzzing (docs/fuzzing.md): the target bodies are a library, so `swift test` replays the corpus
         // through them; one executable is the libFuzzer entry point when scripts/fuzz.sh builds it with
         // -sanitize=fuzzer, and otherwise replays files and writes the seed corpus.
         .target(name: "FuzzTargets", dependencies: [
             "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Session", "Sodium", "DBus", "BlueZ", "MemoryTransport", "Simulation",
-        ]),
-        .executableTarget(name: "blesend-fuzz", dependencies: ["FuzzTargets"]),
-
+        ], path: "Sources/Tools/FuzzTargets"),
+        .executableTarget(name: "blesend-fuzz", dependencies: ["FuzzTargets"], path: "Sources/Tools/blesend-fuzz"),
         // Wire-format test vectors (Tests/Vectors/blesend/README.md): the format, a deterministic
         // two-endpoint recorder and a one-endpoint replay, as a library so that `swift test` replays
         // every vector file; one executable writes the files.
-        .target(name: "WireVectors", dependencies: ["Session", "MemoryTransport", "Framing", "Transfer", "TestDoubles", "Keys", "Sodium", "Pipeline"]),
-        .executableTarget(name: "blesend-vectors", dependencies: ["WireVectors"]),
+        .target(name: "WireVectors", dependencies: ["Session", "MemoryTransport", "Framing", "Transfer", "TestDoubles", "Keys", "Sodium", "Pipeline"],
+                path: "Sources/Tools/WireVectors"),
+        .executableTarget(name: "blesend-vectors", dependencies: ["WireVectors"], path: "Sources/Tools/blesend-vectors"),
 
         // Tests: one target per module, plus shared test helpers (a private dbus-daemon, running binaries).
         .target(name: "TestSupport", dependencies: ["CFileCalls"], path: "Tests/TestSupport"),

@@ -3,7 +3,7 @@ import Sodium
 @testable import Discovery
 
 /// Test-only keys: BLAKE2b-256 of `"blesend discovery vectors: " + label` as the X25519 secret,
-/// so anyone can re-derive them (as Sources/WireVectors/FixedInputs.swift does).
+/// so anyone can re-derive them (as Sources/Tools/WireVectors/FixedInputs.swift does).
 func fixedSecret(_ label: String) -> [UInt8] {
     BLAKE2b.hash(Array("blesend discovery vectors: \(label)".utf8), outputLength: 32)
 }

@@ -138,7 +138,7 @@ wait_pid() {
   wait "$pid" 2>/dev/null || WRC=$?
 }
 
-# events FILE QUERY...: blesend-labcheck's queries on a --json log (Sources/blesend-labcheck/Events.swift):
+# events FILE QUERY...: blesend-labcheck's queries on a --json log (Sources/Tools/blesend-labcheck/Events.swift):
 # valid, count EVENT, first|last|all EVENT KEY, has EVENT [KEY=VALUE|KEY~TEXT|KEY]...
 events() { "$LABCHECK" events "$@"; }
 valid_json() { events "$1" valid; }   # every line of FILE is JSON

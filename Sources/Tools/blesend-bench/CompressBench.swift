@@ -84,7 +84,7 @@ enum CompressBench {
     /// The checkout this file was built from.
     static var repositoryRoot: String {
         var components = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        components.removeLast(3)   // Sources/blesend-bench/CompressBench.swift
+        components.removeLast(4)   // Sources/Tools/blesend-bench/CompressBench.swift
         return components.joined(separator: "/")
     }
 

@@ -42,113 +42,10 @@ let receiverSessionTarget = FuzzTarget(
     run: runReceiverSession,
     seeds: receiverSessionSeeds)
 
-private let maxFileSize: UInt64 = 1 << 20
+let receiverSessionMaxFileSize: UInt64 = 1 << 20
 
-private enum Mode: UInt8 {
+enum ReceiverSessionMode: UInt8 {
     case rawDatagrams = 0, rawMessages, strangerHandshake, trustedHandshake
-}
-
-/// A file store that audits every call: it traps on a `begin` the harness did not allow, and
-/// checks the size bounds on every write.
-private final class AuditingFileStore: FileStore {
-    /// Set by the harness once the connection's first message is a genuine message 1 from the
-    /// trusted sender.
-    var allowedSender: String?
-    fileprivate(set) var begun = 0
-    fileprivate(set) var open = 0
-    fileprivate(set) var committed: [[UInt8]] = []
-    /// Folders begun and neither committed nor discarded.
-    fileprivate(set) var openTrees = 0
-
-    func begin(name: String, size: UInt64?, sender: String) throws -> any IncomingFile {
-        require(allowedSender != nil, "a file (\(name)) was created before a trusted sender authenticated")
-        require(sender == allowedSender, "a file was created for \(sender), not the authenticated sender")
-        begun += 1
-        open += 1
-        return AuditedFile(store: self, size: size)
-    }
-
-    fileprivate func closed(_ file: AuditedFile, committing: Bool) {
-        open -= 1
-        if committing { committed.append(file.bytes) }
-    }
-}
-
-extension AuditingFileStore: TreeStore {
-    func beginTree(named topName: String) throws -> any IncomingTree {
-        require(allowedSender != nil, "a folder (\(topName)) was begun before a trusted sender authenticated")
-        openTrees += 1
-        return AuditedTree(store: self)
-    }
-}
-
-/// A folder being built: its files are audited like any file.
-private final class AuditedTree: IncomingTree {
-    let store: AuditingFileStore
-    var isOpen = true
-
-    init(store: AuditingFileStore) { self.store = store }
-
-    func makeFolder(_ components: [String]) throws {
-        require(isOpen, "a folder made in a closed tree")
-        require(!components.isEmpty && components.allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." && !$0.contains("/") },
-                "unsafe folder path \(components)")
-    }
-
-    func beginFile(_ components: [String], size: UInt64?, executable: Bool) throws -> any IncomingFile {
-        require(isOpen, "a file begun in a closed tree")
-        require(!components.isEmpty && components.allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." && !$0.contains("/") },
-                "unsafe file path \(components)")
-        store.begun += 1
-        store.open += 1
-        return AuditedFile(store: store, size: size)
-    }
-
-    func commit() throws -> String {
-        require(isOpen, "commit of a closed tree")
-        isOpen = false
-        store.openTrees -= 1
-        return "tree"
-    }
-
-    func discard() {
-        guard isOpen else { return }
-        isOpen = false
-        store.openTrees -= 1
-    }
-}
-
-private final class AuditedFile: IncomingFile {
-    let store: AuditingFileStore
-    let size: UInt64?
-    var bytes: [UInt8] = []
-    var isOpen = true
-
-    init(store: AuditingFileStore, size: UInt64?) {
-        self.store = store
-        self.size = size
-    }
-
-    func write(_ data: [UInt8], at offset: UInt64) throws {
-        require(isOpen, "write after commit or discard")
-        require(offset == UInt64(bytes.count), "write at \(offset), file has \(bytes.count) bytes")
-        bytes += data
-        if let size { require(UInt64(bytes.count) <= size, "file grew past its offered size \(size)") }
-        require(UInt64(bytes.count) <= maxFileSize, "file grew past maxFileSize")
-    }
-
-    func commit() throws -> String {
-        require(isOpen, "commit of a closed file")
-        isOpen = false
-        store.closed(self, committing: true)
-        return "stored"
-    }
-
-    func discard() {
-        guard isOpen else { return }
-        isOpen = false
-        store.closed(self, committing: false)
-    }
 }
 
 /// The fuzzer's peer and the receiver under test on the virtual network (perfect link). The
@@ -227,7 +124,7 @@ private struct AuditedReceiver: DatagramEndpoint {
         window = configuration.link.window
         self.asks = asks
         session = ReceiverSession(identity: FixedKeys.receiver, trust: FixedKeys.trust, store: store,
-                                  configuration: configuration, maxFileSize: maxFileSize, asksAboutStrangers: asks)
+                                  configuration: configuration, maxFileSize: receiverSessionMaxFileSize, asksAboutStrangers: asks)
         shadow = ReliableLink(configuration: configuration.link, maxDatagramSize: datagramSize)
         do {
             try session.accept(maxDatagramSize: datagramSize, now: .zero, wallClock: FixedKeys.wallClock,
@@ -338,7 +235,7 @@ private func isGenuineTrustedMessage1(_ message: [UInt8]) -> Bool {
 private func runReceiverSession(_ bytes: [UInt8]) {
     var input = FuzzInput(bytes)
     let modeByte = input.byte()
-    let mode = Mode(rawValue: modeByte & 3) ?? .rawDatagrams
+    let mode = ReceiverSessionMode(rawValue: modeByte & 3) ?? .rawDatagrams
     let asks = modeByte & 8 != 0
     var harness = Harness(datagramSize: modeByte & 4 != 0 ? 182 : 20, asks: asks)
     defer { harness.finish() }
@@ -394,81 +291,4 @@ private func doneHashes(in message: TransferMessage) -> [[UInt8]] {
     case .batch(let messages): messages.flatMap(doneHashes(in:))
     default: []
     }
-}
-
-private func receiverSessionSeeds() -> [FuzzSeed] {
-    let id = TransferID(halves: (0x0123_4567_89AB_CDEF, 0x0F1E_2D3C_4B5A_6978))
-    let content = Array("hello, fuzzer\n".utf8)
-    let hash = BLAKE2b.hash(content, outputLength: 32)
-    let payload = openingPayload(timestamp: 1_700_000_000_000_000_000, name: "report.pdf", size: UInt64(content.count))
-
-    func trusted(_ datagramSizeBit: UInt8, _ conversation: [TransferMessage], opening: [UInt8]? = nil) -> [UInt8] {
-        var builder = FuzzInputBuilder()
-        builder.byte(Mode.trustedHandshake.rawValue | datagramSizeBit)
-        builder.chunk16(opening ?? payload)
-        for message in conversation {
-            builder.byte(message == .bye ? 4 : 0)
-            builder.chunk(message.encoded())
-        }
-        return builder.bytes
-    }
-
-    // Extensions (protocol.md §8): a hello asking for every one, then a folder's top as the opening.
-    let tree = TransferID(halves: (0x7777_7777_7777_7777, 0x0000_0000_0000_0001))
-    let entry = TransferID(halves: (0x1111_1111_1111_1111, 0x0000_0000_0000_0002))
-    let subfolder = TransferID(halves: (0x2222_2222_2222_2222, 0x0000_0000_0000_0003))
-    var folderOpening: [UInt8] = []
-    folderOpening.appendBigEndian(UInt64(1_700_000_000_000_000_000))
-    HandshakePayload.encode([.hello(.known), .folder(id: id, tree: tree, path: Array("album".utf8))], into: &folderOpening)
-
-    // Raw datagrams: the sender's side of a real handshake at a small datagram size.
-    var raw = FuzzInputBuilder()
-    raw.byte(Mode.rawDatagrams.rawValue)
-    var link = ReliableLink(configuration: SessionConfiguration().link, maxDatagramSize: 20)
-    try? link.send(message: genuineMessage1(from: FixedKeys.trustedSender, payload: payload))
-    while let datagram = link.nextDatagram(now: .zero) { raw.chunk(datagram) }
-
-    var rawMessage = FuzzInputBuilder()
-    rawMessage.byte(Mode.rawMessages.rawValue | 4)
-    rawMessage.chunk16(genuineMessage1(from: FixedKeys.trustedSender, payload: payload))
-
-    var stranger = FuzzInputBuilder()
-    stranger.byte(Mode.strangerHandshake.rawValue | 4)
-    stranger.chunk16(payload)
-
-    // First contact: a stranger asking for it, a receiver that asks; its user says yes or no.
-    var firstContactOpening: [UInt8] = []
-    firstContactOpening.appendBigEndian(UInt64(1_700_000_000_000_000_000))
-    HandshakePayload.encode([.hello(.firstContact), .offer(.init(id: id, size: UInt64(content.count), name: "report.pdf"))],
-                            into: &firstContactOpening)
-    func firstContact(yes: Bool) -> [UInt8] {
-        var builder = FuzzInputBuilder()
-        builder.byte(Mode.strangerHandshake.rawValue | 4 | 8)
-        builder.chunk16(firstContactOpening)
-        builder.byte(yes ? 1 : 0)
-        for message: TransferMessage in [.data(content), .done(id: id, hash: hash), .bye] {
-            builder.byte(message == .bye ? 4 : 0)
-            builder.chunk(message.encoded())
-        }
-        return builder.bytes
-    }
-
-    return [
-        FuzzSeed("raw-datagrams-message1", raw.bytes),
-        FuzzSeed("raw-message1", rawMessage.bytes),
-        FuzzSeed("stranger", stranger.bytes),
-        FuzzSeed("first-contact-accepted", firstContact(yes: true)),
-        FuzzSeed("first-contact-declined", firstContact(yes: false)),
-        FuzzSeed("trusted-whole-file", trusted(4, [.data(content), .done(id: id, hash: hash), .bye])),
-        FuzzSeed("trusted-small-datagrams", trusted(0, [.data(Array(content.prefix(5))), .data(Array(content.dropFirst(5))),
-                                                       .done(id: id, hash: hash), .bye])),
-        FuzzSeed("trusted-bad-hash", trusted(4, [.data(content), .done(id: id, hash: [UInt8](repeating: 0, count: 32)), .bye])),
-        FuzzSeed("trusted-too-much-data", trusted(4, [.data(content + content)])),
-        FuzzSeed("trusted-folder-pipelined", trusted(4, [
-            .batch([.entry(.init(id: entry, tree: tree, size: UInt64(content.count), executable: true, path: Array("album/a.txt".utf8))),
-                    .data(content), .done(id: entry, hash: hash)]),
-            .folder(id: subfolder, tree: tree, path: Array("album/empty".utf8)),
-            .commit(tree: tree), .bye,
-        ], opening: folderOpening)),
-    ]
 }
