@@ -18,7 +18,7 @@ public enum AddressPrivacy: Sendable, Equatable {
     /// The adapter's fixed address (public, or static random) is in every advertisement.
     case off
     /// The kernel could not be asked; why.
-    case unknown(String)
+    case unknown(PrivacyQueryFailure)
 
     /// From the adapter's current settings.
     public init(_ settings: ControllerSettings) {
@@ -27,11 +27,11 @@ public enum AddressPrivacy: Sendable, Equatable {
 
     /// Asks the kernel about `adapter` ("hci0").
     public static func kernelSetting(adapter: String) -> AddressPrivacy {
-        guard let index = ManagementSocket.index(of: adapter) else { return .unknown("\(adapter) is not an hciN name") }
+        guard let index = ManagementSocket.index(of: adapter) else { return .unknown(.notAnAdapterName(adapter)) }
         do {
             return AddressPrivacy(try ManagementSocket.controllerSettings(index: index))
         } catch {
-            return .unknown("the kernel's management interface did not answer: \(error)")
+            return .unknown(.managementInterface(error))
         }
     }
 
@@ -53,5 +53,20 @@ public enum AddressPrivacy: Sendable, Equatable {
             await bus.close()
         }
         return (adapter, kernelSetting(adapter: adapter))
+    }
+}
+
+/// Why the kernel could not be asked about an adapter's address privacy.
+public enum PrivacyQueryFailure: Sendable, Equatable, CustomStringConvertible {
+    /// The adapter is not named `hciN` (the management interface knows adapters by index).
+    case notAnAdapterName(String)
+    /// The kernel's management interface failed or did not answer.
+    case managementInterface(ManagementError)
+
+    public var description: String {
+        switch self {
+        case .notAnAdapterName(let adapter): "\(adapter) is not an hciN name"
+        case .managementInterface(let error): "the kernel's management interface did not answer: \(error)"
+        }
     }
 }

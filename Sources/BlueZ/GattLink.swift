@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// A driver may take both acquired sockets (`takeSockets`) and read and write them itself; the
 /// link then reads neither (its read source starts only when someone first calls `receive`).
-public final class GattLink: SocketBackedTransport {
+public final class GattLink: DatagramTransport {
     public typealias Sink = @Sendable ([UInt8]) async throws -> Void
 
     private struct State {
@@ -222,7 +222,7 @@ public final class GattLink: SocketBackedTransport {
     /// handed over or are being read, or the second socket never came. (The link's own `closed` is
     /// not asked here: the socket half closes with the link and raises `wake` then. Locks are taken
     /// in one order only: the link's, the socket half's, the D-Bus half's.)
-    public func takeSockets(wakingOnClose wake: WakeSignal?) async -> DatagramSockets? {
+    public func takeSockets(wakingOnClose wake: (any CloseAlarm)?) async -> DatagramSockets? {
         let start = ContinuousClock.now
         let patience = sendsNotifications ? handOverPatience : .zero
         while true {

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import Pipeline
 import SocketIO
 import Synchronization
 
@@ -23,7 +24,7 @@ final class GattSocketLink: Sendable {
         var readingRequested = false
         /// The sockets belong to a driver (`handOver`); `closeWake` is raised when the link closes.
         var handedOver = false
-        var closeWake: WakeSignal?
+        var closeWake: (any CloseAlarm)?
     }
     private let state = Mutex(State())
     private let waiter = FDWaiter()
@@ -168,7 +169,7 @@ final class GattSocketLink: Sendable {
     /// Both sockets for a driver, once both are attached, unless `refused()` (checked under this
     /// half's lock, so that a D-Bus path appearing meanwhile is seen), the link is being read, or
     /// they were handed over already. `wake` is raised when this half closes.
-    func handOver(wakingOnClose wake: WakeSignal?, unless refused: () -> Bool) -> HandOver {
+    func handOver(wakingOnClose wake: (any CloseAlarm)?, unless refused: () -> Bool) -> HandOver {
         state.withLock { s in
             if s.closed || s.readingRequested || s.handedOver || refused() { return .refuse }
             guard s.inFD >= 0, s.outFD >= 0 else { return .wait }
@@ -194,7 +195,7 @@ final class GattSocketLink: Sendable {
             return s
         }
         guard let taken else { return }
-        taken.closeWake?.raise(.closed)
+        taken.closeWake?.raiseClosed()
         waiter.cancelAll()
         reader.withLock { reader in
             if reader.paused { reader.source?.resume() }

@@ -10,13 +10,13 @@ import Synchronization
 ///
 /// Usually a driver takes the socket (`takeSockets`) and reads and writes it itself; `send` and
 /// `receive` serve the rest.
-public final class L2CAPChannel: SocketBackedTransport {
+public final class L2CAPChannel: DatagramTransport {
     private struct State {
         var fd: Int32
         var closed = false
         var handedOver = false
         /// Raised by `close()` so that a driver polling the handed-over socket stops at once.
-        var wake: WakeSignal?
+        var wake: (any CloseAlarm)?
     }
     private let state: Mutex<State>
     private let waiter = FDWaiter()
@@ -47,14 +47,14 @@ public final class L2CAPChannel: SocketBackedTransport {
 
     public var isClosed: Bool { state.withLock { $0.closed } }
 
-    public func takeSockets(wakingOnClose signal: WakeSignal?) async -> DatagramSockets? {
+    public func takeSockets(wakingOnClose signal: (any CloseAlarm)?) async -> DatagramSockets? {
         let sockets = state.withLock { s -> DatagramSockets? in
             guard !s.closed else { return nil }
             s.handedOver = true
             s.wake = signal
             return DatagramSockets(inbound: s.fd, outbound: s.fd)
         }
-        if sockets == nil { signal?.raise(.closed) }
+        if sockets == nil { signal?.raiseClosed() }
         return sockets
     }
 
@@ -99,13 +99,13 @@ public final class L2CAPChannel: SocketBackedTransport {
     }
 
     public func close() async {
-        let (fd, wake) = state.withLock { s -> (Int32, WakeSignal?) in
+        let (fd, wake) = state.withLock { s -> (Int32, (any CloseAlarm)?) in
             guard !s.closed else { return (-1, nil) }
             s.closed = true
             return (s.fd, s.wake)
         }
         guard fd >= 0 else { return }
-        wake?.raise(.closed)
+        wake?.raiseClosed()
         waiter.cancelAll()
         Glibc.close(fd)
     }

@@ -27,6 +27,15 @@ public protocol DatagramTransport: AnyObject, Sendable {
 
     /// What carries the datagrams, for people (the log, the progress line, `--json`).
     var transportDescription: TransportDescription { get }
+
+    /// Hands the link's kernel sockets to a driver that reads and writes them itself, in batches
+    /// (recvmmsg/sendmmsg), without a thread hop per datagram. Waits until both directions have a
+    /// socket; from then on the transport neither reads nor writes them, and the caller must not
+    /// close them (`close()` does). With an `alarm`, `close()` raises it before it closes the
+    /// sockets (at once if the link closed already). Nil, the default, when the datagrams do not
+    /// pass through sockets a driver may take (memory, D-Bus calls) or the link closed first: the
+    /// driver uses `send`/`receiveAvailable` then.
+    func takeSockets(wakingOnClose alarm: (any CloseAlarm)?) async -> DatagramSockets?
 }
 
 extension DatagramTransport {
@@ -38,6 +47,9 @@ extension DatagramTransport {
     public var transportDescription: TransportDescription {
         TransportDescription(kind: .memory, sendSize: maxDatagramSize, receiveSize: peerMaxDatagramSize)
     }
+
+    /// No sockets to hand over: driven through `send` and `receiveAvailable`.
+    public func takeSockets(wakingOnClose alarm: (any CloseAlarm)?) async -> DatagramSockets? { nil }
 }
 
 public enum TransportError: Error, Equatable, Sendable {

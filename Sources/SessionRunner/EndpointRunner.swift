@@ -24,8 +24,8 @@ public enum EndpointRunner {
     /// The sender's side of one connection.
     ///
     /// The connection runs on a real-time pump on a thread of its own (`onEvent` is called on that
-    /// thread while this task waits): a transport that hands over its sockets
-    /// (`SocketBackedTransport`) through a `SocketPort`, any other through `send` and
+    /// thread while this task waits): a transport that hands over its sockets (`takeSockets`)
+    /// through a `SocketPort`, any other through `send` and
     /// `receiveAvailable` (`AsyncPort`).
     /// `receiverExtensions`: what the receiver's extensions characteristic lists.
     public static func runSender(_ session: inout SenderSession, over transport: any DatagramTransport,
@@ -84,7 +84,7 @@ public enum EndpointRunner {
             return .linkLost
         }
         let port: any PumpPort
-        if let socketBacked = transport as? any SocketBackedTransport, let given = await socketBacked.takeSockets(wakingOnClose: wake) {
+        if let given = await transport.takeSockets(wakingOnClose: wake) {
             // The transport handed its sockets over but they cannot be duplicated: nothing reads
             // the link any more.
             guard let sockets = LoopSockets(given) else {

@@ -1,4 +1,5 @@
 import Glibc
+import Pipeline
 import SocketIO
 
 /// The driver's own descriptors for sockets a transport handed over: duplicates (`dup`), so that

@@ -1,5 +1,6 @@
 import CSocketCalls
 import Glibc
+import Pipeline
 import Synchronization
 
 /// A flag that a thread blocked in `poll()` sees at once: an eventfd that becomes readable when
@@ -36,4 +37,8 @@ public final class WakeSignal: Sendable {
     public var raised: Reason? { Reason(rawValue: reason.load(ordering: .sequentiallyConsistent)) }
 
     deinit { Glibc.close(fd) }
+}
+
+extension WakeSignal: CloseAlarm {
+    public func raiseClosed() { raise(.closed) }
 }

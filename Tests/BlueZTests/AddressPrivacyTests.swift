@@ -8,5 +8,5 @@ import Testing
     #expect(AddressPrivacy(ControllerSettings([.powered, .lowEnergy, .advertising])) == .off)
     // A static address without privacy is just as fixed.
     #expect(AddressPrivacy(ControllerSettings([.lowEnergy, .staticAddress])) == .off)
-    #expect(AddressPrivacy.kernelSetting(adapter: "/org/bluez/hci0") == .unknown("/org/bluez/hci0 is not an hciN name"))
+    #expect(AddressPrivacy.kernelSetting(adapter: "/org/bluez/hci0") == .unknown(.notAnAdapterName("/org/bluez/hci0")))
 }

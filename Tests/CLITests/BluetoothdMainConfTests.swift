@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 @testable import BlesendCLI
 
@@ -97,7 +100,7 @@ struct BluetoothdMainConfTests {
         #expect(file?.fix == "fix or remove line 2 in /etc/bluetooth/main.conf, then: sudo systemctl restart bluetooth")
         #expect(checks.map(\.name) == [.mainConf, .controllerMode, .privacy, .exchangeMTU, .gattChannels])
 
-        let unreadable = DoctorJudge.mainConfChecks(.unreadable(path: "/etc/bluetooth/main.conf", reason: "Is a directory"))
+        let unreadable = DoctorJudge.mainConfChecks(.unreadable(path: "/etc/bluetooth/main.conf", reason: .system(errno: EISDIR)))
         #expect(unreadable.map(\.name) == [.mainConf])
         #expect(unreadable.first?.severity == .warn)
         #expect(DoctorJudge.mainConfChecks(.absent(path: "/etc/bluetooth/main.conf")).allSatisfy { $0.severity == .ok })

@@ -85,7 +85,7 @@ struct DoctorJudgeTests {
         ("LE off in main.conf", .healthy().withMainConf("[General]\nControllerMode = bredr\n"), nil),
         ("small MTU", .healthy().withMainConf("[GATT]\nExchangeMTU = 48\n"), nil),
         ("main.conf GLib rejects", .healthy().withMainConf("[GATT]\nExchangeMTU 48\n"), nil),
-        ("main.conf unreadable", .healthy().with { $0.mainConf = .unreadable(path: "/etc/bluetooth/main.conf", reason: "Permission denied") }, nil),
+        ("main.conf unreadable", .healthy().with { $0.mainConf = .unreadable(path: "/etc/bluetooth/main.conf", reason: .system(errno: EACCES)) }, nil),
         ("old kernel", .healthy().with { $0.kernel = KernelRelease("3.10.0-1160.el7.x86_64") }, nil),
         ("no rfkill", .healthy().with { $0.rfkill = nil }, nil),
         ("LE privacy off", .healthy().with { $0.addressPrivacy = ["hci0": .off] }, nil),
@@ -321,7 +321,7 @@ struct DoctorPrivacyCheckTests {
     static let privacy: [(AddressPrivacy?, DoctorCheck.Severity, String)] = [
         (.on, .ok, "resolvable private addresses"),
         (.off, .warn, "fixed address 00:AA:01:00:00:00 (public)"),
-        (.unknown("no management socket (Address family not supported by protocol)"), .warn, "cannot tell"),
+        (.unknown(.managementInterface(.unavailable(errno: EAFNOSUPPORT))), .warn, "cannot tell"),
         (nil, .warn, "not asked"),
     ]
 
@@ -340,7 +340,7 @@ struct DoctorPrivacyCheckTests {
     }
 
     static let clocks: [(ClockSync?, DoctorCheck.Severity)] = [
-        (.synchronised, .ok), (.unsynchronised, .warn), (.unknown("adjtimex: Operation not permitted"), .warn), (nil, .warn),
+        (.synchronised, .ok), (.unsynchronised, .warn), (.unknown(errno: EPERM), .warn), (nil, .warn),
     ]
 
     @Test(arguments: 0..<clocks.count)

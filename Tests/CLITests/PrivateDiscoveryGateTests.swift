@@ -10,9 +10,9 @@ struct PrivateDiscoveryGateTests {
         (.on, false, .advertise),
         (.on, true, .advertise),
         (.off, false, .refuse(.privacyOff(adapter: "hci0"))),
-        (.unknown("timeout"), false, .refuse(.privacyUnknown(adapter: "hci0", reason: "timeout"))),
+        (.unknown(.managementInterface(.timeout)), false, .refuse(.privacyUnknown(adapter: "hci0", reason: .managementInterface(.timeout)))),
         (.off, true, nil),        // advertises with a warning
-        (.unknown("timeout"), true, nil),
+        (.unknown(.managementInterface(.timeout)), true, nil),
     ]
 
     @Test(arguments: 0..<rows.count)
@@ -29,7 +29,7 @@ struct PrivateDiscoveryGateTests {
     }
 
     @Test func aRefusalExitsWithItsOwnStatusAndSaysHowToTurnPrivacyOn() {
-        for refusal in [PrivateDiscoveryGate.Refusal.privacyOff(adapter: "hci0"), .privacyUnknown(adapter: "hci0", reason: "timeout")] {
+        for refusal in [PrivateDiscoveryGate.Refusal.privacyOff(adapter: "hci0"), .privacyUnknown(adapter: "hci0", reason: .managementInterface(.timeout))] {
             let error = CLIError(refusal)
             #expect(error.status == .addressNotPrivate)
             #expect(error.status.rawValue == 78)

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import BlueZ
 import Keys
 import Logging
@@ -27,7 +30,7 @@ struct ReceiveOperationPrivacyTests {
         return operation
     }
 
-    @Test(arguments: [AddressPrivacy.off, .unknown("no management socket")])
+    @Test(arguments: [AddressPrivacy.off, .unknown(.managementInterface(.unavailable(errno: EAFNOSUPPORT)))])
     func aFixedOrUnknownAddressStopsItBeforeAnythingIsAdvertised(_ privacy: AddressPrivacy) async {
         let asked = Asked()
         do throws(CLIError) {

@@ -30,8 +30,8 @@ struct DoctorFacts: Sendable, Equatable {
 enum ClockSync: Sendable, Equatable {
     case synchronised
     case unsynchronised
-    /// adjtimex failed (a sandbox that forbids it); why.
-    case unknown(String)
+    /// adjtimex failed (a sandbox that forbids it), with this errno.
+    case unknown(errno: Int32)
 }
 
 /// A bluetoothd binary and the version it printed for `--version` (that of the installed file,
@@ -46,7 +46,7 @@ enum MainConfFile: Sendable, Equatable {
     /// No such file: bluetoothd runs on its defaults.
     case absent(path: String)
     /// It is there but could not be read (permissions, too large); `reason` says why.
-    case unreadable(path: String, reason: String)
+    case unreadable(path: String, reason: SmallFile.Problem)
     case read(path: String, BluetoothdMainConf)
 
     var path: String {

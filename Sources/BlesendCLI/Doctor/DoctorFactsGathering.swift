@@ -48,7 +48,7 @@ extension DoctorFacts {
     static func clockSync() -> ClockSync {
         var status: Int32 = 0
         let state = blesend_clock_state(&status)
-        guard state >= 0 else { return .unknown("adjtimex: \(String(cString: strerror(errno)))") }
+        guard state >= 0 else { return .unknown(errno: errno) }
         return status & Int32(BLESEND_STA_UNSYNC) != 0 || state == Int32(BLESEND_TIME_ERROR) ? .unsynchronised : .synchronised
     }
 

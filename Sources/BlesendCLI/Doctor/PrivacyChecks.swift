@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import BlueZ
 
 /// What the machine gives away to anyone in range, and the clock the handshake depends on:
@@ -82,8 +85,9 @@ extension DoctorJudge {
                          "not synchronised (adjtimex: STA_UNSYNC): a receiver more than 10 minutes behind its senders refuses "
                              + "them (their clock is ahead), and a sender ahead of its receiver is refused",
                          fix: SetupFix.synchroniseClock)
-        case .unknown(let reason)?:
-            return .warn(.clock, "cannot tell whether the clock is synchronised (\(reason))", fix: SetupFix.synchroniseClock)
+        case .unknown(let errno)?:
+            return .warn(.clock, "cannot tell whether the clock is synchronised (adjtimex: \(String(cString: strerror(errno))))",
+                         fix: SetupFix.synchroniseClock)
         case nil:
             return .warn(.clock, "not asked")
         }

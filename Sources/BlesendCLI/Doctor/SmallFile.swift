@@ -8,13 +8,28 @@ enum SmallFile {
         case text(String)
         /// No such file.
         case absent
-        /// There, but not readable: why (`strerror`, or the size cap).
-        case failed(String)
+        /// There, but not readable: why.
+        case failed(Problem)
+    }
+
+    /// Why a file that is there could not be read.
+    enum Problem: Sendable, Equatable, CustomStringConvertible {
+        /// open(2) or read(2) failed with this errno.
+        case system(errno: Int32)
+        /// Larger than the cap, in KiB.
+        case tooLarge(limitKiB: Int)
+
+        var description: String {
+            switch self {
+            case .system(let errno): String(cString: strerror(errno))
+            case .tooLarge(let limit): "larger than \(limit) KiB"
+            }
+        }
     }
 
     static func read(_ path: String, limit: Int) -> Outcome {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return errno == ENOENT ? .absent : .failed(String(cString: strerror(errno))) }
+        guard fd >= 0 else { return errno == ENOENT ? .absent : .failed(.system(errno: errno)) }
         defer { close(fd) }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16_384)
@@ -22,11 +37,11 @@ enum SmallFile {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
-                return .failed(String(cString: strerror(errno)))
+                return .failed(.system(errno: errno))
             }
             if n == 0 { break }
             bytes += buffer[0..<n]
-            if bytes.count > limit { return .failed("larger than \(limit / 1024) KiB") }
+            if bytes.count > limit { return .failed(.tooLarge(limitKiB: limit / 1024)) }
         }
         return .text(String(decoding: bytes, as: UTF8.self))
     }

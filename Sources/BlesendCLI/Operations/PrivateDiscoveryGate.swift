@@ -18,7 +18,7 @@ enum PrivateDiscoveryGate {
 
     enum Refusal: Equatable {
         case privacyOff(adapter: String)
-        case privacyUnknown(adapter: String, reason: String)
+        case privacyUnknown(adapter: String, reason: PrivacyQueryFailure)
     }
 
     static func judge(_ privacy: AddressPrivacy, adapter: String, allowPublicAddress: Bool) -> Verdict {

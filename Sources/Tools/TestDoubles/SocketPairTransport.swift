@@ -5,14 +5,14 @@ import Pipeline
 import SocketIO
 import Synchronization
 
-/// A `SocketBackedTransport` over AF_UNIX SOCK_SEQPACKET socket pairs, the shape of what bluetoothd
+/// A `DatagramTransport` over AF_UNIX SOCK_SEQPACKET socket pairs, the shape of what bluetoothd
 /// hands over for GATT (one socket per direction) and of an L2CAP channel (one for both). It only
 /// hands its sockets over: a driver must take them (`send`/`receive` throw). `close()` raises the
 /// driver's wake signal if `wakes`.
-public final class SocketPairTransport: SocketBackedTransport {
+public final class SocketPairTransport: DatagramTransport {
     private struct State {
         var sockets: DatagramSockets?
-        var wake: WakeSignal?
+        var wake: (any CloseAlarm)?
     }
     private let state: Mutex<State>
     private let wakes: Bool
@@ -24,7 +24,7 @@ public final class SocketPairTransport: SocketBackedTransport {
         self.wakes = wakes
     }
 
-    public func takeSockets(wakingOnClose signal: WakeSignal?) async -> DatagramSockets? {
+    public func takeSockets(wakingOnClose signal: (any CloseAlarm)?) async -> DatagramSockets? {
         state.withLock { s in
             if wakes { s.wake = signal }
             return s.sockets
@@ -37,7 +37,7 @@ public final class SocketPairTransport: SocketBackedTransport {
     /// Raises the wake signal as `close()` does but leaves the sockets open (`close()` still
     /// closes them): a driver that ends now learned of the close from the signal alone.
     public func raiseCloseSignalOnly() {
-        state.withLock { $0.wake }?.raise(.closed)
+        state.withLock { $0.wake }?.raiseClosed()
     }
 
     public func close() async {
@@ -45,7 +45,7 @@ public final class SocketPairTransport: SocketBackedTransport {
             defer { s = State() }
             return s
         }
-        taken.wake?.raise(.closed)
+        taken.wake?.raiseClosed()
         if let sockets = taken.sockets {
             Glibc.close(sockets.inbound)
             if sockets.outbound != sockets.inbound { Glibc.close(sockets.outbound) }

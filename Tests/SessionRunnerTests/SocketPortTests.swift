@@ -11,8 +11,8 @@ import Transfer
 
 /// `EndpointRunner` over transports that hand over their sockets: the real-time pump's socket port
 /// on a thread of its own, over real AF_UNIX SOCK_SEQPACKET socket pairs, with real sessions.
-@Suite("Socket loop", .timeLimit(.minutes(2)))
-struct SocketLoopTests {
+@Suite("Socket port", .timeLimit(.minutes(2)))
+struct SocketPortTests {
     func bytes(_ count: Int, _ seed: Int) -> [UInt8] {
         (0..<count).map { UInt8(truncatingIfNeeded: $0 &* seed &+ $0 >> 9) }
     }
