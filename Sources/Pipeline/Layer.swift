@@ -160,7 +160,7 @@ public struct LayerStack<Top: Layer, Bottom: Layer>: Layer
 
     /// Everything `bottom` has for `top`; after each unit, `top`'s answers go down at once, so an
     /// answer is in place before the next unit arrives (a handshake reply before the first record).
-    @usableFromInline
+    @inlinable
     internal mutating func passUp(now: Instant) throws(Top.Failure) {
         while let unit = bottom.nextUp() {
             try top.receive(unit, now: now)
@@ -217,7 +217,7 @@ public struct LayerStack<Top: Layer, Bottom: Layer>: Layer
 
     /// Hands what each layer raised to the other, until neither raises more (handling a signal
     /// may raise another).
-    @usableFromInline
+    @inlinable
     internal mutating func routeSignals() {
         while true {
             if let signal = top.nextSignal() {
