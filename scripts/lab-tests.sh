@@ -1,21 +1,24 @@
 #!/bin/bash
 # Host side: build, prepare the lab, run the end-to-end and fault suites in the VM, on each image.
 #
-# Usage: scripts/lab-tests.sh [--no-build] [--goodput] [--images "host trixie"] [--faults-on "host"]
-#                             [--package-on trixie] [vmrun options]
+# Usage: scripts/lab-tests.sh [--no-build] [--release] [--goodput] [--images "host trixie"]
+#                             [--faults-on "host"] [--soak-on trixie] [--package-on trixie] [vmrun options]
 #   per image (default both; $BLESEND_LAB_IMAGES):
 #     boot: default main.conf          -> Tests/Lab/e2e.sh main  (every case but the MTU one)
 #     boot: [GATT] ExchangeMTU=48      -> Tests/Lab/e2e.sh mtu   (forced small MTU)
 #     boot: three controllers          -> Tests/Lab/e2e.sh discovery (two receivers: private discovery, then the ordinary way)
 #   on the images in --faults-on (default both; $BLESEND_LAB_FAULTS_ON):
-#     boot: default main.conf          -> Tests/Lab/faults.sh    (faults, attacks, soak; ~6-8 min)
+#     boot: default main.conf          -> Tests/Lab/faults.sh    (faults, attacks; ~8-10 min)
+#       with the soak (50 transfers, ~4 min) on the images in --soak-on (default: the same;
+#       $BLESEND_LAB_SOAK_ON), --skip soak on the others
 #   on the image in --package-on (default trixie; $BLESEND_LAB_PACKAGE_ON; "" skips it):
 #     scripts/package.sh builds the .deb; a boot installs and tests it (scripts/test-package.sh;
 #     on trixie with systemd as PID 1, vmrun.sh --systemd, so blerecv.service runs as installed)
 #   --goodput: a further boot on the first image runs scripts/lab-goodput.sh
-# Image host runs .build/debug (swift build); image trixie has no Swift toolchain and runs the
-# statically linked release binaries in .build-static/release (scripts/build-static.sh), whose
-# remaining shared libraries are checked against the trixie root first.
+# Image host runs .build/debug (swift build), or with --release the binaries trixie runs; image
+# trixie has no Swift toolchain and runs the statically linked release binaries in
+# .build-static/release (scripts/build-static.sh), whose remaining shared libraries are checked
+# against the trixie root first.
 # Exit status: 0 if every boot passed, else the first failing boot's status.
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -24,16 +27,20 @@ build=1
 goodput=0
 images=${BLESEND_LAB_IMAGES:-host trixie}
 faults_on=${BLESEND_LAB_FAULTS_ON:-host trixie}
+soak_on=${BLESEND_LAB_SOAK_ON-$faults_on}
+release=0
 package_on=${BLESEND_LAB_PACKAGE_ON-trixie}
 vm_opts=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) build=0;;
+    --release) release=1;;
     --goodput) goodput=1;;
     --images) images=${2:?}; shift;;
     --faults-on) faults_on=${2:?}; shift;;
+    --soak-on) soak_on=$2; shift;;
     --package-on) package_on=$2; shift;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0;;
     *) vm_opts+=("$1");;
   esac
   shift
@@ -43,11 +50,11 @@ STATIC=$ROOT/.build-static/release
 has() { case " $1 " in *" $2 "*) return 0;; esac; return 1; }
 
 if [ "$build" = 1 ]; then
-  if has "$images" host; then
+  if has "$images" host && [ "$release" = 0 ]; then
     echo "== swift build"
     swift build || { echo "lab-tests: swift build failed" >&2; exit 1; }
   fi
-  if has "$images" trixie; then
+  if has "$images" trixie || [ "$release" = 1 ]; then
     echo "== scripts/build-static.sh (for the trixie image)"
     scripts/build-static.sh || { echo "lab-tests: the static build failed" >&2; exit 1; }
   fi
@@ -82,9 +89,13 @@ step() {   # step NAME command...
   [ "$rc" = 0 ] && [ "$r" != 0 ] && rc=$r
   return 0
 }
-for image in $images; do
+# binaries IMAGE: sets bin to the environment that names the binaries IMAGE's boots run.
+binaries() {
   bin=()
-  [ "$image" = trixie ] && bin=(BLESEND_BIN="$STATIC")
+  if [ "$1" = trixie ] || [ "$release" = 1 ]; then bin=(BLESEND_BIN="$STATIC"); fi
+}
+for image in $images; do
+  binaries "$image"
   step "[$image] e2e main (default main.conf)" \
     env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 900 "${vm_opts[@]}" -- Tests/Lab/e2e.sh main
   step "[$image] e2e mtu (ExchangeMTU=48)" \
@@ -92,8 +103,10 @@ for image in $images; do
   step "[$image] e2e discovery (three controllers, two receivers)" \
     env "${bin[@]}" BTVIRT_ARGS='-L -l3' BT_NCTRL=3 lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/e2e.sh discovery
   if has "$faults_on" "$image"; then
-    step "[$image] faults (default main.conf)" \
-      env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 900 "${vm_opts[@]}" -- Tests/Lab/faults.sh
+    skip=(--skip soak)
+    has "$soak_on" "$image" && skip=()
+    step "[$image] faults (default main.conf)${skip:+, without the soak (--soak-on '$soak_on')}" \
+      env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 1200 "${vm_opts[@]}" -- Tests/Lab/faults.sh "${skip[@]}"
   else
     echo "== [$image] faults: not run on this image (--faults-on '$faults_on'; lab/README.md, \"CI\")"
   fi
@@ -117,8 +130,7 @@ if [ -n "$package_on" ]; then
 fi
 if [ "$goodput" = 1 ]; then
   image=${images%% *}
-  bin=()
-  [ "$image" = trixie ] && bin=(BLESEND_BIN="$STATIC")
+  binaries "$image"
   step "[$image] goodput (blesend vs raw-stream)" \
     env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 900 "${vm_opts[@]}" -- scripts/lab-goodput.sh
 fi

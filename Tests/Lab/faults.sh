@@ -2,9 +2,10 @@
 # blesend fault suite: the REAL blesend/blerecv binaries over real BlueZ, in the lab VM, with the
 # link, the daemons, the adapters and the disk failing under them, plus a hostile central.
 #
-# Usage (host):  lab/run-suite.sh -- Tests/Lab/faults.sh [CASE...]
+# Usage (host):  lab/run-suite.sh -- Tests/Lab/faults.sh [--skip CASE]... [CASE...]
 #   (scripts/lab-tests.sh runs it as its own boot). Default: every case, in the order of CASES below;
-#   CASE is a function name without "case_", e.g. faults.sh hostile soak.
+#   CASE is a function name without "case_", e.g. faults.sh hostile soak; --skip leaves one out
+#   (scripts/lab-tests.sh --soak-on: the soak on one image only).
 # Runs inside the VM after bt-up.sh (BLESEND_LAB_BT=1): blerecv on hci0, blesend on hci1, ONE
 # bluetoothd for both. Every case must end in a byte-identical file, or in a clear error (an
 # "error:" line, the documented exit status) with nothing partial in place: no file at the target
@@ -611,8 +612,13 @@ fi
 
 CASES=(readonly disk_full three_cuts receiver_killed sender_killed sender_killed_rerun hostile silent_subscriber empty_write busy sender_power receiver_power bluetoothd_restart soak)
 log "faults suite, binaries in $BIN"
+SKIP=()
+while [ "${1:-}" = --skip ]; do SKIP+=("${2:?--skip needs a case name}"); shift 2; done
 if [ $# -gt 0 ]; then CASES=("$@"); fi
 for c in "${CASES[@]}"; do
+  case " ${SKIP[*]} " in
+    *" $c "*) log "case $c: skipped (--skip)"; continue;;
+  esac
   "case_$c"
 done
 log "suite took $(elapsed "$T0")s"
