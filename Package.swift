@@ -57,6 +57,7 @@ let package = Package(
             "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium", "Zstd",
             .product(name: "DequeModule", package: "swift-collections"),
         ]),
+        .target(name: "Admission", dependencies: ["Pipeline"]),
 
         // Drivers: the real-time pump over real transports.
         .target(name: "SessionRunner", dependencies: ["Session", "Transfer", "Pipeline", "SocketIO", .product(name: "DequeModule", package: "swift-collections")]),
