@@ -1,0 +1,121 @@
+import Admission
+import Pipeline
+
+/// Rows for bare links (rule 2), the handshake deadline (3) and stalled sessions (8).
+extension AdmissionScript {
+    static let deadlineRows: [AdmissionScript] = [
+        AdmissionScript("a bare link is disconnected exactly at bareLinkTimeout, not a tick before", rules: [2], [
+            .on(0, .linkUp(devA)),
+            .deadline(5),
+            .timers(tickBefore(5)),
+            .timers(5, [.disconnect(devA, .bareLink)]),
+            .deadline(nil),
+            .on(6, .linkDown(devA)),
+        ]),
+        AdmissionScript("a link stands bare again from when its last channel ended", rules: [2], [
+            .on(0, .linkUp(devA)),
+            .on(1, open(1, devA), [.admit(ch(1))]),
+            .on(2, auth(1, alice)),
+            .deadline(nil),
+            .on(20, closed(1)),
+            .deadline(25),
+            .timers(tickBefore(25)),
+            .timers(25, [.disconnect(devA, .bareLink)]),
+        ]),
+        AdmissionScript("a refused channel leaves its link bare", rules: [2, 7], [
+            .on(0, open(1, devA), [.admit(ch(1))]),
+            .on(1, closed(1, .handshakeFailed)),
+            .on(2, open(2, devA), [.refuse(ch(2), .backoff(until: seconds(3)))]),
+            .deadline(6),
+            .timers(6, [.disconnect(devA, .bareLink)]),
+        ]),
+        AdmissionScript("bare links that run out together are disconnected longest bare first", rules: [2], [
+            .on(0, .linkUp(devB)),
+            .on(1, .linkUp(devA)),
+            .timers(6, [.disconnect(devB, .bareLink), .disconnect(devA, .bareLink)]),
+        ]),
+        AdmissionScript("the handshake deadline counts from the link, not the channel; a silent handshake is closed and backed off",
+                        rules: [3, 7], [
+            .on(0, .linkUp(devA)),
+            .on(3, open(1, devA), [.admit(ch(1))]),
+            .deadline(10),
+            .timers(tickBefore(10)),
+            .timers(10, [.close(ch(1), .handshakeTimeout)]),
+            .deadline(15),
+            .on(11, open(2, devA), [.refuse(ch(2), .backoff(until: seconds(12)))]),
+        ]),
+        AdmissionScript("a channel reported before its link counts from the channel", rules: [3], [
+            .on(2, open(1, devA), [.admit(ch(1))]),
+            .on(3, .linkUp(devA)),
+            .deadline(12),
+            .timers(12, [.close(ch(1), .handshakeTimeout)]),
+        ]),
+        AdmissionScript("authenticating one tick before the deadline keeps the channel", rules: [3], [
+            .on(0, .linkUp(devA)),
+            .on(1, open(1, devA), [.admit(ch(1))]),
+            .on(tickBefore(10), auth(1, alice)),
+            .timers(10),
+            .deadline(nil),
+            .status(ch(1), .authenticated(alice)),
+        ]),
+        AdmissionScript("a new channel on a link that stood bare counts from when it stood bare", rules: [3, 2], [
+            .on(0, .linkUp(devA)),
+            .on(1, open(1, devA), [.admit(ch(1))]),
+            .on(2, auth(1, alice)),
+            .on(30, closed(1)),
+            .on(33, open(2, devA), [.admit(ch(2))]),
+            .deadline(40),
+            .timers(40, [.close(ch(2), .handshakeTimeout)]),
+        ]),
+        AdmissionScript("handshakes that run out together are closed in the order admitted", rules: [3], [
+            .on(0, open(1, devA), [.admit(ch(1))]),
+            .on(0, open(2, devB), [.admit(ch(2))]),
+            .timers(10, [.close(ch(1), .handshakeTimeout), .close(ch(2), .handshakeTimeout)]),
+        ]),
+        AdmissionScript("a stalled session stays while nobody waits", rules: [8], [
+            .on(0, open(1, devA), [.admit(ch(1))]),
+            .on(1, auth(1, alice)),
+            .timers(100),
+            .deadline(nil),
+            .status(ch(1), .authenticated(alice)),
+        ]),
+        AdmissionScript("a newcomer that finds every slot taken displaces a session stalled for stallTimeout, not a tick earlier",
+                        rules: [8, 5], [
+            .on(0, open(1, devA), [.admit(ch(1))]), .on(0, open(2, devB), [.admit(ch(2))]),
+            .on(0, auth(1, alice)), .on(0, auth(2, bob)),
+            .on(0, open(3, devC), [.admit(ch(3)), .advertise(false)]), .on(0, auth(3, carol)),
+            .on(10, .progress(ch(2))), .on(10, .progress(ch(3))),
+            .on(tickBefore(15), open(4, devD), [.refuse(ch(4), .busy(retryAfter: seconds(15)))]),
+            .on(15, open(5, devE), [.close(ch(1), .stalled), .admit(ch(5))]),
+            .status(ch(2), .authenticated(bob)), .status(ch(3), .authenticated(carol)),
+        ]),
+        AdmissionScript("once stalled, one session yields at once to a sender refused as busy since its last progress", rules: [8], [
+            .on(0, open(1, devA), [.admit(ch(1))]), .on(0, open(2, devB), [.admit(ch(2))]),
+            .on(0, auth(1, alice)), .on(0, auth(2, bob)),
+            .on(0, open(3, devC), [.admit(ch(3)), .advertise(false)]), .on(0, auth(3, carol)),
+            .on(5, open(4, devD), [.refuse(ch(4), .busy(retryAfter: seconds(15)))]),
+            .deadline(10),
+            .timers(10, [.disconnect(devD, .bareLink)]),
+            .deadline(15),
+            .timers(tickBefore(15)),
+            .timers(15, [.close(ch(1), .stalled), .advertise(true)]),
+            .status(ch(2), .authenticated(bob)), .status(ch(3), .authenticated(carol)),
+            .deadline(20),  // only devA's bare link: the one waiter had one slot
+        ]),
+        AdmissionScript("progress after the busy refusal keeps the sessions", rules: [8], [
+            .on(0, open(1, devA), [.admit(ch(1))]), .on(0, open(2, devB), [.admit(ch(2))]),
+            .on(0, auth(1, alice)), .on(0, auth(2, bob)),
+            .on(0, open(3, devC), [.admit(ch(3)), .advertise(false)]), .on(0, auth(3, carol)),
+            .on(5, open(4, devD), [.refuse(ch(4), .busy(retryAfter: seconds(15)))]),
+            .on(6, .progress(ch(1))), .on(6, .progress(ch(2))), .on(6, .progress(ch(3))),
+            .timers(10, [.disconnect(devD, .bareLink)]),
+            .deadline(nil),
+            .timers(30),
+        ]),
+        AdmissionScript("progress before authentication does not count", rules: [8, 3], [
+            .on(0, open(1, devA), [.admit(ch(1))]),
+            .on(5, .progress(ch(1))),
+            .timers(10, [.close(ch(1), .handshakeTimeout)]),
+        ]),
+    ]
+}
