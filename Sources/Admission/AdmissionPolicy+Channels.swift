@@ -35,7 +35,9 @@ extension AdmissionPolicy {
             actions.append(.close(stalled.id, .stalled))
             forget(stalled, now: now)
         case .busy:
-            lastBusyRefusal = now
+            // Rule 8 counts only senders waiting for a slot: a stalled session's slot would not
+            // help one waiting for an unauthenticated place.
+            if channels.count >= configuration.maxLinks { lastBusyRefusal = now }
             return [.refuse(id, .busy(retryAfter: retryAfter(now: now)))]
         }
         let deadline = handshakeStart.advanced(by: configuration.handshakeTimeout)

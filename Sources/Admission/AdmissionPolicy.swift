@@ -30,8 +30,9 @@ import Pipeline
 /// 8. **Stalled sessions.** An authenticated session without `progress` for `stallTimeout` yields
 ///    its slot when a sender is waiting: to a new channel that finds the slots full (it is closed,
 ///    `stalled`, and the new one admitted), and, once stalled, at once if a channel was refused as
-///    busy since its last progress (the one stalled longest, one for each such wait: the waiter
-///    needs one slot). If nobody waits it stays.
+///    busy for want of a slot since its last progress and every slot is still taken (the one
+///    stalled longest, one for each such wait: the waiter needs one slot). If nobody waits, or a
+///    slot came free meanwhile, it stays.
 /// 9. **Same key twice.** When a sender key authenticates on a channel while another channel
 ///    holds it already, the newer wins and the older is closed (`supersededBySameKey`): a sender
 ///    that lost its link reconnects over a new one (often from a new private address) before the
@@ -56,7 +57,7 @@ public struct AdmissionPolicy: Sendable {
     public internal(set) var reregistration: ReregistrationLimiter
     /// Whether the driver should be advertising; a new policy says yes.
     public internal(set) var isAdvertising = true
-    /// When a channel was last refused as busy (rule 8: somebody is waiting).
+    /// When a channel was last refused as busy with every slot taken (rule 8: somebody is waiting).
     public internal(set) var lastBusyRefusal: Instant?
 
     public init(configuration: AdmissionConfiguration = .init()) {
@@ -152,10 +153,11 @@ public struct AdmissionPolicy: Sendable {
         return (channelDeadlines + [bare].compactMap { $0 }).min()
     }
 
-    /// Rule 8: when an authenticated channel must yield, if a sender was refused as busy since its
-    /// last progress; nil while nobody waits for it.
+    /// Rule 8: when an authenticated channel must yield, if a sender was refused for want of a slot
+    /// since its last progress and every slot is still taken; nil while nobody waits for it.
     func stallDeadline(of channel: AdmittedChannel) -> Instant? {
         guard case .authenticated(_, let lastProgress) = channel.phase,
+              channels.count >= configuration.maxLinks,
               let lastBusyRefusal, lastBusyRefusal >= lastProgress else { return nil }
         return lastProgress.advanced(by: configuration.stallTimeout)
     }
