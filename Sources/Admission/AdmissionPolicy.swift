@@ -34,7 +34,8 @@ import Pipeline
 ///    stalled longest, one for each such wait: the waiter needs one slot). If nobody waits, or a
 ///    slot came free meanwhile, it stays.
 /// 9. **Same key twice.** When a sender key authenticates on a channel while another channel
-///    holds it already, the newer wins and the older is closed (`supersededBySameKey`): a sender
+///    holds it already, the one that authenticated last wins and the other is closed
+///    (`supersededBySameKey`): a sender
 ///    that lost its link reconnects over a new one (often from a new private address) before the
 ///    receiver notices the old one is dead, and its transfer resumes on the new channel; keeping
 ///    the older would leave the live sender waiting on a dead one.
@@ -48,7 +49,7 @@ import Pipeline
 ///    not pre-empted.
 ///
 /// Events about unknown channels or devices change nothing (`AdmissionInput`). Time should not go
-/// backwards; if it does, deadlines simply fall later than they would have.
+/// backwards; if it does nothing traps (instants saturate), the rules just see the earlier time.
 public struct AdmissionPolicy: Sendable {
     public let configuration: AdmissionConfiguration
     var channels = ChannelTable()
