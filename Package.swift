@@ -57,6 +57,7 @@ let package = Package(
             "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium", "Zstd",
             .product(name: "DequeModule", package: "swift-collections"),
         ]),
+        .target(name: "Admission", dependencies: ["Pipeline"]),
 
         // Drivers: the real-time pump over real transports.
         .target(name: "SessionRunner", dependencies: ["Session", "Transfer", "Pipeline", "SocketIO", .product(name: "DequeModule", package: "swift-collections")]),
@@ -117,6 +118,7 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "ZstdTests", dependencies: ["Zstd", "CZstd"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
+        .testTarget(name: "AdmissionTests", dependencies: ["Admission", "Pipeline"]),
         .testTarget(name: "FramingTests", dependencies: ["Framing", "Pipeline", "MemoryTransport"]),
         .testTarget(name: "HandshakeTests", dependencies: ["Handshake", "Sodium", "CSodium", "TestSupport"]),
         .testTarget(name: "RecordTests", dependencies: ["Record", "Sodium", "TestSupport"]),

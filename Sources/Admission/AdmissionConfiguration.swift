@@ -1,0 +1,68 @@
+/// The numbers an `AdmissionPolicy` enforces. Every value has a default that `blerecv` uses; the
+/// initializer clamps values that would make the rules contradict each other (see each property).
+public struct AdmissionConfiguration: Hashable, Sendable {
+    /// How many transfer channels the receiver serves at once by default. Three is a first guess:
+    /// BlueZ and common controllers hold several LE connections, and each active sender costs the
+    /// receiver a share of the radio's connection events; a later step measures what BlueZ handles
+    /// well and may change it.
+    public static let defaultMaxLinks = 3
+
+    /// Rule 1: the most transfer channels admitted at once (the slots). At least 2, so that rule 6
+    /// (one slot kept for peers that authenticate) leaves room for a stranger's handshake.
+    public let maxLinks: Int
+    /// Rule 4: the most unauthenticated channels at once, over all devices. At least 1.
+    public let maxUnauthenticated: Int
+    /// Rule 2: how long a link may stand without a channel before it is disconnected.
+    public let bareLinkTimeout: Duration
+    /// Rule 3: how long a channel has to authenticate, counted from when its link or the channel
+    /// appeared, whichever was first. The same 10 s as the session's own handshake timeout.
+    public let handshakeTimeout: Duration
+    /// Rule 11: the longest a first-contact question may stay open before the policy closes its
+    /// channel. The session asks for 2 minutes (`SessionConfiguration.approvalTimeout`) and ends the
+    /// channel itself; this bound (its 120 s plus the sender's 10 s margin) only holds a slot
+    /// against a driver that never reports the end.
+    public let promptTimeout: Duration
+    /// Rule 8: how long an authenticated session may go without progress before it yields its slot
+    /// to a sender that waits.
+    public let stallTimeout: Duration
+    /// Rule 7: the per-device backoff after a failed or silent handshake.
+    public let backoff: BackoffConfiguration
+    /// Rule 10: the least time between two registrations of the GATT application.
+    public let reregisterInterval: Duration
+
+    public init(maxLinks: Int = defaultMaxLinks, maxUnauthenticated: Int = 2,
+                bareLinkTimeout: Duration = .seconds(5), handshakeTimeout: Duration = .seconds(10),
+                promptTimeout: Duration = .seconds(130), stallTimeout: Duration = .seconds(15),
+                backoff: BackoffConfiguration = .init(), reregisterInterval: Duration = .seconds(10)) {
+        self.maxLinks = max(2, maxLinks)
+        self.maxUnauthenticated = max(1, maxUnauthenticated)
+        self.bareLinkTimeout = max(.zero, bareLinkTimeout)
+        self.handshakeTimeout = max(.zero, handshakeTimeout)
+        self.promptTimeout = max(.zero, promptTimeout)
+        self.stallTimeout = max(.zero, stallTimeout)
+        self.backoff = backoff
+        self.reregisterInterval = max(.zero, reregisterInterval)
+    }
+
+    /// Rules 4 and 6: the most unauthenticated channels at once, `min(maxUnauthenticated,
+    /// maxLinks - 1)`, so that at least one slot stays for a peer that authenticates.
+    public var unauthenticatedCap: Int { min(maxUnauthenticated, maxLinks - 1) }
+}
+
+/// Rule 7's numbers: after the n-th failed or silent handshake in a row, a device's channels are
+/// refused for `min(base · 2^(n-1), cap)`.
+public struct BackoffConfiguration: Hashable, Sendable {
+    /// The first backoff.
+    public let base: Duration
+    /// The longest backoff.
+    public let cap: Duration
+    /// How many devices are remembered; past this the one whose last failure is oldest is
+    /// forgotten, so a stream of new addresses costs bounded memory. At least 1.
+    public let rememberedDevices: Int
+
+    public init(base: Duration = .seconds(2), cap: Duration = .seconds(60), rememberedDevices: Int = 256) {
+        self.base = max(.zero, base)
+        self.cap = max(self.base, cap)
+        self.rememberedDevices = max(1, rememberedDevices)
+    }
+}

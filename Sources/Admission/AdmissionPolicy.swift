@@ -1,0 +1,211 @@
+import Pipeline
+
+/// Who the receiver serves when several senders want it at once: a pure value with a virtual
+/// clock. Inputs are events with the time they happened (`handle(_:now:)`); outputs are actions
+/// for the driver, and `nextDeadline`, when `handleTimers(now:)` has work. It does no I/O.
+///
+/// The rules (`AdmissionConfiguration` holds their numbers):
+///
+/// 1. **Slots.** At most `maxLinks` admitted channels. Advertising is on while a slot is free and
+///    off at the cap; `advertise` is emitted when that changes. A link without a channel holds no
+///    slot (see `LinkTable` for why).
+/// 2. **Bare links.** A link that holds no channel for `bareLinkTimeout` (from when it came up, or
+///    from when its last channel ended) is disconnected (`bareLink`). A refused channel does not
+///    count as one held.
+/// 3. **Handshake deadline.** A channel must authenticate within `handshakeTimeout` counted from
+///    when its link or the channel appeared, whichever was first, not from when it was served;
+///    otherwise it is closed (`handshakeTimeout`) and its device gets backoff. On a link that
+///    held a channel before, the link counts as appearing when it last stood bare.
+/// 4. **Unauthenticated channels.** At most one per device (a second is refused,
+///    `alreadyHandshaking`) and at most `maxUnauthenticated` in all.
+/// 5. **Pre-emption.** A new channel that finds every slot taken, or the unauthenticated places
+///    full, pre-empts the oldest handshaking channel (`preempted`), never an authenticated one,
+///    nor one whose sender a person is being asked about. If there is none to pre-empt, it is
+///    refused (`busy`, with the earliest instant a slot may come free).
+/// 6. **Reserved slot.** Unauthenticated channels fill at most `maxLinks - 1` slots, so one is
+///    always free or held by a sender that authenticated.
+/// 7. **Backoff.** A failed or silent handshake (`handshakeFailed`, a handshake or question
+///    deadline) refuses the device's channels for an exponentially growing time (`DeviceBackoff`);
+///    authenticating forgets it.
+/// 8. **Stalled sessions.** An authenticated session without `progress` for `stallTimeout` yields
+///    its slot when a sender is waiting: to a new channel that finds the slots full (it is closed,
+///    `stalled`, and the new one admitted), and, once stalled, at once if a channel was refused as
+///    busy for want of a slot since its last progress and every slot is still taken (the one
+///    stalled longest, one for each such wait: the waiter needs one slot). If nobody waits, or a
+///    slot came free meanwhile, it stays.
+/// 9. **Same key twice.** When a sender key authenticates on a channel while another channel
+///    holds it already, the one that authenticated last wins and the other is closed
+///    (`supersededBySameKey`): a sender
+///    that lost its link reconnects over a new one (often from a new private address) before the
+///    receiver notices the old one is dead, and its transfer resumes on the new channel; keeping
+///    the older would leave the live sender waiting on a dead one.
+/// 10. **Re-registration.** Registering the GATT application again is allowed once per
+///    `reregisterInterval` (`ReregistrationLimiter`).
+/// 11. **First contact.** One question to a person at a time. A second request while one is open
+///    is answered `promptBusy` at once, not queued: a queued sender would hold a slot and an
+///    unauthenticated place for minutes, the person would answer questions gone stale, and the
+///    sender may simply send again (this is what `blerecv --ask` has always done). While asked
+///    about, a channel's handshake deadline waits (the question has `promptTimeout`), and it is
+///    not pre-empted.
+///
+/// Events about unknown channels or devices change nothing (`AdmissionInput`). Time should not go
+/// backwards; if it does nothing traps (instants saturate), the rules just see the earlier time.
+public struct AdmissionPolicy: Sendable {
+    public let configuration: AdmissionConfiguration
+    var channels = ChannelTable()
+    var links = LinkTable()
+    public internal(set) var backoff: DeviceBackoff
+    public internal(set) var reregistration: ReregistrationLimiter
+    /// Whether the driver should be advertising; a new policy says yes.
+    public internal(set) var isAdvertising = true
+    /// When a channel was last refused as busy with every slot taken (rule 8: somebody is waiting).
+    public internal(set) var lastBusyRefusal: Instant?
+
+    public init(configuration: AdmissionConfiguration = .init()) {
+        self.configuration = configuration
+        backoff = DeviceBackoff(configuration: configuration.backoff)
+        reregistration = ReregistrationLimiter(interval: configuration.reregisterInterval)
+    }
+
+    /// Takes one event at `now`; returns what the driver should do, in order.
+    public mutating func handle(_ input: AdmissionInput, now: Instant) -> [AdmissionAction] {
+        var actions: [AdmissionAction]
+        switch input {
+        case .linkUp(let device):
+            links.linkUp(device, now: now)
+            actions = []
+        case .linkDown(let device):
+            links.remove(device)
+            _ = channels.removeAll(from: device)
+            actions = []
+        case .channelOpened(let channel, let device):
+            actions = open(channel, from: device, now: now)
+        case .authenticated(let channel, let peer):
+            actions = authenticate(channel, as: peer, now: now)
+        case .progress(let channel):
+            if case .authenticated(let peer, _)? = channels[channel]?.phase {
+                channels.update(channel, to: .authenticated(peer: peer, lastProgress: now))
+            }
+            actions = []
+        case .channelClosed(let channel, let outcome):
+            if let closed = channels[channel] {
+                if outcome == .handshakeFailed && !closed.isAuthenticated {
+                    backoff.recordFailure(of: closed.device, now: now)
+                }
+                forget(closed, now: now)
+            }
+            actions = []
+        case .promptRequested(let channel):
+            actions = requestPrompt(channel, now: now)
+        case .promptFinished(let channel):
+            if case .prompting(let handshakeDeadline, _)? = channels[channel]?.phase {
+                channels.update(channel, to: .handshaking(deadline: handshakeDeadline))
+            }
+            actions = []
+        case .reregisterRequested:
+            actions = [reregistration.request(now: now)]
+        }
+        return actions + advertisingChange()
+    }
+
+    /// Runs the deadlines due at `now`: handshakes and questions first, in the order their channels
+    /// were admitted, then at most one stalled session yielding to the senders that wait (the one
+    /// stalled longest), then bare links, longest bare first. Afterwards `nextDeadline` is later
+    /// than `now` (or nil).
+    public mutating func handleTimers(now: Instant) -> [AdmissionAction] {
+        var actions: [AdmissionAction] = []
+        for channel in channels.channels {
+            switch channel.phase {
+            case .handshaking(let deadline) where deadline <= now:
+                actions.append(.close(channel.id, .handshakeTimeout))
+                backoff.recordFailure(of: channel.device, now: now)
+            case .prompting(_, let promptDeadline) where promptDeadline <= now:
+                actions.append(.close(channel.id, .promptTimeout))
+                backoff.recordFailure(of: channel.device, now: now)
+            default:
+                continue
+            }
+            forget(channel, now: now)
+        }
+        if let stalled = channels.longestStalled(now: now, stallTimeout: configuration.stallTimeout),
+           let stallsAt = stallDeadline(of: stalled), stallsAt <= now {
+            actions.append(.close(stalled.id, .stalled))
+            forget(stalled, now: now)
+            lastBusyRefusal = nil  // the slot it freed is the waiter's; the others may stay
+        }
+        for device in links.expired(now: now, timeout: configuration.bareLinkTimeout) {
+            links.remove(device)
+            actions.append(.disconnect(device, .bareLink))
+        }
+        return actions + advertisingChange()
+    }
+
+    /// When `handleTimers` next has work: a handshake, question or bare-link deadline, or when a
+    /// stalled session must yield to a waiting sender. Nil if nothing is pending.
+    public var nextDeadline: Instant? {
+        let channelDeadlines = channels.channels.compactMap { channel -> Instant? in
+            switch channel.phase {
+            case .handshaking(let deadline): deadline
+            case .prompting(_, let promptDeadline): promptDeadline
+            case .authenticated: stallDeadline(of: channel)
+            }
+        }
+        let bare = links.earliestExpiry(timeout: configuration.bareLinkTimeout)
+        return (channelDeadlines + [bare].compactMap { $0 }).min()
+    }
+
+    /// Rule 8: when an authenticated channel must yield, if a sender was refused for want of a slot
+    /// since its last progress and every slot is still taken; nil while nobody waits for it.
+    func stallDeadline(of channel: AdmittedChannel) -> Instant? {
+        guard case .authenticated(_, let lastProgress) = channel.phase,
+              channels.count >= configuration.maxLinks,
+              let lastBusyRefusal, lastBusyRefusal >= lastProgress else { return nil }
+        return lastProgress.advanced(by: configuration.stallTimeout)
+    }
+
+    /// Drops an admitted channel the policy closed or heard closed; its device's link, if it has
+    /// no other channel, stands bare from `now`.
+    mutating func forget(_ channel: AdmittedChannel, now: Instant) {
+        channels.remove(channel.id)
+        if !channels.hasChannels(from: channel.device) { links.becameBare(channel.device, now: now) }
+    }
+
+    /// Rule 1: `advertise` when whether a slot is free changed.
+    mutating func advertisingChange() -> [AdmissionAction] {
+        let wanted = channels.count < configuration.maxLinks
+        guard wanted != isAdvertising else { return [] }
+        isAdvertising = wanted
+        return [.advertise(wanted)]
+    }
+}
+
+/// What the driver (and tests) may read.
+extension AdmissionPolicy {
+    /// Where an admitted channel stands.
+    public enum ChannelStatus: Hashable, Sendable {
+        case handshaking
+        case prompting
+        case authenticated(PeerKeyID)
+    }
+
+    /// The admitted channel's status; nil for a channel the policy does not hold.
+    public func status(of channel: ChannelID) -> ChannelStatus? {
+        switch channels[channel]?.phase {
+        case .handshaking?: .handshaking
+        case .prompting?: .prompting
+        case .authenticated(let peer, _)?: .authenticated(peer)
+        case nil: nil
+        }
+    }
+
+    /// The admitted channels, oldest first.
+    public var admittedChannels: [ChannelID] { channels.channels.map(\.id) }
+    /// How many slots are taken (rule 1).
+    public var slotsInUse: Int { channels.count }
+    /// How many admitted channels have not authenticated (rules 4 and 6).
+    public var unauthenticatedCount: Int { channels.unauthenticatedCount }
+    /// The channel whose sender a person is being asked about (rule 11).
+    public var openPrompt: ChannelID? { channels.prompting?.id }
+    /// The devices linked, holding a channel or not.
+    public var linkedDevices: Set<DeviceID> { Set(links.links.keys) }
+}
