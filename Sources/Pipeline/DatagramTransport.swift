@@ -15,6 +15,11 @@ public protocol DatagramTransport: AnyObject, Sendable {
     /// Throws `TransportError.closed` once the link is gone.
     func send(_ datagram: [UInt8]) async throws
 
+    /// Sends `datagrams` in order, as that many `send` calls would, with one call for the batch
+    /// (the default makes the calls; a D-Bus call per datagram cannot do better). When it throws,
+    /// the datagrams before the one that failed were sent.
+    func send(contentsOf datagrams: [[UInt8]]) async throws
+
     /// The next datagram from the peer. Throws `TransportError.closed` once the link is gone.
     func receive() async throws -> [UInt8]
 
@@ -40,6 +45,10 @@ public protocol DatagramTransport: AnyObject, Sendable {
 
 extension DatagramTransport {
     public func receiveAvailable() async throws -> [[UInt8]] { [try await receive()] }
+
+    public func send(contentsOf datagrams: [[UInt8]]) async throws {
+        for datagram in datagrams { try await send(datagram) }
+    }
 
     /// Both directions carry the same size unless a transport says otherwise.
     public var peerMaxDatagramSize: Int { maxDatagramSize }

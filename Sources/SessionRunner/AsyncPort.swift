@@ -6,9 +6,10 @@ import Synchronization
 
 /// Any transport that does not hand over its sockets (the in-memory pair, a `GattLink` reached by
 /// D-Bus calls), as the real-time pump sees it: a reader task fills an inbound queue from
-/// `receiveAvailable()`, a writer task sends what the pump queued, one datagram at a time, and
-/// both ring the connection's doorbell, which the pump polls with everything else. At most
-/// `depth` datagrams wait for the writer: the endpoint keeps the rest (back-pressure).
+/// `receiveAvailable()`, a writer task sends what the pump queued, a batch at a time
+/// (`send(contentsOf:)`), and both ring the connection's doorbell, which the pump polls with
+/// everything else. At most `depth` datagrams wait for the writer: the endpoint keeps the rest
+/// (back-pressure).
 ///
 /// A datagram is stamped (its RTT sample starts) when the endpoint gives it, so over a transport
 /// whose `send` takes time (a D-Bus `WriteValue` call) the depth is 1: a datagram is taken only
@@ -29,8 +30,14 @@ final class AsyncPort: PumpPort {
         var inbound: Deque<[UInt8]> = []
         /// The reader saw the link close.
         var closed = false
-        /// Datagrams queued for the writer and not yet sent.
+        /// Datagrams the pump gave the writer, in order, not yet taken by it.
+        var outbox: [[UInt8]] = []
+        /// Datagrams given to the writer and not yet sent (in `outbox` or in its batch).
         var queued = 0
+        /// The writer waits for the outbox.
+        var writerWaiting: CheckedContinuation<Void, Never>?
+        /// The port stopped: the writer ends.
+        var stopped = false
         /// The writer's `send` failed.
         var failed = false
     }
@@ -41,7 +48,6 @@ final class AsyncPort: PumpPort {
     }
 
     private let shared = Shared()
-    private let outbox: AsyncStream<[UInt8]>.Continuation
     private let reader: Task<Void, Never>
     private let writer: Task<Void, Never>
 
@@ -49,10 +55,8 @@ final class AsyncPort: PumpPort {
         self.transport = transport
         let depth = max(1, depth ?? Self.depth(for: transport))
         self.depth = depth
-        let made = AsyncStream.makeStream(of: [UInt8].self)
-        outbox = made.continuation
         reader = Self.startReading(transport, shared: shared, doorbell: doorbell)
-        writer = Self.startWriting(made.stream, to: transport, depth: depth, shared: shared, doorbell: doorbell)
+        writer = Self.startWriting(to: transport, depth: depth, shared: shared, doorbell: doorbell)
     }
 
     /// The reader: everything that arrives, until the link closes.
@@ -68,29 +72,48 @@ final class AsyncPort: PumpPort {
         }
     }
 
-    private static func startWriting(_ stream: AsyncStream<[UInt8]>, to transport: any DatagramTransport, depth: Int, shared: Shared,
+    /// The writer: sends what the pump queued, in order, a batch at a time (everything queued when
+    /// it looks), until the port stops or a send fails.
+    private static func startWriting(to transport: any DatagramTransport, depth: Int, shared: Shared,
                                      doorbell: Doorbell) -> Task<Void, Never> {
-        Task { await write(stream, to: transport, depth: depth, shared: shared, doorbell: doorbell) }
+        Task {
+            while let batch = await nextBatch(shared) {
+                do {
+                    try await transport.send(contentsOf: batch)
+                } catch {
+                    shared.state.withLock { $0.failed = true }
+                    doorbell.ring()
+                    return
+                }
+                // Wake the pump when it may be waiting for room, or for the last datagram to leave.
+                let ring = shared.state.withLock { state -> Bool in
+                    let wasFull = state.queued >= depth
+                    state.queued -= batch.count
+                    return wasFull || state.queued == 0
+                }
+                if ring { doorbell.ring() }
+            }
+        }
     }
 
-    /// The writer: sends what the pump queued, in order, until the queue ends or a send fails.
-    private static func write(_ stream: AsyncStream<[UInt8]>, to transport: any DatagramTransport, depth: Int, shared: Shared,
-                              doorbell: Doorbell) async {
-        var queued = stream.makeAsyncIterator()
-        while let datagram = await queued.next() {
-            do {
-                try await transport.send(datagram)
-            } catch {
-                shared.state.withLock { $0.failed = true }
-                doorbell.ring()
-                return
+    /// Everything in the outbox, once there is something; nil once the port stopped.
+    private static func nextBatch(_ shared: Shared) async -> [[UInt8]]? {
+        while true {
+            let taken = shared.state.withLock { state -> [[UInt8]]?? in
+                if state.stopped { return .some(nil) }
+                guard !state.outbox.isEmpty else { return nil }
+                defer { state.outbox.removeAll(keepingCapacity: true) }
+                return state.outbox
             }
-            // Wake the pump when it may be waiting for room, or for the last datagram to leave.
-            let ring = shared.state.withLock { state -> Bool in
-                state.queued -= 1
-                return state.queued == depth - 1 || state.queued == 0
+            if let taken { return taken }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = shared.state.withLock { state -> Bool in
+                    if state.stopped || !state.outbox.isEmpty { return true }
+                    state.writerWaiting = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
             }
-            if ring { doorbell.ring() }
         }
     }
 
@@ -106,8 +129,12 @@ final class AsyncPort: PumpPort {
             guard room else { return .full }
             guard let datagram = try endpoint.nextDatagram(now: now) else { return .drained(count: count) }
             guard rules.fits(datagram) else { return .failed }  // as `send` refuses it
-            shared.state.withLock { $0.queued += 1 }
-            outbox.yield(datagram)
+            let waiting = shared.state.withLock { state in
+                state.outbox.append(datagram)
+                state.queued += 1
+                return state.writerWaiting.take()
+            }
+            waiting?.resume()
             count += 1
         }
     }
@@ -128,6 +155,10 @@ final class AsyncPort: PumpPort {
     func stop() {
         reader.cancel()
         writer.cancel()
-        outbox.finish()
+        let waiting = shared.state.withLock { state in
+            state.stopped = true
+            return state.writerWaiting.take()
+        }
+        waiting?.resume()
     }
 }

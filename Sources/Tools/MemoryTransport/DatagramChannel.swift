@@ -131,6 +131,23 @@ final class DatagramChannel: Sendable {
         }
     }
 
+    /// The next datagram (waiting for one) and every other one queued behind it, in order; the
+    /// senders waiting for room get it.
+    func receiveAvailable() async throws -> [[UInt8]] {
+        var datagrams = [try await receive()]
+        let woken = state.withLock { state -> [CheckedContinuation<Void, any Error>] in
+            var woken: [CheckedContinuation<Void, any Error>] = []
+            while !state.queue.isEmpty {
+                let (datagram, sender) = state.takeNext()
+                datagrams.append(datagram)
+                if let sender { woken.append(sender) }
+            }
+            return woken
+        }
+        for sender in woken { sender.resume() }
+        return datagrams
+    }
+
     /// Fails every pending and later call with `TransportError.closed`; drops what is queued.
     func close() {
         let (receivers, senders) = state.withLock { state in

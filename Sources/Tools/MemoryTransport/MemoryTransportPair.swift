@@ -62,6 +62,10 @@ public final class MemoryTransport: DatagramTransport {
         try await inbound.receive()
     }
 
+    public func receiveAvailable() async throws -> [[UInt8]] {
+        try await inbound.receiveAvailable()
+    }
+
     public func close() async {
         outbound.close()
         inbound.close()
