@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(name: "DBusTests", dependencies: ["DBus", "TestSupport"]),
         .testTarget(name: "ZstdTests", dependencies: ["Zstd", "CZstd"]),
         .testTarget(name: "PipelineTests", dependencies: ["Pipeline"]),
-        .testTarget(name: "AdmissionTests", dependencies: ["Admission", "Pipeline"]),
+        .testTarget(name: "AdmissionTests", dependencies: ["Admission", "Pipeline", "MemoryTransport"]),
         .testTarget(name: "FramingTests", dependencies: ["Framing", "Pipeline", "MemoryTransport"]),
         .testTarget(name: "HandshakeTests", dependencies: ["Handshake", "Sodium", "CSodium", "TestSupport"]),
         .testTarget(name: "RecordTests", dependencies: ["Record", "Sodium", "TestSupport"]),

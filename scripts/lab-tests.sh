@@ -55,7 +55,7 @@ if [ "$build" = 1 ]; then
     swift build || { echo "lab-tests: swift build failed" >&2; exit 1; }
   fi
   if has "$images" trixie || [ "$release" = 1 ]; then
-    echo "== scripts/build-static.sh (for the trixie image)"
+    echo "== scripts/build-static.sh (the release binaries: trixie, or every image with --release)"
     scripts/build-static.sh || { echo "lab-tests: the static build failed" >&2; exit 1; }
   fi
 fi

@@ -1,19 +1,7 @@
 import Admission
+import MemoryTransport
 import Pipeline
 import Testing
-
-/// SplitMix64: a small seeded generator, so that every run of a seed makes the same events.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Random event streams against the policy, checking its invariants after every step.
 @Suite("Admission policy properties")
@@ -40,7 +28,7 @@ struct AdmissionPropertyTests {
 
     /// One seeded stream, checked step by step; returns how often each kind of action came out.
     static func run(seed: UInt64) -> [String: Int] {
-        var random = SplitMix64(state: seed)
+        var random = SeededRandom(seed: seed)
         let configuration = AdmissionConfiguration(
             maxLinks: Int.random(in: 2...4, using: &random),
             maxUnauthenticated: Int.random(in: 1...3, using: &random),
@@ -72,7 +60,7 @@ struct AdmissionPropertyTests {
 
     /// A random event: mostly about the channels the policy holds (`live`), else about any channel
     /// the stream named before or one it never did.
-    static func randomInput(_ random: inout SplitMix64, nextChannel: inout UInt64, live: [ChannelID]) -> AdmissionInput {
+    static func randomInput(_ random: inout SeededRandom, nextChannel: inout UInt64, live: [ChannelID]) -> AdmissionInput {
         let device = DeviceID("dev\(Int.random(in: 0..<6, using: &random))")
         let peer = PeerKeyID([UInt8.random(in: 0..<4, using: &random)])
         let anyChannel = ChannelID(UInt64.random(in: 1...(nextChannel + 1), using: &random))
