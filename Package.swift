@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "Admission", dependencies: ["Pipeline"]),
 
         // Drivers: the real-time pump over real transports.
-        .target(name: "SessionRunner", dependencies: ["Session", "Transfer", "Pipeline", "SocketIO", .product(name: "DequeModule", package: "swift-collections")]),
+        .target(name: "SessionRunner", dependencies: ["Session", "Transfer", "Pipeline", "SocketIO", "Admission", .product(name: "DequeModule", package: "swift-collections")]),
         // Datagram sockets shared by the radio transports: waiting on descriptors, handing them to a driver.
         .target(name: "SocketIO", dependencies: ["Pipeline", "CSocketCalls"]),
         // L2CAP LE credit-based channels: kernel sockets, no bluetoothd in the data path.
@@ -72,7 +72,7 @@ let package = Package(
 
         // Command line.
         .target(name: "BlesendCLI", dependencies: [
-            "Session", "SessionRunner", "Keys", "BlueZ", "Storage", "Pipeline", "Discovery", "CClockCalls", "CFileCalls",
+            "Session", "SessionRunner", "Admission", "Keys", "BlueZ", "Storage", "Pipeline", "Discovery", "CClockCalls", "CFileCalls",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -130,7 +130,7 @@ let package = Package(
             "Session", "Simulation", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline", "Zstd",
         ]),
         .testTarget(name: "SessionRunnerTests", dependencies: [
-            "SessionRunner", "Session", "Framing", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Pipeline", "SocketIO",
+            "SessionRunner", "Admission", "Session", "Framing", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Pipeline", "SocketIO",
         ]),
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
         .testTarget(name: "CLITests", dependencies: [

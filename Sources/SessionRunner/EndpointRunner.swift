@@ -83,17 +83,9 @@ public enum EndpointRunner {
             report(endpoint.takeEvents())
             return .linkLost
         }
-        let port: any PumpPort
-        if let given = await transport.takeSockets(wakingOnClose: wake) {
-            // The transport handed its sockets over but they cannot be duplicated: nothing reads
-            // the link any more.
-            guard let sockets = LoopSockets(given) else {
-                report(endpoint.takeEvents())
-                return .linkLost
-            }
-            port = SocketPort(sockets: sockets, transport: transport)
-        } else {
-            port = AsyncPort(transport: transport, doorbell: doorbell)
+        guard let port = await makePort(for: transport, wake: wake, doorbell: doorbell) else {
+            report(endpoint.takeEvents())
+            return .linkLost
         }
         inputs.ring { doorbell.ring() }
         defer { inputs.ring(nil) }
@@ -113,6 +105,17 @@ public enum EndpointRunner {
         }
         return try result.get()
     }
+}
+
+/// The port the pump moves `transport`'s datagrams through: a `SocketPort` over the sockets the
+/// transport hands over (`wake` is raised when it closes), else an `AsyncPort` that rings
+/// `doorbell`. Nil when the transport handed its sockets over but they cannot be duplicated:
+/// nothing reads the link any more.
+func makePort(for transport: any DatagramTransport, wake: WakeSignal, doorbell: Doorbell) async -> (any PumpPort)? {
+    guard let given = await transport.takeSockets(wakingOnClose: wake) else {
+        return AsyncPort(transport: transport, doorbell: doorbell)
+    }
+    return LoopSockets(given).map { SocketPort(sockets: $0, transport: transport) }
 }
 
 /// Where a driver reads the time it hands the sans-IO core.

@@ -18,11 +18,13 @@ struct RealTimePump {
 
     init(_ slots: [any PumpSlot]) { self.slots = slots }
 
-    /// Turns until every connection has ended; each slot reports its own ending.
-    mutating func run(clock: some EndpointClock) {
-        while !slots.isEmpty {
-            slots.removeAll { $0.turn(now: clock.now) }
-            guard !slots.isEmpty else { return }
+    /// Turns until every connection has ended and `host` (if any) has closed; each slot reports
+    /// its own ending. A host adds connections at every turn and hears of each one's end.
+    mutating func run(clock: some EndpointClock, host: (any PumpHost)? = nil) {
+        while true {
+            if let host { slots += host.takeNewSlots(now: clock.now) }
+            endTurns(clock: clock, host: host) { _, slot in slot.turn(now: clock.now) }
+            guard !slots.isEmpty || host?.isOpen == true else { return }
             var entries: [pollfd] = []
             var ranges: [Range<Int>] = []
             let now = clock.now
@@ -33,15 +35,45 @@ struct RealTimePump {
                 entries += own
                 wakeBy = min(wakeBy, by)
             }
+            let hostEntries = host?.pollEntries(now: now)
+            let hostStart = entries.count
+            if let hostEntries {
+                entries += hostEntries.entries
+                wakeBy = min(wakeBy, hostEntries.wakeBy)
+            }
             let timeout = SocketPoll.milliseconds(wakeBy.duration(since: clock.now))
             _ = entries.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), timeout) }
-            var ended: [Int] = []
-            for (index, slot) in slots.enumerated() where slot.serve(entries[ranges[index]], now: clock.now) {
-                ended.append(index)
-            }
-            for index in ended.reversed() { slots.remove(at: index) }
+            endTurns(clock: clock, host: host) { index, slot in slot.serve(entries[ranges[index]], now: clock.now) }
+            host?.serve(entries[hostStart...], now: clock.now)
         }
     }
+
+    /// Gives every slot `step` (with its index), in order, then drops those that ended and tells
+    /// the host.
+    private mutating func endTurns(clock: some EndpointClock, host: (any PumpHost)?, _ step: (Int, any PumpSlot) -> Bool) {
+        var ended: [Int] = []
+        for (index, slot) in slots.enumerated() where step(index, slot) { ended.append(index) }
+        for index in ended.reversed() {
+            let slot = slots.remove(at: index)
+            host?.ended(slot, now: clock.now)
+        }
+    }
+}
+
+/// The owner of a pump whose connections come and go (a server): it hands the pump new
+/// connections at every turn, polls descriptors of its own (a mailbox) with a deadline of its own
+/// (an admission policy's timers), and hears of every connection's end. All on the pump's thread.
+protocol PumpHost: AnyObject {
+    /// Connections to add now (called at the start of every turn).
+    func takeNewSlots(now: Instant) -> [any PumpSlot]
+    /// While true the pump runs even with no connection.
+    var isOpen: Bool { get }
+    /// The host's own descriptors and the time it wants a turn by.
+    func pollEntries(now: Instant) -> (entries: [pollfd], wakeBy: Instant)
+    /// What the poll said about the host's descriptors; then its timers.
+    func serve(_ ready: ArraySlice<pollfd>, now: Instant)
+    /// `slot` ended (it has its outcome) and left the pump.
+    func ended(_ slot: any PumpSlot, now: Instant)
 }
 
 /// One connection on the pump, its endpoint's type erased. `turn` and `serve` return true once

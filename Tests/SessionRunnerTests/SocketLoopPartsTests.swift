@@ -27,3 +27,14 @@ import Testing
     #expect(SocketPort.pauseEnd(now: now, pause: .milliseconds(5), deadline: Instant(nanoseconds: 1)) == nil)
     #expect(SocketPort.pauseEnd(now: now, pause: .zero, deadline: nil) == nil)
 }
+
+/// The poll timeout rounds up to whole milliseconds and saturates: a server with nothing pending
+/// waits on a deadline in the distant future (this overflowed once).
+@Test func pollTimeoutsRoundUpAndSaturate() {
+    #expect(SocketPoll.milliseconds(.zero) == 0)
+    #expect(SocketPoll.milliseconds(.nanoseconds(1)) == 1)
+    #expect(SocketPoll.milliseconds(.milliseconds(3)) == 3)
+    #expect(SocketPoll.milliseconds(.nanoseconds(3_000_001)) == 4)
+    #expect(SocketPoll.milliseconds(.seconds(-5)) == 0)
+    #expect(SocketPoll.milliseconds(Instant.distantFuture.duration(since: .zero)) == Int32.max)
+}

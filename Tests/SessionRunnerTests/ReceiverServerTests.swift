@@ -1,0 +1,190 @@
+import Admission
+import Keys
+import MemoryTransport
+import Pipeline
+import Session
+@testable import SessionRunner
+import Synchronization
+import TestDoubles
+import Testing
+import Transfer
+
+/// A receiver server over in-memory pairs: several senders on one pump, admitted by the policy,
+/// and strangers cut off by its deadlines while trusted senders are served.
+private final class ServerBench: @unchecked Sendable {
+    let receiverID = Identity.generate()
+    let senders = [Identity.generate(), Identity.generate(), Identity.generate()]
+    let store = Box(MemoryFileStore())
+    let configuration = Peers().configuration
+    let events = Mutex<[ReceiverServer.Event]>([])
+
+    func session() -> ReceiverSession {
+        let trust = TrustStore(peers: senders.enumerated().map { .init(name: "s\($0.offset)", key: $0.element.publicKey) })
+        return ReceiverSession(identity: receiverID, trust: trust, store: store.value, configuration: configuration)
+    }
+
+    func sender(_ index: Int, _ files: [any FileSource]) -> Box<SenderSession> {
+        Box(SenderSession(identity: senders[index], receiverKey: receiverID.publicKey, files: files, configuration: configuration))
+    }
+
+    /// Runs `server` until it is closed, recording its events.
+    func run(_ server: ReceiverServer) -> Task<Void, Never> {
+        Task { await server.run(makeSession: { self.session() }) { event in self.events.withLock { $0.append(event) } } }
+    }
+
+    var admissions: [AdmissionAction] {
+        events.withLock { $0.compactMap { if case .admission(let action) = $0 { action } else { nil } } }
+    }
+
+    func ended(_ channel: ChannelID) -> (Result<ConnectionEnding, SessionError>, Bool)? {
+        events.withLock { events in
+            for case .ended(let id, let result, let authenticated) in events where id == channel { return (result, authenticated) }
+            return nil
+        }
+    }
+
+    /// Polls (real time) until `condition` holds or `seconds` pass.
+    func wait(seconds: Double = 20, until condition: () -> Bool) async -> Bool {
+        let end = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < end {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return condition()
+    }
+}
+
+private func bytes(_ count: Int, seed: Int) -> [UInt8] {
+    (0..<count).map { UInt8(truncatingIfNeeded: $0 &* (seed | 1) &+ $0 >> 7 &+ seed) }
+}
+
+@Test(.timeLimit(.minutes(2)))
+func twoSendersAreServedAtOnceOnOnePump() async throws {
+    let bench = ServerBench()
+    let server = try #require(ReceiverServer(clock: MonotonicClock()))
+    let running = bench.run(server)
+    let pairs = [MemoryTransportPair(maxDatagramSize: 244), MemoryTransportPair(maxDatagramSize: 182)]
+    let data = [bytes(90_000, seed: 3), bytes(70_000, seed: 5)]
+    var channels: [ChannelID] = []
+    for (index, pair) in pairs.enumerated() {
+        server.linkUp(DeviceID("dev\(index)"))
+        channels.append(try #require(await server.open(pair.second, from: DeviceID("dev\(index)"))))
+    }
+    let first = bench.sender(0, [MemoryFileSource(name: "a", bytes: data[0])])
+    let second = bench.sender(1, [MemoryFileSource(name: "b", bytes: data[1])])
+    let sendingSecond = Task { try await EndpointRunner.runSender(&second.value, over: pairs[1].first) { _ in } }
+    #expect(try await EndpointRunner.runSender(&first.value, over: pairs[0].first) { _ in } == .finished)
+    #expect(try await sendingSecond.value == .finished)
+    #expect(await bench.wait { channels.allSatisfy { bench.ended($0) != nil } })
+    server.close()
+    await running.value
+    #expect(bench.store.value.committed["a"] == data[0])
+    #expect(bench.store.value.committed["b"] == data[1])
+    for channel in channels {
+        #expect(bench.admissions.contains(.admit(channel)))
+        let ended = try #require(bench.ended(channel))
+        #expect((try? ended.0.get()) == .finished)
+        #expect(ended.1)
+    }
+}
+
+/// A channel that never speaks is closed at the policy's handshake deadline (counted from its
+/// link), and its device backed off, while a trusted sender on another channel is served.
+@Test(.timeLimit(.minutes(2)))
+func aSilentChannelIsCutOffWhileATrustedSenderIsServed() async throws {
+    let bench = ServerBench()
+    let admission = AdmissionConfiguration(handshakeTimeout: .milliseconds(400))
+    let server = try #require(ReceiverServer(admission: admission, clock: MonotonicClock()))
+    let running = bench.run(server)
+    let silent = MemoryTransportPair(), trusted = MemoryTransportPair()
+    server.linkUp(DeviceID("stranger"))
+    let silentChannel = try #require(await server.open(silent.second, from: DeviceID("stranger")))
+    let trustedChannel = try #require(await server.open(trusted.second, from: DeviceID("friend")))
+    let sender = bench.sender(0, [MemoryFileSource(name: "f", bytes: bytes(20_000, seed: 9))])
+    #expect(try await EndpointRunner.runSender(&sender.value, over: trusted.first) { _ in } == .finished)
+    #expect(await bench.wait { bench.ended(silentChannel) != nil && bench.ended(trustedChannel) != nil })
+    #expect(bench.admissions.contains(.close(silentChannel, .handshakeTimeout)))
+    #expect(bench.ended(silentChannel)?.1 == false)
+    #expect(bench.ended(trustedChannel)?.1 == true)
+    #expect(bench.store.value.committed["f"] == bytes(20_000, seed: 9))
+    // The stranger's device is backed off: its next channel is refused at once.
+    let again = MemoryTransportPair()
+    let refused = try #require(await server.open(again.second, from: DeviceID("stranger")))
+    #expect(await bench.wait {
+        bench.admissions.contains { if case .refuse(refused, .backoff) = $0 { true } else { false } }
+    })
+    server.close()
+    await silent.first.close()
+    await running.value
+}
+
+/// A link that opens no channel is disconnected after the bare-link timeout; the server reports
+/// the action for its user to carry out.
+@Test(.timeLimit(.minutes(1)))
+func aBareLinkIsDisconnected() async throws {
+    let bench = ServerBench()
+    let server = try #require(ReceiverServer(admission: AdmissionConfiguration(bareLinkTimeout: .milliseconds(200)),
+                                             clock: MonotonicClock()))
+    let running = bench.run(server)
+    server.linkUp(DeviceID("tap"))
+    #expect(await bench.wait { bench.admissions.contains(.disconnect(DeviceID("tap"), .bareLink)) })
+    server.close()
+    await running.value
+}
+
+/// At the cap, a stranger's silent channel is pre-empted by a new one, never a sender that
+/// authenticated: the trusted transfer completes while strangers come and go.
+@Test(.timeLimit(.minutes(2)))
+func strangersPreemptEachOtherButNeverAnAuthenticatedSender() async throws {
+    let bench = ServerBench()
+    let server = try #require(ReceiverServer(admission: AdmissionConfiguration(maxLinks: 2), clock: MonotonicClock()))
+    let running = bench.run(server)
+    let trusted = MemoryTransportPair(queueCapacity: 8)
+    let trustedChannel = try #require(await server.open(trusted.second, from: DeviceID("friend")))
+    let data = bytes(200_000, seed: 11)
+    let sender = bench.sender(0, [MemoryFileSource(name: "big", bytes: data)])
+    let sending = Task { try await EndpointRunner.runSender(&sender.value, over: trusted.first) { _ in } }
+    #expect(await bench.wait { bench.events.withLock { $0.contains { if case .session(trustedChannel, .authenticated) = $0 { true } else { false } } } })
+    var strangers: [(MemoryTransportPair, ChannelID)] = []
+    for index in 0..<4 {
+        let pair = MemoryTransportPair()
+        strangers.append((pair, try #require(await server.open(pair.second, from: DeviceID("stranger\(index)")))))
+    }
+    #expect(try await sending.value == .finished)
+    #expect(bench.store.value.committed["big"] == data)
+    #expect(await bench.wait { strangers.dropLast().allSatisfy { bench.ended($0.1) != nil } })
+    for (_, channel) in strangers.dropLast() { #expect(bench.admissions.contains(.close(channel, .preempted))) }
+    #expect(!bench.admissions.contains { if case .close(trustedChannel, _) = $0 { true } else { false } })
+    server.close()
+    for (pair, _) in strangers { await pair.first.close() }
+    await running.value
+}
+
+/// One of two senders loses its link mid-transfer: its channel ends as lost, the other completes.
+@Test(.timeLimit(.minutes(2)))
+func aCutLinkEndsOnlyItsOwnChannel() async throws {
+    let bench = ServerBench()
+    let server = try #require(ReceiverServer(clock: MonotonicClock()))
+    let running = bench.run(server)
+    let cut = MemoryTransportPair(queueCapacity: 4), whole = MemoryTransportPair()
+    let cutChannel = try #require(await server.open(cut.second, from: DeviceID("a")))
+    let wholeChannel = try #require(await server.open(whole.second, from: DeviceID("b")))
+    let data = bytes(120_000, seed: 13)
+    let doomed = bench.sender(0, [MemoryFileSource(name: "cut", bytes: bytes(400_000, seed: 1))])
+    let fine = bench.sender(1, [MemoryFileSource(name: "whole", bytes: data)])
+    let doomedRun = Task { try await EndpointRunner.runSender(&doomed.value, over: cut.first) { _ in } }
+    let fineRun = Task { try await EndpointRunner.runSender(&fine.value, over: whole.first) { _ in } }
+    #expect(await bench.wait {
+        bench.events.withLock { $0.contains { if case .session(cutChannel, .transfer(.progress)) = $0 { true } else { false } } }
+    })
+    await cut.second.close()
+    await cut.first.close()
+    _ = try? await doomedRun.value
+    #expect(try await fineRun.value == .finished)
+    #expect(await bench.wait { bench.ended(cutChannel) != nil && bench.ended(wholeChannel) != nil })
+    #expect(bench.store.value.committed["whole"] == data)
+    #expect(bench.store.value.committed["cut"] == nil)
+    #expect((try? bench.ended(cutChannel)?.0.get()) == .linkLost)
+    server.close()
+    await running.value
+}
