@@ -18,6 +18,8 @@ public final class GattLink: DatagramTransport {
         var mtu: Int
         /// Whether the peer's writes ever reached this link.
         var inboundSeen = false
+        /// The receiver's session authenticated the peer on this link.
+        var authenticated = false
         var outboundWaiters: [CheckedContinuation<Void, Never>] = []
         var onClose: [@Sendable () async -> Void] = []
     }
@@ -63,6 +65,13 @@ public final class GattLink: DatagramTransport {
     /// The ATT MTU last reported by BlueZ.
     public var mtu: Int { state.withLock { $0.mtu } }
     public var isClosed: Bool { state.withLock { $0.closed } }
+    /// Whether the receiver authenticated this link's sender (`markAuthenticated`): another device's
+    /// call then no longer ends the link (`TransferCharacteristicServer`).
+    public var isAuthenticated: Bool { state.withLock { $0.authenticated } }
+
+    /// The receiver's session authenticated this link's sender.
+    public func markAuthenticated() { state.withLock { $0.authenticated = true } }
+
     /// Whether the peer's writes ever reached this link (an acquired write socket, or a `WriteValue`).
     public var receivedWrites: Bool { state.withLock { $0.inboundSeen } }
 

@@ -233,6 +233,25 @@ public actor GattPeripheral {
         try await links.accept()
     }
 
+    /// Tells `observer` of every LE link on the adapter coming up (true) or going down (false), by
+    /// device path (called on the peripheral's tasks; keep it short).
+    public func observeLinks(_ observer: @escaping @Sendable (String, Bool) -> Void) async {
+        await server.observeLinks(observer)
+    }
+
+    /// Advertises (true) or withdraws the advertisement (false: every slot is taken). While
+    /// withdrawn, nothing registers it again, not even recovery after bluetoothd came back.
+    public func setAdvertising(_ on: Bool) async {
+        guard !closed else { return }
+        await registration.setAdvertising(on)
+    }
+
+    /// Ends `device`'s LE link (a link that opened no transfer channel in time, say).
+    public func disconnect(device: String) async {
+        guard !closed else { return }
+        _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(5))
+    }
+
     /// Registers the GATT application with bluetoothd afresh (`BluezRegistration.registerApplicationAgain`):
     /// bluetoothd 5.66 can stop handing a characteristic's writes over for good. Only once the
     /// link of `connection`'s peer is gone (waited for up to `peerLinkPatience`; the peer was asked

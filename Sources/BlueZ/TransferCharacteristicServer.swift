@@ -12,6 +12,8 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
     private var current: GattLink?
     private var closed = false
     private var deviceGone: (@Sendable (String) async -> Void)?
+    /// Told of every device's link coming up (true) and going down (false).
+    private var linkObserver: (@Sendable (String, Bool) -> Void)?
     private var disconnects: Task<Void, Never>?
 
     init(notifier: GattNotifier, links: AcceptQueue<PeerConnection>) {
@@ -25,6 +27,11 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
         deviceGone = action
     }
 
+    /// Tells `observer` of every device under the adapter whose `Connected` changes.
+    func observeLinks(_ observer: @escaping @Sendable (String, Bool) -> Void) {
+        linkObserver = observer
+    }
+
     /// Ends the current link when its device reports `Connected` false (any device under `adapterPath`).
     func watchDisconnects(bus: DBusConnection, adapterPath: String) async throws(BlueZError) {
         let changes: AsyncStream<DBusPropertiesChanged>
@@ -35,8 +42,12 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
         }
         disconnects = Task { [weak self] in
             for await change in changes {
-                guard change.changed["Connected"]?.bool == false else { continue }
-                await self?.deviceDisconnected(change.path)
+                guard let connected = change.changed["Connected"]?.bool else { continue }
+                if connected {
+                    await self?.deviceConnected(change.path)
+                } else {
+                    await self?.deviceDisconnected(change.path)
+                }
             }
         }
     }
@@ -109,7 +120,11 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
                 if let mtu { current.updateMTU(mtu) }
                 return current
             }
-            await current.close()  // a different peer: the old link is over
+            // Another peer: the old link is over, unless its sender authenticated. GATT carries one
+            // sender at a time (bluetoothd sends a characteristic's notifications to every
+            // subscribed device), and a stranger must not end a transfer by calling.
+            if current.isAuthenticated { throw DBusErrorReply.inProgress("another sender is being served") }
+            await current.close()
         }
         let link = GattLink(device: device, mtu: mtu ?? 23, sendsNotifications: true)
         current = link
@@ -135,7 +150,12 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
         if let current { await current.close() }
     }
 
+    private func deviceConnected(_ path: String) {
+        linkObserver?(path, true)
+    }
+
     private func deviceDisconnected(_ path: String) async {
+        linkObserver?(path, false)
         await deviceGone?(path)
         guard let current, current.device == nil || current.device == path else { return }
         await current.close()

@@ -137,6 +137,10 @@ public struct DBusErrorReply: Error, Equatable, Sendable {
     public static func unknownProperty(_ message: String) -> DBusErrorReply {
         DBusErrorReply(name: "org.freedesktop.DBus.Error.UnknownProperty", message: message)
     }
+    /// BlueZ's "operation in progress" (bluetoothd answers the peer with ATT's "already in progress").
+    public static func inProgress(_ message: String) -> DBusErrorReply {
+        DBusErrorReply(name: "org.bluez.Error.InProgress", message: message)
+    }
     public static func failed(_ message: String) -> DBusErrorReply {
         DBusErrorReply(name: "org.freedesktop.DBus.Error.Failed", message: message)
     }

@@ -34,6 +34,7 @@ public final class ReceiverServer: Sendable {
         case linkUp(DeviceID)
         case linkDown(DeviceID)
         case channel(OpenedChannel)
+        case call(@Sendable () -> Void)
     }
 
     let admission: AdmissionConfiguration
@@ -57,23 +58,35 @@ public final class ReceiverServer: Sendable {
     /// A device's LE link went down (its channels end on their own as their transports close).
     public func linkDown(_ device: DeviceID) { _ = mailbox.post(.linkDown(device)) }
 
-    /// A transfer channel from `device`: its number, under which the server reports it. Nil when no
-    /// descriptor can be had for it (the caller closes the transport).
-    public func open(_ transport: any DatagramTransport, from device: DeviceID) async -> ChannelID? {
-        let id = ChannelID(channelNumbers.add(1, ordering: .relaxed).newValue)
+    /// A number for a channel about to be opened, never given before by this server.
+    public func newChannel() -> ChannelID { ChannelID(channelNumbers.add(1, ordering: .relaxed).newValue) }
+
+    /// Serves (if the policy admits it) the transfer channel `id` (from `newChannel()`) from
+    /// `device`, under which number the server reports it. False when no descriptor can be had
+    /// for it or the server is closed: nothing is reported of it, and the caller closes the transport.
+    public func open(_ transport: any DatagramTransport, as id: ChannelID, from device: DeviceID) async -> Bool {
         guard let wake = WakeSignal(), let doorbell = Doorbell(),
-              let port = await makePort(for: transport, wake: wake, doorbell: doorbell) else { return nil }
+              let port = await makePort(for: transport, wake: wake, doorbell: doorbell) else { return false }
         let channelAnswers = FirstContactAnswers()
         answers.withLock { $0[id] = channelAnswers }
         let opened = OpenedChannel(id: id, device: device, port: port, wake: wake, doorbell: doorbell, answers: channelAnswers)
         guard mailbox.post(.channel(opened)) else {
-            // Closed meanwhile: nobody will serve it.
             port.stop()
             forget(id)
-            return nil
+            return false
         }
-        return id
+        return true
     }
+
+    /// `open` with a new number: the number, or nil as `open` says false.
+    public func open(_ transport: any DatagramTransport, from device: DeviceID) async -> ChannelID? {
+        let id = newChannel()
+        return await open(transport, as: id, from: device) ? id : nil
+    }
+
+    /// Runs `body` on the server's thread at its next turn (where the sessions' state lives: a key
+    /// trusted after its connection ended, say). Dropped once the server is closed.
+    public func onServerThread(_ body: @escaping @Sendable () -> Void) { _ = mailbox.post(.call(body)) }
 
     /// First contact: the user's answer to `request`, asked on `channel`'s behalf. Dropped when the
     /// channel has ended.

@@ -52,6 +52,8 @@ final class ReceiverServerHost: PumpHost {
                 decide(.linkUp(device), now: now)
             case .linkDown(let device):
                 decide(.linkDown(device), now: now)
+            case .call(let body):
+                body()
             case .channel(let opened) where server.mailbox.isClosed:
                 // Closing: nothing new is served.
                 opened.port.stop()

@@ -48,10 +48,10 @@ func sigtermWritesNoControlCodesToAPipe() async throws {
 /// connection (`-v`) is the only word of it on standard error, and it must not say "link lost".
 @Test func theEndOfARefusedConnectionSaysWhy() {
     let why = "refused a sender whose key is not trusted [7458 2d52 ef37 bcfd]"
-    #expect(ReceiveOperation.connectionEndedNote(.linkLost, refusal: why) == "connection ended: " + why)
-    #expect(ReceiveOperation.connectionEndedNote(.finished, refusal: why) == "connection ended: " + why)
-    #expect(ReceiveOperation.connectionEndedNote(.linkLost, refusal: nil) == "connection ended: link lost")
-    #expect(ReceiveOperation.connectionEndedNote(.finished, refusal: nil) == nil)
+    #expect(ReceiveReport.connectionEndedNote(.linkLost, refusal: why) == "connection ended: " + why)
+    #expect(ReceiveReport.connectionEndedNote(.finished, refusal: why) == "connection ended: " + why)
+    #expect(ReceiveReport.connectionEndedNote(.linkLost, refusal: nil) == "connection ended: link lost")
+    #expect(ReceiveReport.connectionEndedNote(.finished, refusal: nil) == nil)
 }
 
 @Test func anEmptyBatchIsNotCalledAnEmptyDataMessage() {

@@ -78,8 +78,8 @@ func twoSendersAreServedAtOnceOnOnePump() async throws {
     #expect(await bench.wait { channels.allSatisfy { bench.ended($0) != nil } })
     server.close()
     await running.value
-    #expect(bench.store.value.committed["a"] == data[0])
-    #expect(bench.store.value.committed["b"] == data[1])
+    #expect(bench.store.value.committed["a"].map { $0 == data[0] } == true)
+    #expect(bench.store.value.committed["b"].map { $0 == data[1] } == true)
     for channel in channels {
         #expect(bench.admissions.contains(.admit(channel)))
         let ended = try #require(bench.ended(channel))
@@ -93,7 +93,8 @@ func twoSendersAreServedAtOnceOnOnePump() async throws {
 @Test(.timeLimit(.minutes(2)))
 func aSilentChannelIsCutOffWhileATrustedSenderIsServed() async throws {
     let bench = ServerBench()
-    let admission = AdmissionConfiguration(handshakeTimeout: .milliseconds(400))
+    // Long enough for the trusted sender's handshake on a loaded machine (`swift test --parallel`).
+    let admission = AdmissionConfiguration(handshakeTimeout: .seconds(3))
     let server = try #require(ReceiverServer(admission: admission, clock: MonotonicClock()))
     let running = bench.run(server)
     let silent = MemoryTransportPair(), trusted = MemoryTransportPair()
@@ -106,7 +107,7 @@ func aSilentChannelIsCutOffWhileATrustedSenderIsServed() async throws {
     #expect(bench.admissions.contains(.close(silentChannel, .handshakeTimeout)))
     #expect(bench.ended(silentChannel)?.1 == false)
     #expect(bench.ended(trustedChannel)?.1 == true)
-    #expect(bench.store.value.committed["f"] == bytes(20_000, seed: 9))
+    #expect(bench.store.value.committed["f"].map { $0 == bytes(20_000, seed: 9) } == true)
     // The stranger's device is backed off: its next channel is refused at once.
     let again = MemoryTransportPair()
     let refused = try #require(await server.open(again.second, from: DeviceID("stranger")))
@@ -151,7 +152,7 @@ func strangersPreemptEachOtherButNeverAnAuthenticatedSender() async throws {
         strangers.append((pair, try #require(await server.open(pair.second, from: DeviceID("stranger\(index)")))))
     }
     #expect(try await sending.value == .finished)
-    #expect(bench.store.value.committed["big"] == data)
+    #expect(bench.store.value.committed["big"].map { $0 == data } == true)
     #expect(await bench.wait { strangers.dropLast().allSatisfy { bench.ended($0.1) != nil } })
     for (_, channel) in strangers.dropLast() { #expect(bench.admissions.contains(.close(channel, .preempted))) }
     #expect(!bench.admissions.contains { if case .close(trustedChannel, _) = $0 { true } else { false } })
@@ -182,7 +183,7 @@ func aCutLinkEndsOnlyItsOwnChannel() async throws {
     _ = try? await doomedRun.value
     #expect(try await fineRun.value == .finished)
     #expect(await bench.wait { bench.ended(cutChannel) != nil && bench.ended(wholeChannel) != nil })
-    #expect(bench.store.value.committed["whole"] == data)
+    #expect(bench.store.value.committed["whole"].map { $0 == data } == true)
     #expect(bench.store.value.committed["cut"] == nil)
     #expect((try? bench.ended(cutChannel)?.0.get()) == .linkLost)
     server.close()

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Admission
 import ArgumentParser
 import Keys
 import Storage
@@ -89,12 +90,18 @@ struct Receive: AsyncParsableCommand {
         discussion: "Needs a terminal on standard input and standard error."))
     var ask = false
 
+    @Option(name: .customLong("max-links"), help: ArgumentHelp(
+        "How many senders are served at once (at least 2: one place is kept for senders that prove a trusted key).",
+        valueName: "n"))
+    var maxLinks: Int = AdmissionConfiguration.defaultMaxLinks
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         if ask && (isatty(0) != 1 || isatty(2) != 1) {
             throw ValidationError("--ask asks on the terminal: standard input and standard error must be a terminal")
         }
+        if maxLinks < 2 || maxLinks > 16 { throw ValidationError("--max-links takes 2 to 16") }
         if stdout && output.json { throw ValidationError("--stdout and --json both want standard output; pick one") }
         if stdout && out != "." { throw ValidationError("--stdout and --out exclude each other") }
     }
@@ -127,11 +134,13 @@ struct Receive: AsyncParsableCommand {
                 if stale > 0 { reporter.logger.notice("removed \(stale) partial file(s) left by an earlier run") }
                 store = directory
             }
-            let operation = ReceiveOperation(
+            var operation = ReceiveOperation(
                 identity: identity, trust: trusted, store: store, outDirectory: stdout ? nil : out,
                 adapter: adapter, l2cap: !noL2CAP, once: once || stdout, privateDiscovery: privateDiscovery,
                 allowPublicAddress: allowPublicAddress,
                 askingInto: ask ? trust : nil, reporter: reporter)
+            // --stdout takes one file: one sender at a time, as before.
+            operation.maxLinks = stdout ? 2 : maxLinks
             try await operation.run()
         }
     }
