@@ -32,7 +32,7 @@ public enum AdmissionRefusal: Hashable, Sendable {
     /// No slot can be had now; `retryAfter` is the earliest instant a slot may come free (a
     /// handshake's deadline, a question's, or when an authenticated session could yield).
     case busy(retryAfter: Instant)
-    /// The device has an unauthenticated channel already (rule 4).
+    /// The device has a channel whose sender a person is being asked about (rule 4).
     case alreadyHandshaking
 
     /// A stable name for logs and tests.
@@ -52,6 +52,9 @@ public enum ChannelCloseReason: String, Hashable, Sendable {
     /// A newer channel took its place while every place was taken (rule 5); never an
     /// authenticated channel.
     case preempted
+    /// Its device opened a newer channel while this one was still handshaking (rule 4): the
+    /// sender reconnected.
+    case replaced
     /// An authenticated session made no progress for `stallTimeout` while another sender waited
     /// (rule 8).
     case stalled

@@ -21,10 +21,18 @@ extension AdmissionPolicy {
         if let until = backoff.backoffEnd(for: device, now: now) {
             return [.refuse(id, .backoff(until: until))]
         }
-        if channels.hasUnauthenticated(from: device) {
-            return [.refuse(id, .alreadyHandshaking)]
-        }
         var actions: [AdmissionAction] = []
+        var deadline = handshakeStart.advanced(by: configuration.handshakeTimeout)
+        if let older = channels.unauthenticated(from: device) {
+            // Rule 4: one handshake per device. A sender that reconnects (a new L2CAP channel
+            // after its GATT attempt, a restarted program) replaces its own older handshake; its
+            // deadline still counts from the link, so replacing buys no time. A channel whose
+            // sender a person is being asked about stays.
+            guard older.isPreemptable else { return [.refuse(id, .alreadyHandshaking)] }
+            if case .handshaking(let olderDeadline) = older.phase { deadline = min(deadline, olderDeadline) }
+            actions.append(.close(older.id, .replaced))
+            forget(older, now: now)
+        }
         switch placement(now: now) {
         case .free:
             break
@@ -40,7 +48,6 @@ extension AdmissionPolicy {
             if channels.count >= configuration.maxLinks { lastBusyRefusal = now }
             return [.refuse(id, .busy(retryAfter: retryAfter(now: now)))]
         }
-        let deadline = handshakeStart.advanced(by: configuration.handshakeTimeout)
         channels.append(AdmittedChannel(id: id, device: device, phase: .handshaking(deadline: deadline)))
         links.occupied(device)
         return actions + [.admit(id)]

@@ -16,8 +16,10 @@ import Pipeline
 ///    when its link or the channel appeared, whichever was first, not from when it was served;
 ///    otherwise it is closed (`handshakeTimeout`) and its device gets backoff. On a link that
 ///    held a channel before, the link counts as appearing when it last stood bare.
-/// 4. **Unauthenticated channels.** At most one per device (a second is refused,
-///    `alreadyHandshaking`) and at most `maxUnauthenticated` in all.
+/// 4. **Unauthenticated channels.** At most one per device and at most `maxUnauthenticated` in
+///    all. A device's newer channel replaces its older one (`replaced`: a sender that reconnected,
+///    whose deadline still counts from its link), unless a person is being asked about the older
+///    one (then the newer is refused, `alreadyHandshaking`).
 /// 5. **Pre-emption.** A new channel that finds every slot taken, or the unauthenticated places
 ///    full, pre-empts the oldest handshaking channel (`preempted`), never an authenticated one,
 ///    nor one whose sender a person is being asked about. If there is none to pre-empt, it is

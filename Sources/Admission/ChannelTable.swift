@@ -16,8 +16,9 @@ struct ChannelTable: Sendable {
     /// The channel whose person is being asked, if any (there is at most one).
     var prompting: AdmittedChannel? { channels.first { $0.isPrompting } }
 
-    func hasUnauthenticated(from device: DeviceID) -> Bool {
-        channels.contains { $0.device == device && !$0.isAuthenticated }
+    /// Rule 4: the device's channel that has not authenticated, if any (at most one).
+    func unauthenticated(from device: DeviceID) -> AdmittedChannel? {
+        channels.first { $0.device == device && !$0.isAuthenticated }
     }
 
     func hasChannels(from device: DeviceID) -> Bool {

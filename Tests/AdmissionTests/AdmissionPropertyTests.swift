@@ -21,7 +21,7 @@ struct AdmissionPropertyTests {
         var seen: [String: Int] = [:]
         for seed in Self.seeds { seen.merge(Self.run(seed: seed), uniquingKeysWith: +) }
         let expected = ["admit", "refuse.backoff", "refuse.busy", "refuse.alreadyHandshaking", "close.handshakeTimeout",
-                        "close.preempted", "close.stalled", "close.supersededBySameKey", "close.promptTimeout",
+                        "close.preempted", "close.replaced", "close.stalled", "close.supersededBySameKey", "close.promptTimeout",
                         "disconnect.bareLink", "advertise", "showPrompt", "promptBusy", "reregister", "reregisterDeferred"]
         for kind in expected { #expect(seen[kind, default: 0] > 0, Comment(rawValue: "never: \(kind); seen \(seen)")) }
     }

@@ -28,11 +28,13 @@ extension AdmissionScript {
             .on(2, closed(3, .lost)),
             .deadline(nil),
         ]),
-        AdmissionScript("a second unauthenticated channel from one device is refused; once the first authenticated, another is admitted", rules: [4], [
+        AdmissionScript("a second unauthenticated channel from one device replaces the first, with the link's deadline; once one authenticated, another is admitted beside it", rules: [4], [
             .on(0, .linkUp(devA)),
             .on(1, open(1, devA), [.admit(ch(1))]),
-            .on(2, open(2, devA), [.refuse(ch(2), .alreadyHandshaking)]),
-            .on(3, auth(1, alice)),
+            .on(2, open(2, devA), [.close(ch(1), .replaced), .admit(ch(2))]),
+            .status(ch(1), nil), .status(ch(2), .handshaking),
+            .deadline(10),
+            .on(3, auth(2, alice)),
             .on(4, open(3, devA), [.admit(ch(3))]),
             .deadline(14),
         ]),
@@ -67,6 +69,13 @@ extension AdmissionScript {
             .deadline(10),  // devD's link, bare since its refused channel
             .timers(10, [.disconnect(devD, .bareLink)]),
             .deadline(16),  // channel 1 would stall, and a sender waits
+        ]),
+        AdmissionScript("a device's new channel does not replace one whose sender a person is asked about: it is refused",
+                        rules: [4, 11], [
+            .on(0, open(1, devA), [.admit(ch(1))]),
+            .on(1, .promptRequested(ch(1)), [.showPrompt(ch(1))]),
+            .on(2, open(2, devA), [.refuse(ch(2), .alreadyHandshaking)]),
+            .status(ch(1), .prompting),
         ]),
         AdmissionScript("a channel whose sender a person is asked about is not pre-empted",
                         rules: [5, 6, 11], configuration: .init(maxLinks: 2), [

@@ -14,12 +14,14 @@ It connects to blerecv's transfer service like a real sender, then misbehaves (-
   subscribe-only: subscribes to notifications (AcquireNotify, as --notify) and never acquires the
       write socket or writes (what issue 20's review did with bleak: the receiver then re-registered
       its GATT application under the live subscription and bluetoothd 5.66 went away).
+  bare: connects (services resolved, as a phone's BLE scanner app does on "connect") and touches
+      nothing of the transfer service: a bare LE link, which opens no transfer channel at all.
 
 In every mode it then holds the BLE link until the receiver drops it, --hold seconds pass, or
 SIGTERM arrives (then it closes its sockets and disconnects).
 
     hostile-central.py [--adapter hci1] [--peer 00:AA:01:00:00:00] [--hold 60] [--notify]
-                       [--mode half-handshake|empty-write|hold-write|subscribe-only]
+                       [--mode half-handshake|empty-write|hold-write|subscribe-only|bare]
 
 --notify also subscribes to notifications (AcquireNotify), like an honest sender would.
 
@@ -123,7 +125,7 @@ def main():
     ap.add_argument("--peer", default="00:AA:01:00:00:00")
     ap.add_argument("--hold", type=float, default=60.0)
     ap.add_argument("--notify", action="store_true")
-    ap.add_argument("--mode", choices=["half-handshake", "empty-write", "hold-write", "subscribe-only"],
+    ap.add_argument("--mode", choices=["half-handshake", "empty-write", "hold-write", "subscribe-only", "bare"],
                     default="half-handshake")
     args = ap.parse_args()
     stopped = []
@@ -176,10 +178,15 @@ def main():
     say("connected", device=dpath, characteristic=chars[0])
 
     held = []
-    if args.notify or args.mode == "subscribe-only":
+    if args.mode == "bare":
+        say("acquired", mtu=0)
+        wrote = []
+    elif args.notify or args.mode == "subscribe-only":
         nfd, mtu = char.AcquireNotify({})
         held.append(socket.socket(fileno=nfd.take()))
-    if args.mode == "subscribe-only":
+    if args.mode == "bare":
+        pass
+    elif args.mode == "subscribe-only":
         say("acquired", mtu=int(mtu))
         wrote = []
     elif args.mode == "empty-write":

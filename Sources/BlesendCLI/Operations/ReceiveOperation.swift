@@ -137,7 +137,7 @@ struct ReceiveOperation {
             case .admit(let channel):
                 _ = report.opened(channel, device: channels.device(of: channel))
             case .refuse(let channel, _):
-                chores.yield(.end(channel, disconnect: true, error: nil))
+                chores.yield(.end(channel, disconnect: true, handshakeTimedOut: false))
             case .disconnect(let device, _):
                 chores.yield(.disconnect(device.rawValue))
             case .advertise(let on):
@@ -150,7 +150,9 @@ struct ReceiveOperation {
                 if let request = report.channels[channel]?.request.take() {
                     reporter.say("blerecv: declined an unknown sender [\(request.fingerprint)] without asking: another first contact is being asked about")
                 }
-            case .close, .reregister, .reregisterDeferred:
+            case .close(let channel, let why):
+                report.channels[channel]?.closedBy = why
+            case .reregister, .reregisterDeferred:
                 break
             }
         case .session(let channel, let event):
@@ -159,17 +161,21 @@ struct ReceiveOperation {
             if case .authenticated = event { channels.authenticated(channel) }
         case .ended(let channel, let result, let authenticated):
             let state = report.closed(channel)
+            var handshakeTimedOut = state?.closedBy == .handshakeTimeout
+            var failed = false
             switch result {
-            case .success(let ending):
+            case .success(let ending) where state?.closedBy == nil:
                 if let note = ReceiveReport.connectionEndedNote(ending, refusal: state?.refusal) { reporter.logger.info("\(note)") }
-                // A refused peer must not keep the BLE link once the refusal is delivered.
-                chores.yield(.end(channel, disconnect: !authenticated, error: nil))
+            case .success:
+                reporter.logger.notice("connection ended: \(state?.closedBy?.rawValue ?? "closed")")
             case .failure(let error):
                 reporter.logger.notice("connection ended: \(error)")
-                // A peer that failed the handshake, fell silent or broke the protocol must not keep
-                // the BLE link (closing our sockets alone leaves it connected).
-                chores.yield(.end(channel, disconnect: true, error: error))
+                handshakeTimedOut = handshakeTimedOut || error == .handshakeTimeout
+                failed = true
             }
+            // A sender that was refused, failed the handshake, fell silent or broke the protocol
+            // must not keep the BLE link (closing our sockets alone leaves it connected).
+            chores.yield(.end(channel, disconnect: !authenticated || failed, handshakeTimedOut: handshakeTimedOut))
             if let prompt = channels.takePrompt(channel) {
                 chores.yield(.settle(prompt, gate: { outcome in
                     server.onServerThread {

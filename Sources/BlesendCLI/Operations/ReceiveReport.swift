@@ -21,6 +21,8 @@ final class ReceiveReport: @unchecked Sendable {
         var sessionEnded = false
         /// First contact: the request its session asked about, until the user is asked.
         var request: ApprovalRequest?
+        /// Why the admission policy closed it, if it did.
+        var closedBy: ChannelCloseReason?
 
         init(device: String?) { self.device = device }
     }

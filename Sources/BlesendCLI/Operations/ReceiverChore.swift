@@ -10,8 +10,9 @@ import Synchronization
 /// wait for).
 enum ReceiverChore: Sendable {
     /// The channel is over: close its transport, and end its device's link when `disconnect`
-    /// (a refused or failed sender must not keep it). `error`: how its session failed, if it did.
-    case end(ChannelID, disconnect: Bool, error: SessionError?)
+    /// (a refused or failed sender must not keep it) and the device holds no other channel. `handshakeTimedOut`: its sender never
+    /// authenticated in time (over GATT, perhaps because bluetoothd stopped handing writes over).
+    case end(ChannelID, disconnect: Bool, handshakeTimedOut: Bool)
     /// End a device's link that opened no transfer channel in time.
     case disconnect(String)
     case advertise(Bool)
@@ -20,11 +21,11 @@ enum ReceiverChore: Sendable {
 
     func carryOut(peripheral: GattPeripheral, channels: OpenChannels, reporter: Reporter, adapter: String?) async {
         switch self {
-        case .end(let channel, let disconnect, let error):
+        case .end(let channel, let disconnect, let handshakeTimedOut):
             guard let link = channels.end(channel) else { return }
             await link.close()
-            if disconnect { await peripheral.disconnectPeer(of: link) }
-            if error == .handshakeTimeout, let gatt = link.gattLink, !gatt.receivedWrites {
+            if disconnect, !channels.holds(device: link.device) { await peripheral.disconnectPeer(of: link) }
+            if handshakeTimedOut, let gatt = link.gattLink, !gatt.receivedWrites {
                 await Self.registerAgain(after: link, peripheral: peripheral, reporter: reporter, adapter: adapter)
             }
         case .disconnect(let device):
@@ -81,6 +82,12 @@ final class OpenChannels: Sendable {
     func end(_ channel: ChannelID) -> PeerConnection? { state.withLock { $0.links.removeValue(forKey: channel) } }
 
     func device(of channel: ChannelID) -> String? { state.withLock { $0.links[channel]?.device } }
+
+    /// Whether a channel of `device` is kept (nil: unknown device, taken as yes).
+    func holds(device: String?) -> Bool {
+        guard let device else { return true }
+        return state.withLock { $0.links.values.contains { $0.device == device } }
+    }
 
     /// Its sender authenticated: over GATT, another device's call no longer ends the link.
     func authenticated(_ channel: ChannelID) { state.withLock { $0.links[channel] }?.gattLink?.markAuthenticated() }
