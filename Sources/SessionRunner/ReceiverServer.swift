@@ -41,6 +41,7 @@ public final class ReceiverServer: Sendable {
     let clock: any EndpointClock
     let mailbox: Mailbox<Input>
     private let channelNumbers = Atomic<UInt64>(0)
+    private let cutting = Atomic<Bool>(false)
     /// Each channel's first-contact answers, from `open` until its connection ends.
     private let answers = Mutex<[ChannelID: FirstContactAnswers]>([:])
 
@@ -97,6 +98,16 @@ public final class ReceiverServer: Sendable {
     /// Stops taking channels; `run` returns once every connection has ended (close their
     /// transports to hurry that).
     public func close() { mailbox.close() }
+
+    /// Stops taking channels and ends every connection now (as lost links; partials wait for
+    /// their senders); `run` returns at once.
+    public func shutDown() {
+        cutting.store(true, ordering: .sequentiallyConsistent)
+        mailbox.close()
+    }
+
+    /// `shutDown` was called.
+    var isCutting: Bool { cutting.load(ordering: .sequentiallyConsistent) }
 
     /// Drives every channel until `close()` and the end of the last connection. `makeSession`
     /// gives each admitted channel its session (sessions that share one receiver's state); it and

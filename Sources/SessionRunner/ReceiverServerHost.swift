@@ -65,6 +65,9 @@ final class ReceiverServerHost: PumpHost {
                 deciding[opened.id] = nil
             }
         }
+        if server.isCutting {
+            for entry in served.values { entry.connection.wake.raise(.cancelled) }
+        }
         defer { started.removeAll() }
         return started
     }

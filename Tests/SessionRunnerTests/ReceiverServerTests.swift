@@ -189,3 +189,19 @@ func aCutLinkEndsOnlyItsOwnChannel() async throws {
     server.close()
     await running.value
 }
+
+/// `shutDown` ends every connection at once (as lost links) and `run` returns, where `close`
+/// would wait for them.
+@Test(.timeLimit(.minutes(1)))
+func shutDownEndsEveryConnectionNow() async throws {
+    let bench = ServerBench()
+    let server = try #require(ReceiverServer(clock: MonotonicClock()))
+    let running = bench.run(server)
+    let silent = MemoryTransportPair()
+    let channel = try #require(await server.open(silent.second, from: DeviceID("a")))
+    #expect(await bench.wait { bench.admissions.contains(.admit(channel)) })
+    server.shutDown()
+    await running.value
+    #expect((try? bench.ended(channel)?.0.get()) == .linkLost)
+    await silent.first.close()
+}

@@ -20,6 +20,13 @@ struct Receive: AsyncParsableCommand {
         marked them executable). An output folder other users may write is refused (exit 71), and \
         so is a trust directory or .pub file anyone but its owner may write (exit 65).
 
+        Several senders are served at once (--max-links, default 3; one place is always kept \
+        for a sender that proves a trusted key): over L2CAP channels, and one of them over GATT. \
+        A device that connects and opens no transfer channel within 5 s is disconnected; a \
+        sender has 10 s from connecting to prove its key; a device that fails or stays silent is \
+        refused for 2 s, then 4, 8 ... up to a minute; a stranger never displaces a sender that \
+        proved its key. With -v each of these decisions is logged.
+
         Private discovery (--private-discovery): the advertisement carries, instead of the \
         service UUID, a few bytes from which each trusted sender, and nobody else, recognises \
         this receiver without connecting; they change at every new advertisement. Senders with \

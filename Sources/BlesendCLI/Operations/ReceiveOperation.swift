@@ -190,7 +190,7 @@ struct ReceiveOperation {
             }
             if once, state?.sessionEnded == true {
                 report.onceDone = true
-                server.close()
+                server.shutDown()
             }
         }
     }
