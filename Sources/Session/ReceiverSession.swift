@@ -1,5 +1,4 @@
 import Framing
-import Handshake
 import Keys
 import Pipeline
 import Sodium
