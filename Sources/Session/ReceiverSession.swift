@@ -1,5 +1,4 @@
 import Framing
-import Handshake
 import Keys
 import Pipeline
 import Sodium
@@ -11,9 +10,17 @@ import Transfer
 ///     ResponderChannel        (Noise IK, then records)
 ///     LinkLayer               (framing and ARQ; datagrams)
 ///
-/// serving one connection at a time. It lives as long as the receiver runs: the trust store, the
-/// handshake replay guard and partial transfers (for resume) carry over from one connection to
-/// the next.
+/// serving one connection at a time. What outlives a connection (the trust store, the handshake
+/// replay guard, partial transfers for resume, open folders, completed transfers) is its shared
+/// state, which carries over from one connection to the next.
+///
+/// A receiver that serves several connections at once makes one session per connection with
+/// `sharingState()`: those sessions use one shared state at the same time. A sender approved or
+/// trusted on one is trusted on the next handshake of any; a message 1 accepted on one is a replay
+/// on all; a partial file a live connection is receiving is never expired, evicted or abandoned by
+/// another. The shared state is confined to one thread (the pump's): drive every session that
+/// shares it from that thread. A copy of a session shares it too, and also counts as the same
+/// connection: make another connection's session with `sharingState()`, not by copying.
 public struct ReceiverSession {
     public enum Event: Equatable, Sendable {
         /// A trusted sender completed the handshake.
@@ -30,13 +37,16 @@ public struct ReceiverSession {
     typealias Stack = LayerStack<LayerStack<ReceivingTransferLayer, ResponderChannel>, LinkLayer>
 
     private let identity: Identity
-    private var trust: TrustStore
+    /// What outlives a connection, shared with the sessions made by `sharingState()`.
+    private let shared: ReceiverSharedState
     private let configuration: SessionConfiguration
     private let asksAboutStrangers: Bool
+    private let decompresses: Bool
     /// The current connection's layers (nil between connections).
     private var stack: Stack?
-    /// Between connections: what outlives them.
-    private var parked: (transfer: TransferReceiver, replayGuard: HandshakeReplayGuard)?
+    /// Between connections: this session's transfer receiver (its connection state is reset at
+    /// each `begin`; what outlives connections is in the shared ledger).
+    private var parked: TransferReceiver?
     private var events: [Event] = []
 
     /// Extensions granted to a sender that asks (docs/protocol.md §8): `pipelining` always,
@@ -46,16 +56,38 @@ public struct ReceiverSession {
     public init(identity: Identity, trust: TrustStore, store: any FileStore,
                 configuration: SessionConfiguration = .init(), maxFileSize: UInt64 = 1 << 40, decompresses: Bool = true,
                 asksAboutStrangers: Bool = false) {
+        let ledger = ReceiverLedger(store: store, makeHasher: { FileHasher() }, maxFileSize: maxFileSize,
+                                    partialLifetime: configuration.partialLifetime, trees: store as? any TreeStore)
+        self.init(identity: identity, shared: ReceiverSharedState(trust: trust, ledger: ledger), configuration: configuration,
+                  decompresses: decompresses, asksAboutStrangers: asksAboutStrangers)
+    }
+
+    private init(identity: Identity, shared: ReceiverSharedState, configuration: SessionConfiguration, decompresses: Bool,
+                 asksAboutStrangers: Bool) {
         self.identity = identity
-        self.trust = trust
+        self.shared = shared
         self.configuration = configuration
+        self.decompresses = decompresses
         self.asksAboutStrangers = asksAboutStrangers
-        let transfer = TransferReceiver(store: store, makeHasher: { FileHasher() }, maxFileSize: maxFileSize,
-                                        decompressor: decompresses ? ZstdChunkDecompressor() : nil, trees: store as? any TreeStore,
+        // Each connection's receiver has its own decompressor: it keeps that connection's chunk history.
+        let transfer = TransferReceiver(ledger: shared.ledger, decompressor: decompresses ? ZstdChunkDecompressor() : nil,
                                         firstContact: asksAboutStrangers)
         self.extensions = transfer.grantable
-        self.parked = (transfer, HandshakeReplayGuard())
+        self.parked = transfer
     }
+
+    /// A new session, not connected, for another connection served at the same time as this
+    /// one's: same identity, configuration and extensions, and the same shared state (trust,
+    /// replay guard, partial transfers, folders, completed transfers). A server makes one per
+    /// connection and drives them all from one thread.
+    public func sharingState() -> ReceiverSession {
+        ReceiverSession(identity: identity, shared: shared, configuration: configuration, decompresses: decompresses,
+                        asksAboutStrangers: asksAboutStrangers)
+    }
+
+    /// Whether `other` uses the same shared state as this session (it was made by `sharingState()`
+    /// from this one, or this one from it, or both from a third).
+    public func sharesState(with other: ReceiverSession) -> Bool { shared === other.shared }
 
     /// The extensions this receiver grants: what to publish in its extensions characteristic.
     public let extensions: TransferExtensions
@@ -65,13 +97,13 @@ public struct ReceiverSession {
             events += stack?.withLayer(ResponderChannel.self) { $0.takeEvents() } ?? []
             events += stack?.withLayer(ReceivingTransferLayer.self) { $0.transfer.takeEvents() }?.map(Event.transfer) ?? []
         } else {
-            events += parked?.transfer.takeEvents().map(Event.transfer) ?? []
+            events += parked?.takeEvents().map(Event.transfer) ?? []
         }
         defer { events.removeAll() }
         return events
     }
 
-    private var transfer: TransferReceiver? { stack?.layer(ReceivingTransferLayer.self)?.transfer ?? parked?.transfer }
+    private var transfer: TransferReceiver? { stack?.layer(ReceivingTransferLayer.self)?.transfer ?? parked }
     private var channel: ResponderChannel? { stack?.layer(ResponderChannel.self) }
     private var link: ReliableLink? { stack?.layer(LinkLayer.self)?.link }
 
@@ -81,7 +113,9 @@ public struct ReceiverSession {
     public var linkStatistics: LinkStatistics? { link?.statistics }
     /// Bytes from the peer the current link holds (see `ReliableLink.bufferedInboundBytes`).
     public var linkBufferedInboundBytes: Int? { link?.bufferedInboundBytes }
-    public var partialTransfers: Int { transfer?.partialCount ?? 0 }
+    /// Partial transfers kept in the shared state: waiting for their senders, or being received
+    /// by this or any other connection sharing it.
+    public var partialTransfers: Int { shared.ledger.partialCount }
 
     /// Whether the current connection is finished (goodbye exchanged and delivered, or a refusal
     /// sent): the driver should disconnect.
@@ -96,14 +130,13 @@ public struct ReceiverSession {
     public mutating func accept(maxDatagramSize: Int, peerMaxDatagramSize: Int? = nil, now: Instant, wallClock: UInt64,
                                 ephemeral: SecureBytes? = nil) throws(SessionError) {
         if isConnected { linkLost(now: now) }
-        guard let (transfer, replayGuard) = parked.take() else { return }
+        guard let transfer = parked.take() else { return }
         let channel: ResponderChannel
         do {
-            channel = try ResponderChannel(identity: identity, trust: trust, replayGuard: replayGuard, wallClock: wallClock,
-                                           ephemeral: ephemeral, now: now, configuration: configuration,
-                                           asksAboutStrangers: asksAboutStrangers)
+            channel = try ResponderChannel(identity: identity, shared: shared, wallClock: wallClock, ephemeral: ephemeral, now: now,
+                                           configuration: configuration, asksAboutStrangers: asksAboutStrangers)
         } catch {
-            parked = (transfer, replayGuard)
+            parked = transfer
             throw error
         }
         let link = LinkLayer(configuration: configuration, maxDatagramSize: maxDatagramSize,
@@ -111,7 +144,9 @@ public struct ReceiverSession {
         stack = ReceivingTransferLayer(transfer: transfer).stacked(on: channel).stacked(on: link)
     }
 
-    /// The connection ended (for whatever reason). Partial files wait for the sender to resume.
+    /// The connection ended (for whatever reason). Partial files wait for the sender to resume;
+    /// those whose senders have been away longer than their lifetime are removed, but never one
+    /// that another connection sharing this state is receiving.
     public mutating func linkLost(now: Instant) {
         guard var stack = stack.take() else { return }
         events += stack.withLayer(ResponderChannel.self) { $0.takeEvents() } ?? []
@@ -120,15 +155,15 @@ public struct ReceiverSession {
             layer.transfer.expirePartials(now: now)
         }
         _ = stack.drainSignals()
-        guard let transfer = stack.layer(ReceivingTransferLayer.self)?.transfer,
-              let replayGuard = stack.layer(ResponderChannel.self)?.replayGuard else { return }
-        parked = (transfer, replayGuard)
+        parked = stack.layer(ReceivingTransferLayer.self)?.transfer
     }
 
-    /// Shutting down: partial files are removed.
+    /// Shutting down: partial files and open folders are removed, those of every session sharing
+    /// this one's state too (the receiver is stopping: call it on any one of them, after or
+    /// instead of their `linkLost`; what a still-connected one then receives of them is ignored).
     public mutating func shutdown() {
         linkLost(now: .zero)
-        parked?.transfer.discardAll()
+        shared.ledger.discardAll()
     }
 
     public mutating func setMaxDatagramSize(_ size: Int, peer: Int? = nil) {
@@ -170,11 +205,11 @@ public struct ReceiverSession {
         return try body(&stack)
     }
 
-    /// Trusts `peer` from the next connection on: a key the driver added to the trust directory
-    /// when no connection could take the answer any more (the link went while the user typed).
+    /// Trusts `peer` from the next handshake on, on this and every session sharing its state: a
+    /// key the driver added to the trust directory when no connection could take the answer any
+    /// more (the link went while the user typed).
     public mutating func trust(_ peer: TrustStore.Peer) {
-        guard trust.name(for: peer.key.bytes) == nil else { return }
-        trust.insert(peer)
+        shared.trust(peer)
     }
 
     /// Whether the user is being asked about the sender of the current connection.
@@ -182,7 +217,8 @@ public struct ReceiverSession {
 
     /// First contact: the user accepted the unknown sender of the current connection under
     /// `name` (the driver has written its key to the trust directory). It is trusted from now on,
-    /// here and on later connections, and its offer is answered. Returns false if nobody waits.
+    /// here and on later handshakes of every session sharing this one's state, and its offer is
+    /// answered. Returns false if nobody waits.
     @discardableResult
     public mutating func approve(name: String, now: Instant) throws(SessionError) -> Bool {
         guard isAwaitingApproval else { return false }
@@ -193,9 +229,8 @@ public struct ReceiverSession {
             try stack.passDown(now: now)
             return peer
         } ?? nil
-        guard let peer else { return false }
-        trust.insert(peer)
-        return true
+        // The channel's judge has trusted it in the shared state already.
+        return peer != nil
     }
 
     /// First contact: the user said no (or the driver's prompt gave up). The sender's offer is

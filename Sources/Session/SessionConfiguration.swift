@@ -15,14 +15,18 @@ public struct SessionConfiguration: Sendable {
     /// an unknown sender. The sender waits `approvalTimeout + approvalMargin`, and while the answer
     /// is pending neither side's idle timeout drops the link before that.
     public var approvalTimeout: Duration
+    /// A receiver keeps an interrupted file (or folder) this long after its last activity for its
+    /// sender to resume; never removes one a live connection is receiving, however old.
+    public var partialLifetime: Duration
 
     /// What the sender waits for the receiver's answer beyond `approvalTimeout` (the answer's trip).
     public static let approvalMargin = Duration.seconds(10)
 
     public init(link: LinkConfiguration = .init(), handshakeTimeout: Duration = .seconds(10),
                 rekeyAfterRecords: UInt64 = 65_536, idleTimeout: Duration = .seconds(30),
-                approvalTimeout: Duration = .seconds(120)) {
+                approvalTimeout: Duration = .seconds(120), partialLifetime: Duration = .seconds(600)) {
         self.approvalTimeout = approvalTimeout
+        self.partialLifetime = partialLifetime
         self.link = link
         self.handshakeTimeout = handshakeTimeout
         self.rekeyAfterRecords = rekeyAfterRecords

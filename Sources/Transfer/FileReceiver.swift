@@ -1,9 +1,13 @@
 import Pipeline
 
-/// The receiver's files, one at a time from its offer (or `entry`) to its commit: writes the data
-/// through the `FileStore` (or the folder it belongs to), checks the whole-file hash, and commits
-/// only then. Files whose links dropped wait in `PartialTransfers` for their sender to resume;
-/// completed ones are remembered, so a sender that missed its `confirm` gets it again.
+/// One connection's files, one at a time from its offer (or `entry`) to its commit: writes the
+/// data through the `FileStore` (or the folder it belongs to), checks the whole-file hash, and
+/// commits only then. Files whose links dropped wait in the ledger's `PartialTransfers` for their
+/// sender to resume; completed ones are remembered there, so a sender that missed its `confirm`
+/// gets it again, on whichever connection it comes back.
+///
+/// Its own are the phase and the chunk history; the tables are the `ReceiverLedger`'s, shared with
+/// the receiver's other connections. It touches only the partial it holds (`holder`).
 struct FileReceiver {
     typealias Key = PartialTransfers.Key
     typealias Event = TransferReceiver.Event
@@ -33,24 +37,19 @@ struct FileReceiver {
         }
     }
 
-    private let store: any FileStore
-    private let makeHasher: () -> any ContentHasher
-    private let maxFileSize: UInt64
+    let ledger: ReceiverLedger
+    /// This connection, as the ledger knows it.
+    let holder: LedgerHolder
     private var chunks: ChunkDecoder
-    private var partials: PartialTransfers
-    private var completed = CompletedTransfers()
     private(set) var phase = Phase.idle
 
-    init(store: any FileStore, makeHasher: @escaping () -> any ContentHasher, maxFileSize: UInt64,
-         chunks: ChunkDecoder, partials: PartialTransfers) {
-        self.store = store
-        self.makeHasher = makeHasher
-        self.maxFileSize = maxFileSize
+    init(ledger: ReceiverLedger, holder: LedgerHolder? = nil, chunks: ChunkDecoder) {
+        self.ledger = ledger
+        self.holder = holder ?? ledger.newHolder()
         self.chunks = chunks
-        self.partials = partials
     }
 
-    var partialCount: Int { partials.count }
+    var partialCount: Int { ledger.partials.count }
 
     var isReceiving: Bool {
         if case .receiving = phase { return true }
@@ -65,22 +64,28 @@ struct FileReceiver {
     /// The first half of an offer of `key`: answers it at once if the file was completed (its
     /// `confirm` was lost) or is a resume (same size), else forgets any partial of that id
     /// (another size: another file) and returns nil, so the caller checks the name and `start`s it.
+    ///
+    /// A resume takes the partial over even from another live connection of the same sender (one
+    /// whose link dropped without the receiver noticing yet: the admission policy closes the older
+    /// when the newer authenticates, and the newer is where the sender goes on). The older one
+    /// ignores the rest of its data for that file and gets no `confirm`: one writer at a time.
     mutating func recall(_ key: Key, size: UInt64?, now: Instant, from sender: AuthenticatedSender,
                          events: inout [Event]) -> TransferMessage? {
         // The sender's history starts afresh at every accept, so does ours.
         chunks.reset()
-        if let done = completed[key] {
+        if let done = ledger.completedFiles[key] {
             phase = .completed(key)
             return .accept(id: key.id, offset: done.size)
         }
-        if let partial = partials[key], partial.size == size {
+        if let partial = ledger.partials[key], partial.size == size {
             // A resume: the file keeps the name it was first offered under.
-            partials[key]?.lastActivity = now
+            ledger.partials[key]?.lastActivity = now
+            ledger.partials[key]?.holder = holder
             phase = .receiving(key)
             events.append(.fileStarted(sender: sender.name, name: partial.name, size: partial.size, resumedAt: partial.received))
             return .accept(id: key.id, offset: partial.received)
         }
-        partials.discard(key)
+        ledger.partials.discard(key)
         return nil
     }
 
@@ -88,13 +93,13 @@ struct FileReceiver {
     mutating func start(_ key: Key, size: UInt64?, at destination: Destination, now: Instant,
                         from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage {
         let name = destination.name
-        if let size, size > maxFileSize {
+        if let size, size > ledger.maxFileSize {
             return refuse(key.id, name: name, .tooLarge, from: sender, events: &events)
         }
         let file: any IncomingFile
         do {
             switch destination {
-            case .store(let name): file = try store.begin(name: name, size: size, sender: sender.name)
+            case .store(let name): file = try ledger.store.begin(name: name, size: size, sender: sender.name)
             case .tree(_, let tree, let below, let executable): file = try tree.beginFile(below, size: size, executable: executable)
             }
         } catch {
@@ -104,7 +109,8 @@ struct FileReceiver {
             events.append(.fileFailed(sender: sender.name, name: name, .couldNotStore(error)))
             return .reject(id: key.id, reason: error.code == .tooLarge || error.code == .noSpace ? .tooLarge : .couldNotStore)
         }
-        partials.insert(.init(name: name, size: size, file: file, hasher: makeHasher(), lastActivity: now), for: key)
+        ledger.partials.insert(.init(name: name, size: size, file: file, hasher: ledger.makeHasher(), lastActivity: now, holder: holder),
+                               for: key)
         phase = .receiving(key)
         events.append(.fileStarted(sender: sender.name, name: name, size: size, resumedAt: 0))
         return .accept(id: key.id, offset: 0)
@@ -129,7 +135,12 @@ struct FileReceiver {
         case .idle, .completed:
             throw .unexpected(chunk.kind)
         case .receiving(let key):
-            guard var partial = partials[key] else { throw .unexpected(chunk.kind) }
+            // Taken over by a newer connection of this sender, or discarded by a shutdown: the
+            // rest of this file's data is ignored here.
+            guard var partial = ledger.partials[key], partial.holder == holder else {
+                phase = .ignoring(key.id)
+                return []
+            }
             // Judged on the declared size, before anything is decompressed: a chunk never makes
             // the file longer than offered (or than this receiver takes).
             let end = partial.received + UInt64(chunk.count)
@@ -137,7 +148,7 @@ struct FileReceiver {
                 fail(key, .senderBrokeProtocol(.moreBytesThanOffered), from: sender, events: &events)
                 throw .moreBytesThanOffered
             }
-            if end > maxFileSize {
+            if end > ledger.maxFileSize {
                 // A stream (no size offered) that outgrew what this receiver takes.
                 fail(key, .rejected(.tooLarge), from: sender, events: &events)
                 phase = .ignoring(key.id)
@@ -166,7 +177,7 @@ struct FileReceiver {
                 replies.append(.ack(id: key.id, received: end))
                 events.append(.progress(name: partial.name, received: end, size: partial.size))
             }
-            partials[key] = partial
+            ledger.partials[key] = partial
             return replies
         }
     }
@@ -180,11 +191,12 @@ struct FileReceiver {
             return []
         case .completed(let key) where key.id == id:
             phase = .idle
-            guard let done = completed[key] else { throw .unexpected(.done) }
+            guard let done = ledger.completedFiles[key] else { throw .unexpected(.done) }
             return [.confirm(id: id, status: .saved, storedName: done.storedName)]
         case .receiving(let key) where key.id == id:
-            guard let partial = partials[key] else { throw .unexpected(.done) }
             phase = .idle
+            // Taken over by a newer connection (see `recall`): that one confirms it.
+            guard let partial = ledger.partials[key], partial.holder == holder else { return [] }
             return [commit(key, partial, hash: hash, from: sender, events: &events)]
         default:
             throw .unexpected(.done)
@@ -209,8 +221,8 @@ struct FileReceiver {
             fail(key, .couldNotStore(StorageError(adapting: error)), from: sender, events: &events)
             return .confirm(id: key.id, status: .couldNotStore, storedName: "")
         }
-        _ = partials.remove(key)
-        completed.remember(.init(storedName: storedName, size: partial.received), for: key)
+        _ = ledger.partials.remove(key)
+        ledger.completedFiles.remember(.init(storedName: storedName, size: partial.received), for: key)
         events.append(.fileSaved(sender: sender.name, name: partial.name, storedName: storedName, size: partial.received))
         return .confirm(id: key.id, status: .saved, storedName: storedName)
     }
@@ -218,15 +230,10 @@ struct FileReceiver {
     // MARK: - Links and lifetimes
 
     /// The link is gone: the file in progress waits for a resume from now on, unless it holds no
-    /// byte yet (resuming it is the same as starting afresh).
+    /// byte yet (resuming it is the same as starting afresh). Other connections' files stay as
+    /// they are.
     mutating func connectionLost(now: Instant) {
-        if case .receiving(let key) = phase, let partial = partials[key] {
-            if partial.received == 0 {
-                partials.discard(key)
-            } else {
-                partials[key]?.lastActivity = now
-            }
-        }
+        ledger.partials.release(heldBy: holder, now: now)
         phase = .idle
     }
 
@@ -236,22 +243,21 @@ struct FileReceiver {
         phase = .idle
     }
 
-    /// Discards partial files whose senders have not come back in time (never the one in progress).
+    /// Discards partial files whose senders have not come back in time (never one that a live
+    /// connection, this or another, is receiving).
     mutating func expire(now: Instant) {
-        if case .receiving(let active) = phase {
-            partials.expire(now: now, keeping: active)
-        } else {
-            partials.expire(now: now, keeping: nil)
-        }
+        ledger.partials.expire(now: now)
     }
 
+    /// Discards every partial file, other connections' too (shutdown).
     mutating func discardAll() {
-        partials.discardAll()
+        ledger.partials.discardAll()
         phase = .idle
     }
 
+    /// Removes the partial of `key` and reports it with `failure`, if this connection holds it.
     private mutating func fail(_ key: Key, _ failure: FileFailure, from sender: AuthenticatedSender, events: inout [Event]) {
-        guard let partial = partials.remove(key) else { return }
+        guard ledger.partials[key]?.holder == holder, let partial = ledger.partials.remove(key) else { return }
         partial.file.discard()
         events.append(.fileFailed(sender: sender.name, name: partial.name, failure))
     }

@@ -1,10 +1,11 @@
 import Pipeline
 
-/// The folders senders send (extension `folders`, docs/protocol.md §8.4), each built in the
-/// `TreeStore`'s hidden place: its top folder opens it, its folders are made as they come, its
-/// files are placed in it (the `FileReceiver` receives them), and its `commit` moves it into
-/// place. Open folders outlive a connection, keyed by (sender key, tree id) like partial files,
-/// and are bounded the same way: per sender, and in time.
+/// One connection's side of the folders senders send (extension `folders`, docs/protocol.md
+/// §8.4), each built in the `TreeStore`'s hidden place: its top folder opens it, its folders are
+/// made as they come, its files are placed in it (the `FileReceiver` receives them), and its
+/// `commit` moves it into place. Open folders outlive a connection in the ledger's `OpenFolders`,
+/// keyed by (sender key, tree id) like partial files, and bounded the same way: per sender, and
+/// in time; a folder this connection touched is held by it until its link goes.
 struct FolderAssembler {
     typealias Key = PartialTransfers.Key
     typealias Event = TransferReceiver.Event
@@ -16,58 +17,42 @@ struct FolderAssembler {
         case refused(name: String, TransferMessage.RejectReason)
     }
 
-    /// A sent folder not yet committed.
-    private struct OpenTree {
-        let tree: any IncomingTree
-        /// The top folder's path as it travelled: every entry's path starts with it and `/`.
-        let top: [UInt8]
-        let name: String
-        var files = 0
-        var lastActivity: Instant
+    let ledger: ReceiverLedger
+    /// This connection, as the ledger knows it.
+    let holder: LedgerHolder
 
-        func holds(_ path: [UInt8]) -> Bool { path.starts(with: top + [UInt8(ascii: "/")]) }
+    /// Folders go where `ledger.trees` says; without it, every top folder is refused.
+    init(ledger: ReceiverLedger, holder: LedgerHolder? = nil) {
+        self.ledger = ledger
+        self.holder = holder ?? ledger.newHolder()
     }
 
-    private let trees: (any TreeStore)?
-    private let lifetime: Duration
-    private let maxPerSender: Int
-    private var open: [Key: OpenTree] = [:]
-    private var completed = CompletedTransfers()
-
-    /// - Parameters:
-    ///   - trees: where folders are built; without it, every top folder is refused.
-    ///   - lifetime: how long a folder waits for its sender to come back.
-    ///   - maxPerSender: folders in progress per sender; a new one removes the least recently active.
-    init(trees: (any TreeStore)?, lifetime: Duration, maxPerSender: Int) {
-        self.trees = trees
-        self.lifetime = lifetime
-        self.maxPerSender = max(1, maxPerSender)
-    }
-
-    var count: Int { open.count }
+    var count: Int { ledger.folders.count }
 
     /// A folder of tree `tree`; the first one (a one-component path) opens the tree.
     mutating func folder(_ id: TransferID, tree: TransferID, path: [UInt8], now: Instant,
                          from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage {
         let key = sender.key(for: id)
-        if let done = completed[key] { return .confirm(id: id, status: .saved, storedName: done.storedName) }
+        if let done = ledger.completedFolders[key] { return .confirm(id: id, status: .saved, storedName: done.storedName) }
         guard let parsed = try? RelativePath(wire: path) else { return refuse(id, name: "?", .badName, from: sender, events: &events) }
         let treeKey = sender.key(for: tree)
         let name = parsed.description
         if parsed.components.count == 1 {
-            guard open[treeKey] == nil, completed[treeKey] == nil, let trees else {
+            guard ledger.folders[treeKey] == nil, ledger.completedFolders[treeKey] == nil, let trees = ledger.trees else {
                 return refuse(id, name: name, .exists, from: sender, events: &events)
             }
-            makeRoom(for: sender.key)
+            ledger.folders.makeRoom(for: sender.key, by: holder)
             do {
                 let incoming = try trees.beginTree(named: name)
-                open[treeKey] = OpenTree(tree: incoming, top: path, name: name, lastActivity: now)
+                ledger.folders[treeKey] = OpenFolders.Folder(tree: incoming, top: path, name: name, lastActivity: now, holders: [holder])
             } catch {
                 events.append(.fileFailed(sender: sender.name, name: name, .couldNotStore(StorageError(adapting: error))))
                 return .reject(id: id, reason: .couldNotStore)
             }
         } else {
-            guard var tree = open[treeKey], tree.holds(path) else { return refuse(id, name: name, .noFolder, from: sender, events: &events) }
+            guard var tree = ledger.folders[treeKey], tree.holds(path) else {
+                return refuse(id, name: name, .noFolder, from: sender, events: &events)
+            }
             do {
                 try tree.tree.makeFolder(Array(parsed.components.dropFirst()))
             } catch {
@@ -77,10 +62,11 @@ struct FolderAssembler {
                 return .reject(id: id, reason: .couldNotStore)
             }
             tree.lastActivity = now
-            open[treeKey] = tree
+            tree.holders.insert(holder)
+            ledger.folders[treeKey] = tree
         }
         let stored = parsed.components.last ?? name
-        completed.remember(.init(storedName: stored, size: 0), for: key)
+        ledger.completedFolders.remember(.init(storedName: stored, size: 0), for: key)
         return .confirm(id: id, status: .saved, storedName: stored)
     }
 
@@ -89,18 +75,19 @@ struct FolderAssembler {
         guard let path = try? RelativePath(wire: entry.path), path.components.count >= 2 else { return .refused(name: "?", .badName) }
         let name = path.description
         let treeKey = sender.key(for: entry.tree)
-        guard var tree = open[treeKey], tree.holds(entry.path) else { return .refused(name: name, .noFolder) }
+        guard var tree = ledger.folders[treeKey], tree.holds(entry.path) else { return .refused(name: name, .noFolder) }
         tree.files += 1
         tree.lastActivity = now
-        open[treeKey] = tree
+        tree.holders.insert(holder)
+        ledger.folders[treeKey] = tree
         return .placed(.tree(path: name, tree.tree, below: Array(path.components.dropFirst()), executable: entry.executable))
     }
 
-    /// The end of tree `tree`: it moves into place.
+    /// The end of tree `tree`: it moves into place (whichever connection of its sender built it).
     mutating func commit(_ tree: TransferID, from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage {
         let treeKey = sender.key(for: tree)
-        if let done = completed[treeKey] { return .confirm(id: tree, status: .saved, storedName: done.storedName) }
-        guard let building = open.removeValue(forKey: treeKey) else { return .reject(id: tree, reason: .noFolder) }
+        if let done = ledger.completedFolders[treeKey] { return .confirm(id: tree, status: .saved, storedName: done.storedName) }
+        guard let building = ledger.folders.remove(treeKey) else { return .reject(id: tree, reason: .noFolder) }
         let stored: String
         do {
             stored = try building.tree.commit()
@@ -109,48 +96,34 @@ struct FolderAssembler {
             events.append(.fileFailed(sender: sender.name, name: building.name, .couldNotStore(StorageError(adapting: error))))
             return .confirm(id: tree, status: .couldNotStore, storedName: "")
         }
-        completed.remember(.init(storedName: stored, size: 0), for: treeKey)
+        ledger.completedFolders.remember(.init(storedName: stored, size: 0), for: treeKey)
         events.append(.folderSaved(sender: sender.name, name: building.name, storedName: stored, files: building.files))
         return .confirm(id: tree, status: .saved, storedName: stored)
     }
 
-    /// The link of the sender with `senderKey` is gone: its folders wait from now, however long
-    /// their last file took.
+    /// The link of the sender with `senderKey` is gone: its folders that no other connection
+    /// holds wait from now, however long their last file took.
     mutating func connectionLost(of senderKey: [UInt8], now: Instant) {
-        for (key, tree) in open where key.senderKey == senderKey {
-            open[key]?.lastActivity = max(tree.lastActivity, now)
-        }
+        ledger.folders.release(heldBy: holder, of: senderKey, now: now)
     }
 
-    /// Nothing `sender` was building is kept: each folder is removed and reported with `failure`.
+    /// Nothing `sender` was building is kept: each folder is removed and reported with `failure`;
+    /// not those that another live connection of the same key holds (this one's failure, say a
+    /// record forged on its link, is not theirs).
     mutating func abandon(from sender: AuthenticatedSender, because failure: FileFailure, events: inout [Event]) {
-        for (key, tree) in open where key.senderKey == sender.key {
-            tree.tree.discard()
-            open[key] = nil
+        for tree in ledger.folders.abandon(of: sender.key, by: holder) {
             events.append(.fileFailed(sender: sender.name, name: tree.name, failure))
         }
     }
 
-    /// Discards the folders whose senders have not come back in time.
+    /// Discards the folders whose senders have not come back in time (none a live connection holds).
     mutating func expire(now: Instant) {
-        for (key, tree) in open where now.duration(since: tree.lastActivity) > lifetime {
-            tree.tree.discard()
-            open[key] = nil
-        }
+        ledger.folders.expire(now: now)
     }
 
+    /// Discards every open folder, other connections' too (shutdown).
     mutating func discardAll() {
-        for tree in open.values { tree.tree.discard() }
-        open.removeAll()
-    }
-
-    /// At most `maxPerSender` folders per sender in progress: the least recently active goes.
-    private mutating func makeRoom(for senderKey: [UInt8]) {
-        let mine = open.filter { $0.key.senderKey == senderKey }
-        if mine.count >= maxPerSender, let oldest = mine.min(by: { $0.value.lastActivity < $1.value.lastActivity }) {
-            oldest.value.tree.discard()
-            open[oldest.key] = nil
-        }
+        ledger.folders.discardAll()
     }
 
     /// Refuses a folder for `reason` and reports it (a folder carries no data to ignore).

@@ -1,10 +1,13 @@
-import DequeModule
 import Pipeline
 
 /// The files a receiver is receiving or was receiving when their links dropped, kept for a
 /// resume and keyed by (authenticated sender key, transfer id), so that nobody but their sender
-/// can continue them. Bounded twice: at most `maxPerSender` per sender (a new one removes that
-/// sender's least recently active), and each one for `lifetime` after its last activity.
+/// can continue them. Bounded twice: at most `maxPerSender` waiting per sender (a new one removes
+/// that sender's least recently active), and each one for `lifetime` after its last activity.
+///
+/// A partial that a live connection is receiving has that connection as its `holder`: expiry and
+/// eviction pass it by (another connection's `linkLost` runs them), so at most one more per live
+/// connection of a sender can exist than `maxPerSender`.
 struct PartialTransfers {
     struct Key: Hashable {
         let senderKey: [UInt8]
@@ -19,6 +22,8 @@ struct PartialTransfers {
         var received: UInt64 = 0
         var lastAck: UInt64 = 0
         var lastActivity: Instant
+        /// The live connection writing it; nil while it waits for its sender to come back.
+        var holder: LedgerHolder?
     }
 
     let lifetime: Duration
@@ -37,10 +42,10 @@ struct PartialTransfers {
         set { table[key] = newValue }
     }
 
-    /// Starts keeping `partial`, first removing the sender's least recently active partials
-    /// beyond `maxPerSender - 1`.
+    /// Starts keeping `partial`, first removing the sender's least recently active partials that
+    /// no connection holds, beyond `maxPerSender - 1`.
     mutating func insert(_ partial: Partial, for key: Key) {
-        let own = table.filter { $0.key.senderKey == key.senderKey && $0.key != key }
+        let own = table.filter { $0.key.senderKey == key.senderKey && $0.key != key && $0.value.holder == nil }
         if own.count >= maxPerSender {
             for (old, _) in own.sorted(by: { $0.value.lastActivity < $1.value.lastActivity }).prefix(own.count - maxPerSender + 1) {
                 discard(old)
@@ -57,9 +62,23 @@ struct PartialTransfers {
         table.removeValue(forKey: key)?.file.discard()
     }
 
-    /// Removes the partials (but `keep`) whose senders have been away longer than `lifetime`.
-    mutating func expire(now: Instant, keeping keep: Key?) {
-        for (key, partial) in table where key != keep && now.duration(since: partial.lastActivity) > lifetime {
+    /// The connection `holder` ended: what it was receiving waits for a resume from `now`, unless
+    /// it holds no byte yet (resuming it is the same as starting afresh).
+    mutating func release(heldBy holder: LedgerHolder, now: Instant) {
+        for (key, partial) in table where partial.holder == holder {
+            if partial.received == 0 {
+                discard(key)
+            } else {
+                table[key]?.holder = nil
+                table[key]?.lastActivity = now
+            }
+        }
+    }
+
+    /// Removes the partials whose senders have been away longer than `lifetime`; never one that a
+    /// live connection holds, however long ago its last byte came.
+    mutating func expire(now: Instant) {
+        for (key, partial) in table where partial.holder == nil && now.duration(since: partial.lastActivity) > lifetime {
             discard(key)
         }
     }
@@ -67,27 +86,5 @@ struct PartialTransfers {
     mutating func discardAll() {
         for partial in table.values { partial.file.discard() }
         table.removeAll()
-    }
-}
-
-/// Transfers a receiver completed, remembered (the newest `capacity`) so that a sender whose
-/// `confirm` was lost with the link gets it again instead of sending the file twice.
-struct CompletedTransfers {
-    struct Completed {
-        let storedName: String
-        let size: UInt64
-    }
-
-    let capacity: Int
-    private var table: [PartialTransfers.Key: Completed] = [:]
-    private var order: Deque<PartialTransfers.Key> = []
-
-    init(capacity: Int = 256) { self.capacity = max(1, capacity) }
-
-    subscript(key: PartialTransfers.Key) -> Completed? { table[key] }
-
-    mutating func remember(_ done: Completed, for key: PartialTransfers.Key) {
-        if table.updateValue(done, forKey: key) == nil { order.append(key) }
-        if order.count > capacity, let oldest = order.popFirst() { table[oldest] = nil }
     }
 }

@@ -4,11 +4,16 @@ import Pipeline
 /// data through the handed `FileStore`, checks the whole-file hash, and commits only then.
 ///
 /// Partial transfers outlive a connection, keyed by (sender key, transfer id), so a sender that
-/// reconnects resumes where the data stopped, and nobody else can continue its transfer.
+/// reconnects resumes where the data stopped, and nobody else can continue its transfer. They are
+/// kept in a `ReceiverLedger`, which several receivers (one per connection, served at the same
+/// time on one thread) may share: each value holds one connection's state only.
 ///
 /// A coordinator: the extensions granted per connection are an `ExtensionGrant`, single files
 /// and the files of folders a `FileReceiver` (partials, resume, the chunk transform), folders a
 /// `FolderAssembler`. It routes each message and keeps the events in order.
+///
+/// A copy shares the ledger and counts as the same connection there: make another connection's
+/// receiver with `init(ledger:decompressor:firstContact:)` instead.
 public struct TransferReceiver {
     public enum Event: Equatable, Sendable {
         case fileStarted(sender: String, name: String, size: UInt64?, resumedAt: UInt64)
@@ -41,17 +46,29 @@ public struct TransferReceiver {
                 maxFileSize: UInt64 = 1 << 40, partialLifetime: Duration = .seconds(600),
                 maxPartialsPerSender: Int = 4, decompressor: (any ChunkDecompressor)? = nil, trees: (any TreeStore)? = nil,
                 firstContact: Bool = false) {
+        let ledger = ReceiverLedger(store: store, makeHasher: makeHasher, maxFileSize: maxFileSize, partialLifetime: partialLifetime,
+                                    maxPartialsPerSender: maxPartialsPerSender, trees: trees)
+        self.init(ledger: ledger, decompressor: decompressor, firstContact: firstContact)
+    }
+
+    /// One more connection's receiver over `ledger`, whose partial files, folders and completed
+    /// transfers it shares with every other receiver made over it. `decompressor` must be this
+    /// receiver's own (it keeps the connection's chunk history); folders are granted if the
+    /// ledger has somewhere to build them.
+    public init(ledger: ReceiverLedger, decompressor: (any ChunkDecompressor)? = nil, firstContact: Bool = false) {
         // Pipelined offers need nothing more of this receiver: it answers every message in order.
         var supported: TransferExtensions = [.pipelining]
         if firstContact { supported.insert(.firstContact) }
         if decompressor != nil { supported.insert(.compression) }
-        if trees != nil { supported.insert(.folders) }
+        if ledger.trees != nil { supported.insert(.folders) }
         grant = ExtensionGrant(supported: supported)
-        files = FileReceiver(store: store, makeHasher: makeHasher, maxFileSize: maxFileSize,
-                             chunks: ChunkDecoder(decompressor: decompressor),
-                             partials: PartialTransfers(lifetime: partialLifetime, maxPerSender: maxPartialsPerSender))
-        folders = FolderAssembler(trees: trees, lifetime: partialLifetime, maxPerSender: maxPartialsPerSender)
+        let holder = ledger.newHolder()
+        files = FileReceiver(ledger: ledger, holder: holder, chunks: ChunkDecoder(decompressor: decompressor))
+        folders = FolderAssembler(ledger: ledger, holder: holder)
     }
+
+    /// What this receiver shares with the other connections' receivers made over it.
+    public var ledger: ReceiverLedger { files.ledger }
 
     public mutating func takeEvents() -> [Event] {
         defer { pendingEvents.removeAll() }
@@ -70,10 +87,11 @@ public struct TransferReceiver {
     /// The extensions granted on the current connection.
     public var extensions: TransferExtensions { grant.granted }
 
-    /// Partial transfers waiting for their senders (for tests and leak checks).
+    /// Partial transfers waiting for their senders or being received, on every connection that
+    /// shares the ledger (for tests and leak checks).
     public var partialCount: Int { files.partialCount }
 
-    /// Folders being received (for tests and leak checks).
+    /// Folders being received, on every connection that shares the ledger (for tests and leak checks).
     public var openTreeCount: Int { folders.count }
 
     /// A new connection from an authenticated sender opens with `opening` (handshake message 1:
@@ -96,6 +114,7 @@ public struct TransferReceiver {
 
     /// The link is gone. Partial files and folders stay, waiting for a resume, until they expire;
     /// a file that holds no byte yet is removed at once (resuming it is the same as starting afresh).
+    /// What other connections sharing the ledger are receiving is not touched.
     public mutating func connectionLost(now: Instant) {
         files.connectionLost(now: now)
         folders.connectionLost(of: sender.key, now: now)
@@ -112,13 +131,15 @@ public struct TransferReceiver {
         folders.abandon(from: sender, because: failure, events: &pendingEvents)
     }
 
-    /// Discards partial transfers whose senders have not come back in time.
+    /// Discards partial transfers whose senders have not come back in time; never one that a
+    /// live connection sharing the ledger is receiving.
     public mutating func expirePartials(now: Instant) {
         files.expire(now: now)
         folders.expire(now: now)
     }
 
-    /// Discards every partial transfer and folder (shutdown, interrupt).
+    /// Discards every partial transfer and folder (shutdown, interrupt), those of the other
+    /// connections sharing the ledger too: what they still send of them is ignored.
     public mutating func discardAll() {
         files.discardAll()
         folders.discardAll()

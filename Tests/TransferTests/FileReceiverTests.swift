@@ -6,8 +6,8 @@ import Testing
 private let alice = AuthenticatedSender(name: "alice", key: [1, 2, 3])
 
 private func fileReceiver(_ store: MemoryFileStore = MemoryFileStore(), maxFileSize: UInt64 = 1 << 20) -> FileReceiver {
-    FileReceiver(store: store, makeHasher: { TestHasher() }, maxFileSize: maxFileSize, chunks: ChunkDecoder(decompressor: nil),
-                 partials: PartialTransfers(lifetime: .seconds(600), maxPerSender: 4))
+    FileReceiver(ledger: ReceiverLedger(store: store, makeHasher: { TestHasher() }, maxFileSize: maxFileSize),
+                 chunks: ChunkDecoder(decompressor: nil))
 }
 
 private func hash(_ bytes: [UInt8]) -> [UInt8] {
@@ -114,8 +114,9 @@ private final class ForeignErrorStore: FileStore {
 }
 
 @Test func aForeignStoreErrorBecomesAnIOError() {
-    var files = FileReceiver(store: ForeignErrorStore(), makeHasher: { TestHasher() }, maxFileSize: 100,
-                             chunks: ChunkDecoder(decompressor: nil), partials: PartialTransfers(lifetime: .seconds(1), maxPerSender: 1))
+    var files = FileReceiver(ledger: ReceiverLedger(store: ForeignErrorStore(), makeHasher: { TestHasher() }, maxFileSize: 100,
+                                                    partialLifetime: .seconds(1), maxPartialsPerSender: 1),
+                             chunks: ChunkDecoder(decompressor: nil))
     var events: [TransferReceiver.Event] = []
     #expect(offer(&files, "x", size: 1, events: &events) == .reject(id: sampleID, reason: .couldNotStore))
     guard case .fileFailed(_, _, .couldNotStore(let error)) = events.last else { Issue.record("\(events)"); return }

@@ -7,6 +7,12 @@ private let bob = AuthenticatedSender(name: "bob", key: [9])
 private let tree = TransferID(bytes: Array(repeating: 0xEE, count: 16))!
 
 private func id(_ n: UInt8) -> TransferID { TransferID(bytes: Array(repeating: n, count: 16))! }
+/// A folder assembler over a ledger of its own (folders live 60 s, two per sender).
+private func assembler(trees: (any TreeStore)?) -> FolderAssembler {
+    FolderAssembler(ledger: ReceiverLedger(store: MemoryFileStore(), makeHasher: { TestHasher() }, partialLifetime: .seconds(60),
+                                           maxPartialsPerSender: 2, trees: trees))
+}
+
 private func wire(_ path: String) -> [UInt8] { Array(path.utf8) }
 private func entry(_ path: String, id n: UInt8 = 7, in tree: TransferID = tree) -> TransferMessage.Entry {
     .init(id: id(n), tree: tree, size: 1, executable: false, path: wire(path))
@@ -14,7 +20,7 @@ private func entry(_ path: String, id n: UInt8 = 7, in tree: TransferID = tree) 
 
 @Test func aFolderOpensAtItsTopTakesItsItemsAndMovesIntoPlace() throws {
     let store = MemoryFileStore()
-    var folders = FolderAssembler(trees: store, lifetime: .seconds(60), maxPerSender: 2)
+    var folders = assembler(trees: store)
     var events: [TransferReceiver.Event] = []
     #expect(folders.folder(id(1), tree: tree, path: wire("top"), now: .zero, from: bob, events: &events)
             == .confirm(id: id(1), status: .saved, storedName: "top"))
@@ -38,7 +44,7 @@ private func entry(_ path: String, id n: UInt8 = 7, in tree: TransferID = tree) 
 }
 
 @Test func itemsOutsideAnOpenFolderAreRefused() {
-    var folders = FolderAssembler(trees: MemoryFileStore(), lifetime: .seconds(60), maxPerSender: 2)
+    var folders = assembler(trees: MemoryFileStore())
     var events: [TransferReceiver.Event] = []
     #expect(folders.folder(id(2), tree: tree, path: wire("top/sub"), now: .zero, from: bob, events: &events)
             == .reject(id: id(2), reason: .noFolder))
@@ -66,13 +72,13 @@ private func entry(_ path: String, id n: UInt8 = 7, in tree: TransferID = tree) 
     #expect(folders.folder(id(5), tree: tree, path: wire("top/x"), now: .zero, from: AuthenticatedSender(name: "eve", key: [6]),
                            events: &events) == .reject(id: id(5), reason: .noFolder))
     // Without a tree store, every folder is refused.
-    var none = FolderAssembler(trees: nil, lifetime: .seconds(60), maxPerSender: 2)
+    var none = assembler(trees: nil)
     #expect(none.folder(id(1), tree: tree, path: wire("top"), now: .zero, from: bob, events: &events) == .reject(id: id(1), reason: .exists))
 }
 
 @Test func foldersAreBoundedPerSenderAndInTime() {
     let store = MemoryFileStore()
-    var folders = FolderAssembler(trees: store, lifetime: .seconds(60), maxPerSender: 2)
+    var folders = assembler(trees: store)
     var events: [TransferReceiver.Event] = []
     for n in UInt8(1)...3 {
         _ = folders.folder(id(n), tree: id(0x10 + n), path: wire("t\(n)"), now: Instant.zero.advanced(by: .seconds(Int(n))), from: bob, events: &events)
@@ -87,7 +93,7 @@ private func entry(_ path: String, id n: UInt8 = 7, in tree: TransferID = tree) 
 
 @Test func abandoningASendersFoldersRemovesAndReportsThem() {
     let store = MemoryFileStore()
-    var folders = FolderAssembler(trees: store, lifetime: .seconds(60), maxPerSender: 2)
+    var folders = assembler(trees: store)
     var events: [TransferReceiver.Event] = []
     _ = folders.folder(id(1), tree: tree, path: wire("top"), now: .zero, from: bob, events: &events)
     folders.abandon(from: bob, because: .tampered, events: &events)

@@ -3,20 +3,19 @@ import Keys
 import Pipeline
 import Transfer
 
-/// The receiver's judgement of message 1 (decryption, trust, the opening, the timestamp), and
-/// what it keeps for it: the trust store and the handshake replay guard.
+/// The receiver's judgement of message 1 (decryption, trust, the opening, the timestamp), against
+/// the trust store and the handshake replay guard of the receiver's shared state: what one
+/// connection's judge trusts or remembers, every other connection's judge sees.
 struct MessageOneJudge {
-    private var trustStore: TrustStore
-    private(set) var replayGuard: HandshakeReplayGuard
+    private let shared: ReceiverSharedState
     /// Whether an unknown sender that asks for `firstContact` gets `pending` instead of a refusal.
     private let asksAboutStrangers: Bool
     /// The wall clock (nanoseconds since the Unix epoch) when the connection was accepted, and
     /// the monotonic instant that goes with it: message 1's timestamp is checked against them.
     private let acceptedAt: (wallClock: UInt64, now: Instant)
 
-    init(trust: TrustStore, replayGuard: HandshakeReplayGuard, asksAboutStrangers: Bool, acceptedAt: (wallClock: UInt64, now: Instant)) {
-        self.trustStore = trust
-        self.replayGuard = replayGuard
+    init(shared: ReceiverSharedState, asksAboutStrangers: Bool, acceptedAt: (wallClock: UInt64, now: Instant)) {
+        self.shared = shared
         self.asksAboutStrangers = asksAboutStrangers
         self.acceptedAt = acceptedAt
     }
@@ -24,8 +23,8 @@ struct MessageOneJudge {
     /// The receiver's user accepted a stranger: its key is trusted, and its message 1 timestamp
     /// remembered (it was not while it was a stranger).
     mutating func trust(_ peer: TrustStore.Peer, timestamp: UInt64) {
-        trustStore.insert(peer)
-        _ = replayGuard.accept(timestamp: timestamp, from: peer.key.bytes)
+        shared.trust(peer)
+        _ = shared.replayGuard.accept(timestamp: timestamp, from: peer.key.bytes)
     }
 
     struct Opened {
@@ -50,7 +49,7 @@ struct MessageOneJudge {
             return .failure(Refusal(reason: .malformedHandshake))
         }
         let fingerprint = PublicKey(bytes: remoteStatic)?.fingerprint ?? "?"
-        let sender = trustStore.name(for: remoteStatic)
+        let sender = shared.trust.name(for: remoteStatic)
         let unknown = Refusal(reason: .unknownSender(fingerprint: fingerprint))
         guard sender != nil || asksAboutStrangers else { return .failure(unknown) }
         // Only a well-formed offer (after a `hello`, if any) opens a connection; judged before the
@@ -67,7 +66,7 @@ struct MessageOneJudge {
         let wallClock = acceptedAt.wallClock &+ UInt64(max(0, now.duration(since: acceptedAt.now).nanoseconds))
         // A stranger's timestamp is remembered only once its key is trusted (`approve`): a stream of
         // fresh stranger keys must not push trusted senders out of the guard.
-        switch replayGuard.judge(timestamp: timestamp, from: remoteStatic, wallClock: wallClock, remember: sender != nil) {
+        switch shared.replayGuard.judge(timestamp: timestamp, from: remoteStatic, wallClock: wallClock, remember: sender != nil) {
         case .fresh:
             return .success(Opened(sender: sender, key: remoteStatic, fingerprint: fingerprint, timestamp: timestamp, opening: opening))
         case .replayed:

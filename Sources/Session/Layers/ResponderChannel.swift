@@ -55,20 +55,18 @@ struct ResponderChannel: Layer {
     }
 
     private var state: State
-    /// Judges message 1: trust, opening, timestamp; keeps the replay guard.
+    /// Judges message 1: trust, opening, timestamp (against the receiver's shared state).
     private var judge: MessageOneJudge
     private let approvalTimeout: Duration
     /// Message 1 of the stranger being answered (until message 2 goes).
     private var stranger: Stranger?
-    /// Carried from connection to connection by the session.
-    var replayGuard: HandshakeReplayGuard { judge.replayGuard }
     private let rekeyAfter: UInt64
     private var down: Deque<[UInt8]> = []
     private var up: Deque<ReceiverUnit> = []
     private(set) var events: [ReceiverSession.Event] = []
     private var signals: [StackSignal] = []
 
-    init(identity: Identity, trust: TrustStore, replayGuard: HandshakeReplayGuard, wallClock: UInt64,
+    init(identity: Identity, shared: ReceiverSharedState, wallClock: UInt64,
          ephemeral: SecureBytes?, now: Instant, configuration: SessionConfiguration, asksAboutStrangers: Bool = false) throws(SessionError) {
         do {
             let responder = try NoiseIKResponder(localStatic: identity.secretKey, prologue: blesendPrologue, ephemeral: ephemeral)
@@ -76,8 +74,7 @@ struct ResponderChannel: Layer {
         } catch {
             throw .handshake(error)
         }
-        self.judge = MessageOneJudge(trust: trust, replayGuard: replayGuard, asksAboutStrangers: asksAboutStrangers,
-                                     acceptedAt: (wallClock, now))
+        self.judge = MessageOneJudge(shared: shared, asksAboutStrangers: asksAboutStrangers, acceptedAt: (wallClock, now))
         self.approvalTimeout = configuration.approvalTimeout
         self.rekeyAfter = configuration.rekeyAfterRecords
     }
@@ -184,9 +181,10 @@ struct ResponderChannel: Layer {
 
     // MARK: - First contact
 
-    /// The receiver's user accepted the unknown sender under `name`: it is trusted from now on
-    /// (on this connection and, through the session, on later ones), and its opening goes up to
-    /// be answered in a record. Returns the new peer, or nil if nobody was waiting.
+    /// The receiver's user accepted the unknown sender under `name`: it is trusted from now on (on
+    /// this connection and, through the shared state, on every later handshake of any connection),
+    /// and its opening goes up to be answered in a record. Returns the new peer, or nil if nobody
+    /// was waiting.
     mutating func approve(name: String) -> TrustStore.Peer? {
         guard case .awaitingApproval(let codec, let waiting, _) = state, let key = PublicKey(bytes: waiting.key) else { return nil }
         let peer = TrustStore.Peer(name: name, key: key)

@@ -1,0 +1,93 @@
+import Pipeline
+
+/// The folders senders are building and have not committed, keyed by (sender key, tree id) like
+/// partial files, and bounded the same way: per sender, and in time.
+///
+/// Several connections of one receiver may use the table at once, so each folder remembers the
+/// live connections that touched it (`holders`): expiry and eviction pass those by, since a file
+/// that such a connection is writing into the folder may take longer than `lifetime`.
+struct OpenFolders {
+    typealias Key = PartialTransfers.Key
+
+    /// A sent folder not yet committed.
+    struct Folder {
+        let tree: any IncomingTree
+        /// The top folder's path as it travelled: every entry's path starts with it and `/`.
+        let top: [UInt8]
+        let name: String
+        var files = 0
+        var lastActivity: Instant
+        /// The live connections that opened it or placed something in it.
+        var holders: Set<LedgerHolder> = []
+
+        func holds(_ path: [UInt8]) -> Bool { path.starts(with: top + [UInt8(ascii: "/")]) }
+    }
+
+    let lifetime: Duration
+    let maxPerSender: Int
+    private var table: [Key: Folder] = [:]
+
+    init(lifetime: Duration, maxPerSender: Int) {
+        self.lifetime = lifetime
+        self.maxPerSender = max(1, maxPerSender)
+    }
+
+    var count: Int { table.count }
+
+    subscript(key: Key) -> Folder? {
+        get { table[key] }
+        set { table[key] = newValue }
+    }
+
+    /// Makes room for one more folder of `senderKey`, opened by the connection `holder`: beyond
+    /// `maxPerSender - 1`, the least recently active is removed, never one that another live
+    /// connection holds (so one connection alone still cannot keep more than `maxPerSender`).
+    mutating func makeRoom(for senderKey: [UInt8], by holder: LedgerHolder) {
+        let mine = table.filter { $0.key.senderKey == senderKey }
+        let free = mine.filter { $0.value.holders.subtracting([holder]).isEmpty }
+        if mine.count >= maxPerSender, let oldest = free.min(by: { $0.value.lastActivity < $1.value.lastActivity }) {
+            discard(oldest.key)
+        }
+    }
+
+    /// Stops keeping the folder of `key` without touching it (the caller commits or discards it).
+    mutating func remove(_ key: Key) -> Folder? { table.removeValue(forKey: key) }
+
+    /// The connection `holder` of the sender with `senderKey` ended: that sender's folders that no
+    /// other connection holds wait from `now`, however long their last file took.
+    mutating func release(heldBy holder: LedgerHolder, of senderKey: [UInt8], now: Instant) {
+        for (key, folder) in table {
+            if folder.holders.contains(holder) { table[key]?.holders.remove(holder) }
+            if key.senderKey == senderKey, table[key]?.holders.isEmpty == true {
+                table[key]?.lastActivity = max(folder.lastActivity, now)
+            }
+        }
+    }
+
+    /// Removes and returns the folders of `senderKey` that no connection but `holder` holds.
+    mutating func abandon(of senderKey: [UInt8], by holder: LedgerHolder) -> [Folder] {
+        var removed: [Folder] = []
+        for (key, folder) in table where key.senderKey == senderKey && folder.holders.subtracting([holder]).isEmpty {
+            folder.tree.discard()
+            table[key] = nil
+            removed.append(folder)
+        }
+        return removed
+    }
+
+    /// Removes the folders whose senders have not come back in time (none that a live connection holds).
+    mutating func expire(now: Instant) {
+        for (key, folder) in table where folder.holders.isEmpty && now.duration(since: folder.lastActivity) > lifetime {
+            discard(key)
+        }
+    }
+
+    mutating func discardAll() {
+        for folder in table.values { folder.tree.discard() }
+        table.removeAll()
+    }
+
+    private mutating func discard(_ key: Key) {
+        table.removeValue(forKey: key)?.tree.discard()
+    }
+}
