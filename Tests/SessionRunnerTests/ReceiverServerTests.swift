@@ -18,10 +18,14 @@ private final class ServerBench: @unchecked Sendable {
     let configuration = Peers().configuration
     let events = Mutex<[ReceiverServer.Event]>([])
 
-    func session() -> ReceiverSession {
+    /// The receiver's first session: every channel's session shares its state.
+    private lazy var base: ReceiverSession = {
         let trust = TrustStore(peers: senders.enumerated().map { .init(name: "s\($0.offset)", key: $0.element.publicKey) })
         return ReceiverSession(identity: receiverID, trust: trust, store: store.value, configuration: configuration)
-    }
+    }()
+
+    /// Called on the server's thread only.
+    func session() -> ReceiverSession { base.sharingState() }
 
     func sender(_ index: Int, _ files: [any FileSource]) -> Box<SenderSession> {
         Box(SenderSession(identity: senders[index], receiverKey: receiverID.publicKey, files: files, configuration: configuration))
@@ -204,4 +208,38 @@ func shutDownEndsEveryConnectionNow() async throws {
     await running.value
     #expect((try? bench.ended(channel)?.0.get()) == .linkLost)
     await silent.first.close()
+}
+
+/// A sender whose link is cut resumes on a new channel of the same server: the channels'
+/// sessions share the receiver's partials (and its replay guard: the second handshake is new).
+@Test(.timeLimit(.minutes(2)))
+func aCutSenderResumesOnANewChannel() async throws {
+    let bench = ServerBench()
+    let server = try #require(ReceiverServer(clock: MonotonicClock()))
+    let running = bench.run(server)
+    let data = bytes(300_000, seed: 17)
+    let sender = bench.sender(0, [MemoryFileSource(name: "big", bytes: data)])
+    let first = MemoryTransportPair(maxDatagramSize: 244)
+    let firstChannel = try #require(await server.open(first.second, from: DeviceID("a")))
+    let cut = Box(false)
+    let firstEnding = try await EndpointRunner.runSender(&sender.value, over: first.first) { event in
+        if case .transfer(.progress(_, _, let acked)) = event, acked >= 60_000, !cut.value {
+            cut.value = true
+            Task { await first.first.close() }
+        }
+    }
+    #expect(firstEnding == .linkLost)
+    await first.second.close()
+    #expect(await bench.wait { bench.ended(firstChannel) != nil })
+    let second = MemoryTransportPair(maxDatagramSize: 244)
+    let secondChannel = try #require(await server.open(second.second, from: DeviceID("a")))
+    let resumedAt = Box<UInt64>(0)
+    #expect(try await EndpointRunner.runSender(&sender.value, over: second.first) { event in
+        if case .transfer(.fileStarted(_, _, _, let at)) = event { resumedAt.value = at }
+    } == .finished)
+    #expect(await bench.wait { bench.ended(secondChannel) != nil })
+    #expect(resumedAt.value >= 60_000)
+    #expect(bench.store.value.committed["big"].map { $0 == data } == true)
+    server.close()
+    await running.value
 }
