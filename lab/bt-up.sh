@@ -43,13 +43,20 @@ diagnostics() {
 # PCI serial port at slot 0x10+i; attach them one by one, each waiting for its hciN, so that hci<i>
 # is controller i (address 00:AA:01:<i>:00:<i>).
 start_bumble() {
-  local i dev tty n
+  local i pci t tty n
   modprobe hci_uart || { say "modprobe hci_uart failed"; return 1; }
   for ((i = 0; i < want; i++)); do
-    dev=/sys/bus/pci/devices/0000:00:$(printf '%02x' $((0x10 + i))).0/tty
-    for _ in $(seq 50); do [ -d "$dev" ] && break; sleep 0.1; done
-    tty=$(ls "$dev" 2>/dev/null | head -n 1)
-    [ -n "$tty" ] || { say "no serial port for bumble controller $i ($dev)"; return 1; }
+    # the ttyS of PCI device 00:1X.0 (6.1: .../0000:00:1X.0/tty/ttySN; 6.12 puts serial-base
+    # port devices in between)
+    pci=0000:00:$(printf '%02x' $((0x10 + i))).0 tty=""
+    for _ in $(seq 50); do
+      for t in /sys/class/tty/ttyS*; do
+        case "$(readlink -f "$t")" in */"$pci"/*) tty=${t##*/};; esac
+      done
+      [ -n "$tty" ] && break
+      sleep 0.1
+    done
+    [ -n "$tty" ] || { say "no serial port for bumble controller $i (PCI $pci)"; return 1; }
     n=$(kernel_ctrls)
     btattach -B "/dev/$tty" -P h4 -N >> "$LOGDIR/btattach.log" 2>&1 &
     echo $! >> "$LOGDIR/btattach.pid"

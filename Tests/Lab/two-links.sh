@@ -23,6 +23,13 @@ wait_prop() {   # wait_prop SECONDS PATH INTERFACE NAME VALUE
 }
 links() { hcitool -i hci0 con | grep -c handle; }
 
+# advertise N: hci0 advertises connectably (advertising instance N). btmgmt 5.82 with no terminal
+# hangs or returns without doing it, so it gets one from script(1); bounded either way.
+advertise() {
+  timeout 10 script -qec "btmgmt -i hci0 add-adv -c $1" /dev/null > "/run/two-links-adv$1.txt" 2>&1 \
+    || { bad "btmgmt add-adv $1"; sed 's/^/#   | /' "/run/two-links-adv$1.txt"; }
+}
+
 # connect_from hciN: discover hci0 from hciN, Device1.Connect, wait for ServicesResolved. (Python:
 # bluetoothd ends a discovery when the D-Bus client that started it leaves, so busctl cannot.)
 connect_from() {
@@ -65,10 +72,10 @@ PY
   log "$1: hci0 now holds $(links) link(s)"
 }
 
-btmgmt -i hci0 add-adv -c 1 > /dev/null || bad "btmgmt add-adv 1"
+advertise 1
 connect_from hci1
 # A peripheral's controller stops advertising when a central connects; advertise again.
-btmgmt -i hci0 add-adv -c 2 > /dev/null || bad "btmgmt add-adv 2"
+advertise 2
 connect_from hci2
 
 echo "# hcitool -i hci0 con:"; hcitool -i hci0 con | sed 's/^/#   /'
