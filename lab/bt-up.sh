@@ -5,6 +5,9 @@
 #   With systemd as PID 1 (vmrun.sh --systemd) its units have started all of that: only the wait.
 # Logs and pid files: /run/blesend-lab/{dbus,btvirt,bluetoothd,btmon}.*
 # Env:
+#   BT_CONTROLLERS btvirt (default) or bumble: vmrun.sh runs bumble's controllers on the host
+#                  (lab/bumble-link.py), one PCI serial port each; btattach attaches them (H4)
+#                  instead of btvirt. Links get distinct handles (btvirt: all 0x002a)
 #   BTVIRT_ARGS    btvirt options (default "-L -l2": two LE-only controllers)
 #   BT_NCTRL       controllers to wait for (default 2)
 #   BT_MAINCONF    main.conf contents, printf %b escapes allowed; e.g. '[GATT]\nChannels=1'
@@ -34,7 +37,32 @@ diagnostics() {
   busctl --system tree org.bluez 2>&1 | head -20
   echo "-- dmesg (bluetooth)"; dmesg | grep -iE 'bluetooth|hci[0-9]|vhci' | tail -20
   echo "-- bluetoothd.log"; tail -n 40 "$LOGDIR/bluetoothd.log" 2>/dev/null
-  echo "-- btvirt.log"; tail -n 20 "$LOGDIR/btvirt.log" 2>/dev/null
+  echo "-- btvirt.log / btattach.log"; tail -n 20 "$LOGDIR/btvirt.log" "$LOGDIR/btattach.log" 2>/dev/null
+}
+# BT_CONTROLLERS=bumble (vmrun.sh started bumble's controllers on the host): controller i is the
+# PCI serial port at slot 0x10+i; attach them one by one, each waiting for its hciN, so that hci<i>
+# is controller i (address 00:AA:01:<i>:00:<i>).
+start_bumble() {
+  local i pci t tty n
+  modprobe hci_uart || { say "modprobe hci_uart failed"; return 1; }
+  for ((i = 0; i < want; i++)); do
+    # the ttyS of PCI device 00:1X.0 (6.1: .../0000:00:1X.0/tty/ttySN; 6.12 puts serial-base
+    # port devices in between)
+    pci=0000:00:$(printf '%02x' $((0x10 + i))).0 tty=""
+    for _ in $(seq 50); do
+      for t in /sys/class/tty/ttyS*; do
+        case "$(readlink -f "$t")" in */"$pci"/*) tty=${t##*/};; esac
+      done
+      [ -n "$tty" ] && break
+      sleep 0.1
+    done
+    [ -n "$tty" ] || { say "no serial port for bumble controller $i (PCI $pci)"; return 1; }
+    n=$(kernel_ctrls)
+    btattach -B "/dev/$tty" -P h4 -N >> "$LOGDIR/btattach.log" 2>&1 &
+    echo $! >> "$LOGDIR/btattach.pid"
+    while [ "$(kernel_ctrls)" -le "$n" ] && [ "$SECONDS" -lt "$limit" ]; do sleep 0.1; done
+    say "bumble controller $i on /dev/$tty: hci$n after ${SECONDS}s"
+  done
 }
 start_btvirt() {
   # shellcheck disable=SC2086  # BTVIRT_ARGS is a word list on purpose
@@ -77,7 +105,7 @@ if [ -n "${BT_MON:-}" ]; then
   echo $! > "$LOGDIR/btmon.pid"
   sleep 0.2
 fi
-start_btvirt
+if [ "${BT_CONTROLLERS:-btvirt}" = bumble ]; then start_bumble || { diagnostics; exit 1; }; else start_btvirt; fi
 t_ctrl=$SECONDS
 
 # 4. bluetoothd: foreground, experimental interfaces on, optional custom main.conf.
@@ -107,6 +135,8 @@ while :; do
       for h in "${missing[@]}"; do
         if [ -z "$(powered "$h")" ]; then say "$h unknown to bluetoothd; hciconfig $h up"; hciconfig "$h" up; fi
       done
+    elif [ "${BT_CONTROLLERS:-btvirt}" = bumble ]; then
+      [ "$repairs" = 3 ] && say "bumble controllers: no btvirt to restart; waiting"
     else
       say "restarting btvirt"
       kill "$(cat "$LOGDIR/btvirt.pid")" 2>/dev/null

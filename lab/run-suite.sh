@@ -46,6 +46,7 @@ show_logs() {
     echo "==== bluetoothd.log (last 80 lines)"; tail -n 80 "$LOGDIR/bluetoothd.log" 2>/dev/null || true
   fi
   echo "==== btvirt.log (last 20 lines)"; tail -n 20 "$LOGDIR/btvirt.log" 2>/dev/null || true
+  [ -f "$LOGDIR/btattach.log" ] && { echo "==== btattach.log (bumble controllers; their own log is bumble.log in the run folder)"; tail -n 20 "$LOGDIR/btattach.log"; }
   echo "==== dmesg (bluetooth, last 20 lines)"; dmesg | grep -iE 'bluetooth|hci[0-9]|vhci|BUG|Oops' | tail -n 20 || true
 }
 

@@ -1,7 +1,11 @@
 #!/bin/bash
 # blesend lab: one-time, idempotent preparation of the BlueZ test VM on Debian 12 (run as root).
 #
-# Usage: setup.sh [--image host|trixie]    (default: $BLESEND_LAB_IMAGE, else host)
+# Usage: setup.sh [--image host|trixie] [--bumble]    (default image: $BLESEND_LAB_IMAGE, else host)
+#
+# --bumble (opt-in, either image): also installs Google's bumble (PyPI) into a venv of Debian's
+#   python3, $BLESEND_LAB_WORK/bumble-venv, for BT_CONTROLLERS=bumble (lab/README.md, "bumble
+#   controllers"). The venv runs on the host only. BLESEND_LAB_BUMBLE=VERSION picks another release.
 #
 # Image "host" (the default): the guest runs on this machine's own root file system.
 #   1. installs the Debian packages the lab needs (qemu, bluez + btvirt, busybox-static, ...)
@@ -25,12 +29,14 @@
 set -euo pipefail
 
 IMAGE=${BLESEND_LAB_IMAGE:-host}
+BUMBLE=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --image) IMAGE=${2:?--image needs a name}; shift;;
     --image=*) IMAGE=${1#--image=};;
-    -h|--help) sed -n '2,25p' "$0"; exit 0;;
-    *) echo "usage: setup.sh [--image host|trixie]" >&2; exit 2;;
+    --bumble) BUMBLE=1;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0;;
+    *) echo "usage: setup.sh [--image host|trixie] [--bumble]" >&2; exit 2;;
   esac
   shift
 done
@@ -41,6 +47,7 @@ WORK=${BLESEND_LAB_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/blesend-lab}
 KPKG=${BLESEND_LAB_KPKG:-linux-image-amd64}
 PKGS=(qemu-system-x86 bluez bluez-test-tools busybox-static kmod cpio dbus python3-dbus python3-gi)
 [ "$IMAGE" = trixie ] && PKGS+=(debootstrap xz-utils zstd)
+[ "$BUMBLE" = 1 ] && PKGS+=(python3-venv)
 
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -66,6 +73,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   say "packages already installed: ${PKGS[*]}"
+fi
+
+# --- bumble (opt-in): a venv on the host for lab/bumble-link.py -----------------------------
+BUMBLE_VERSION=${BLESEND_LAB_BUMBLE:-0.0.236}
+if [ "$BUMBLE" = 1 ]; then
+  venv=$WORK/bumble-venv
+  if [ "$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("bumble"))' 2>/dev/null)" = "$BUMBLE_VERSION" ]; then
+    say "bumble $BUMBLE_VERSION already in $venv"
+  else
+    say "installing bumble $BUMBLE_VERSION into $venv (pip, from PyPI)"
+    [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check "bumble==$BUMBLE_VERSION" \
+      || die "pip install bumble==$BUMBLE_VERSION failed"
+  fi
 fi
 
 if [ "$IMAGE" = trixie ]; then

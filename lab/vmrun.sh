@@ -15,6 +15,9 @@
 # in $BLESEND_LAB_PASSENV carried over. Its writes go to guest RAM, except for
 # $BLESEND_LAB_OUT (guest) = a run folder under $BLESEND_LAB_WORK/runs (host), which is removed
 # after a successful run unless --keep is given.
+# BT_CONTROLLERS=bumble: the virtual controllers are bumble's, run on this machine (bumble-link.py,
+# BT_NCTRL of them, default 2, plus BT_BUMBLE_RAW for a bumble host) and handed to the guest as PCI
+# serial ports; bt-up.sh attaches them instead of starting btvirt. Not with --systemd.
 # --systemd (image trixie only): systemd is PID 1 (guest-systemd.sh) and starts D-Bus, btvirt and
 # bluetooth.service itself, as on an installed system; without it guest-init.sh is PID 1 and the
 # command (run-suite.sh, through bt-up.sh) starts them.
@@ -98,6 +101,34 @@ RUN=$(mktemp -d "$WORK/runs/run.XXXXXX")
 } > "$RUN/cmd.sh"
 pwd > "$RUN/cwd"
 
+# BT_CONTROLLERS=bumble: the controllers are bumble's (lab/bumble-link.py), run HERE on the host at
+# native speed, BT_NCTRL (default 2) of them plus BT_BUMBLE_RAW (default 0) for a bumble host, all
+# on one virtual radio; each reaches the guest as a PCI serial port at slot 0x10+i, which bt-up.sh
+# attaches with btattach (H4). Needs lab/setup.sh --bumble (a venv in $WORK/bumble-venv).
+BT_ARGS=() BUMBLE_PID=""
+case "${BT_CONTROLLERS:-btvirt}" in
+  btvirt) ;;
+  bumble)
+    [ "$INIT" = guest-init.sh ] || die "BT_CONTROLLERS=bumble does not work with --systemd (its units start btvirt)"
+    BPY=$WORK/bumble-venv/bin/python
+    "$BPY" -c 'import bumble' 2>/dev/null || die "no bumble in $WORK/bumble-venv: run lab/setup.sh --bumble first"
+    nb=$(( ${BT_NCTRL:-2} + ${BT_BUMBLE_RAW:-0} ))
+    [ "$nb" -ge 1 ] && [ "$nb" -le 8 ] || die "BT_NCTRL + BT_BUMBLE_RAW must be 1..8 with BT_CONTROLLERS=bumble"
+    BSOCK=$(mktemp -d /tmp/blesend-bumble.XXXXXX)   # (a Unix socket path must stay short)
+    "$BPY" "$LAB/bumble-link.py" "$BSOCK" "${BT_NCTRL:-2}" --raw "${BT_BUMBLE_RAW:-0}" > "$RUN/bumble.log" 2>&1 &
+    BUMBLE_PID=$!
+    trap 'kill "$BUMBLE_PID" 2>/dev/null; rm -rf "$BSOCK"' EXIT
+    for _ in $(seq 100); do [ -f "$BSOCK/ready" ] && break; kill -0 "$BUMBLE_PID" 2>/dev/null || break; sleep 0.1; done
+    [ -f "$BSOCK/ready" ] || { cat "$RUN/bumble.log" >&2; die "bumble-link.py did not start"; }
+    i=0
+    for name in $(cat "$BSOCK/ready"); do
+      BT_ARGS+=(-chardev "socket,id=bt$i,path=$BSOCK/$name.sock" -device "pci-serial,chardev=bt$i,addr=$(printf '0x%x' $((0x10 + i)))")
+      i=$((i + 1))
+    done
+    KARGS="$KARGS 8250.nr_uarts=$((nb + 4))";;
+  *) die "BT_CONTROLLERS must be btvirt or bumble";;
+esac
+
 SRC_ARGS=()
 [ -n "$SRC" ] && SRC_ARGS=(-fsdev "local,id=src,path=$SRC,security_model=none,readonly=on,multidevs=remap"
                            -device virtio-9p-pci,fsdev=src,mount_tag=src)
@@ -113,7 +144,7 @@ timeout --foreground -k 5 "$TIMEOUT" qemu-system-x86_64 "${ACCEL_ARGS[@]}" -m "$
   "${SRC_ARGS[@]}" \
   -fsdev local,id=out,path="$RUN",security_model=none,multidevs=remap \
   -device virtio-9p-pci,fsdev=out,mount_tag=out \
-  -device virtio-rng-pci < /dev/null | tr -d '\r'
+  -device virtio-rng-pci "${BT_ARGS[@]}" < /dev/null | tr -d '\r'
 qemu_rc=${PIPESTATUS[0]}
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 
