@@ -10,9 +10,9 @@ import SocketIO
 /// connection's descriptors with the earliest of their wake-up times, and hands each connection
 /// what its descriptors said (datagrams, room, an input, the wake signal), then its timers.
 ///
-/// `EndpointRunner` runs one connection per pump on a thread of its own (`LoopThread`); a server
-/// that carries several senders adds each connection's `PumpSlot` to one pump, and a stranger's
-/// deadline is one more wake-up time in the same poll.
+/// `EndpointRunner` runs one connection per pump on a thread of its own (`LoopThread`); the
+/// receiver server is the host of one pump (`PumpHost`): it adds each admitted connection's
+/// `PumpSlot`, and its admission policy's deadlines are one more wake-up time in the same poll.
 struct RealTimePump {
     private(set) var slots: [any PumpSlot]
 

@@ -29,10 +29,12 @@ other_bg() {
   OPID=$!
   PIDS+=("$OPID")
 }
-# both_served LOG: the receiver's -v log admitted a second channel before the first one ended.
+# both_served LOG: the receiver's -v log has two authenticated senders' channels open at once.
 both_served() {
-  awk '/admission: admitted/ { open++; if (open >= 2) found = 1 } /connection ended/ { open-- } END { exit !found }' "$1"
+  awk '/ connected \[/ { open++; if (open >= 2) found = 1 } /admission: channel [0-9]+ ended \(its sender/ { open-- } END { exit !found }' "$1"
 }
+# timeline LOG: the receiver's admission decisions and senders, for the record.
+timeline() { grep -E 'admission:|connected \[|received ' "$1" | sed 's/^/#   | /'; }
 
 case_solo() {
   begin "one sender alone, then the other alone (the baselines)"
@@ -67,7 +69,8 @@ case_together() {
   check "received: $(ls "$out" | tr '\n' ' '), want same.bin and same-1.bin" [ "$(ls "$out" | tr '\n' ' ')" = "same-1.bin same.bin " ]
   check "a's file is not among the received" bash -c "cmp -s '$W/files/a/same.bin' '$out/same.bin' || cmp -s '$W/files/a/same.bin' '$out/same-1.bin'"
   check "b's file is not among the received" bash -c "cmp -s '$W/files/b/same.bin' '$out/same.bin' || cmp -s '$W/files/b/same.bin' '$out/same-1.bin'"
-  check "the receiver never held both channels at once (served one after the other)" both_served "$RECV_LOG.err"
+  timeline "$RECV_LOG.err"
+  check "the receiver never held both senders at once (served one after the other)" both_served "$RECV_LOG.err"
   check "a sender was refused" lacks "$RECV_LOG.err" 'admission: refused'
   echo "# METRIC together_a_s=$a_s together_b_s=$b_s solo_a_s=${SOLO_A:-?} solo_b_s=${SOLO_B:-?}"
   awk -v a="$a_s" -v b="$b_s" -v sa="${SOLO_A:-0}" -v sb="${SOLO_B:-0}" -v n="$SIZE" 'BEGIN {

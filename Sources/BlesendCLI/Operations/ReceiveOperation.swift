@@ -161,6 +161,7 @@ struct ReceiveOperation {
             if case .authenticated = event { channels.authenticated(channel) }
         case .ended(let channel, let result, let authenticated):
             let state = report.closed(channel)
+            reporter.logger.info("admission: \(channel) ended (\(authenticated ? "its sender authenticated" : "no sender authenticated"))")
             var handshakeTimedOut = state?.closedBy == .handshakeTimeout
             var failed = false
             switch result {
