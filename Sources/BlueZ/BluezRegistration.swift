@@ -17,9 +17,6 @@ actor BluezRegistration {
     /// Whether bluetoothd has our application.
     private(set) var applicationRegistered = false
     private var advertising = false
-    /// Off while the receiver has no slot free (`setAdvertising`): then nothing registers the
-    /// advertisement, not even recovery after bluetoothd came back.
-    private var advertisingWanted = true
     private var closed = false
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
@@ -55,14 +52,6 @@ actor BluezRegistration {
         try? await oneAtATime { () async throws(BlueZError) in
             await self.unadvertise()
             try await self.advertise()
-        }
-    }
-
-    /// Withdraws the advertisement (false) until it is wanted again (true: registered at once).
-    func setAdvertising(_ wanted: Bool) async {
-        try? await oneAtATime { () async throws(BlueZError) in
-            self.advertisingWanted = wanted
-            if wanted { try await self.advertise() } else { await self.unadvertise() }
         }
     }
 
@@ -111,7 +100,7 @@ actor BluezRegistration {
     }
 
     private func advertise() async throws(BlueZError) {
-        guard !advertising, advertisingWanted, !closed else { return }
+        guard !advertising, !closed else { return }
         beforeAdvertising?()
         _ = try await bus.bluez(
             adapterPath, BlueZ.advertisingManager, "RegisterAdvertisement", [.objectPath(advertisementPath), .properties([:])])

@@ -28,6 +28,9 @@ public actor GattPeripheral {
         case registeredAgain
         /// The adapter was powered off (true: on again, advertising).
         case adapterPowered(Bool)
+        /// bluetoothd refused another advertisement instance: with this many links up (or more)
+        /// no new sender can connect until one ends.
+        case advertisingInstancesExhausted(Int)
     }
 
     /// How long bluetoothd may stay away (or its adapter stay unusable after it came back) before
@@ -61,6 +64,13 @@ public actor GattPeripheral {
     private let callers: DBusCallerCheck
     private var closed = false
     private var renewal = ApplicationRenewalPolicy()
+    /// Advertisement instances beside the first, one per link up (`observeLinks`).
+    private let spares: SpareAdvertisements
+    /// The devices whose LE links are up.
+    private var linked: Set<String> = []
+    /// bluetoothd refused a spare instance once (said once in the log).
+    private var sparesRefused = false
+    private var observer: (@Sendable (Event) -> Void)?
 
     static let appPath = "/org/blesend/app"
     static let advertisementPath = "/org/blesend/advertisement0"
@@ -139,6 +149,9 @@ public actor GattPeripheral {
         self.links = links
         self.server = server
         self.registration = registration
+        spares = SpareAdvertisements(bus: bus, adapterPath: adapterPath) {
+            BlesendGATT.advertisement(localName: localName, discovery: discovery?())
+        }
         recovery = BluetoothdRecovery(
             bus: bus, adapterPath: adapterPath, registration: registration, server: server, links: links,
             timeout: Self.recoveryTimeout)
@@ -146,7 +159,12 @@ public actor GattPeripheral {
 
     /// Receives `Event`s (called on the peripheral's recovery actor; keep it short).
     public func observe(_ observer: @escaping @Sendable (Event) -> Void) {
-        recovery.observe(observer)
+        self.observer = observer
+        recovery.observe { [spares] event in
+            // bluetoothd forgot every instance it held for us: spares are added again as links come.
+            if event == .bluetoothdGone { Task { await spares.forget() } }
+            observer(event)
+        }
     }
 
     private func register() async throws(BlueZError) {
@@ -234,16 +252,30 @@ public actor GattPeripheral {
     }
 
     /// Tells `observer` of every LE link on the adapter coming up (true) or going down (false), by
-    /// device path (called on the peripheral's tasks; keep it short).
-    public func observeLinks(_ observer: @escaping @Sendable (String, Bool) -> Void) async {
-        await server.observeLinks(observer)
+    /// device path (called on the peripheral's tasks; keep it short), and keeps the receiver
+    /// connectable beside them: one more advertisement instance per link up, up to
+    /// `maxLinks - 1` (`SpareAdvertisements`).
+    public func observeLinks(maxLinks: Int, _ observer: @escaping @Sendable (String, Bool) -> Void) async {
+        await server.observeLinks { [weak self] device, up in
+            observer(device, up)
+            Task { await self?.linkChanged(device, up: up, maxLinks: maxLinks) }
+        }
     }
 
-    /// Advertises (true) or withdraws the advertisement (false: every slot is taken). While
-    /// withdrawn, nothing registers it again, not even recovery after bluetoothd came back.
-    public func setAdvertising(_ on: Bool) async {
-        guard !closed else { return }
-        await registration.setAdvertising(on)
+    private func linkChanged(_ device: String, up: Bool, maxLinks: Int) async {
+        guard up else {
+            linked.remove(device)
+            return
+        }
+        linked.insert(device)
+        let wanted = min(linked.count, maxLinks - 1)
+        while !closed, await spares.count < wanted {
+            guard await spares.add(callers: callers) else {
+                if !sparesRefused { observer?(.advertisingInstancesExhausted(await spares.count + 1)) }
+                sparesRefused = true
+                return
+            }
+        }
     }
 
     /// Ends `device`'s LE link (a link that opened no transfer channel in time, say).
@@ -306,6 +338,7 @@ public actor GattPeripheral {
         closed = true
         offered.close()
         rotation?.cancel()
+        await spares.close()
         await recovery.stop()
         await server.close()
         await registration.close()

@@ -54,6 +54,8 @@ struct ReceiveOperation {
                 reporter.logger.notice("bluetoothd is back: service and advertisement registered again")
             case .adapterPowered(let on):
                 reporter.logger.notice(on ? "the adapter is powered on again; advertising" : "the adapter was powered off")
+            case .advertisingInstancesExhausted(let links):
+                reporter.logger.notice("bluetoothd gives no more advertisement instances: with \(links) links up no further sender can connect until one ends")
             }
         }
         if let psm = peripheral.l2capPSM {
@@ -80,7 +82,7 @@ struct ReceiveOperation {
         reporter.say("blerecv: waiting for senders (\(trust.peers.count) trusted; this receiver's fingerprint \(identity.publicKey.fingerprint))")
 
         let (chores, choresIn) = AsyncStream.makeStream(of: ReceiverChore.self)
-        await peripheral.observeLinks { device, up in
+        await peripheral.observeLinks(maxLinks: maxLinks) { device, up in
             if up { server.linkUp(DeviceID(device)) } else { server.linkDown(DeviceID(device)) }
         }
         let accepting = Task { [adapter, reporter] () -> CLIError? in
@@ -140,8 +142,11 @@ struct ReceiveOperation {
                 chores.yield(.end(channel, disconnect: true, handshakeTimedOut: false))
             case .disconnect(let device, _):
                 chores.yield(.disconnect(device.rawValue))
-            case .advertise(let on):
-                chores.yield(.advertise(on))
+            case .advertise:
+                // Logged only. Withdrawing an advertisement instance under a live link leaves the
+                // kernel with nothing to advertise once that link ends (SpareAdvertisements); a
+                // sender that connects at the cap has its channel refused as busy instead.
+                break
             case .showPrompt(let channel):
                 if let state = report.channels[channel] {
                     ask(state, on: channel, report: report, server: server, channels: channels, clock: clock, approvalTimeout: approvalTimeout)

@@ -63,7 +63,7 @@ final class ReceiveReport: @unchecked Sendable {
         case .disconnect(let device, let why):
             line = "disconnected \(device.rawValue): \(why.rawValue) (no transfer channel in time)"
         case .advertise(let on):
-            line = on ? "a slot is free: advertising" : "every slot is taken: not advertising"
+            line = on ? "a slot is free again" : "every slot is taken: new senders are refused as busy"
         case .showPrompt, .promptBusy, .reregister, .reregisterDeferred:
             line = nil
         }

@@ -15,7 +15,6 @@ enum ReceiverChore: Sendable {
     case end(ChannelID, disconnect: Bool, handshakeTimedOut: Bool)
     /// End a device's link that opened no transfer channel in time.
     case disconnect(String)
-    case advertise(Bool)
     /// First contact: the prompt's channel ended; wait for the prompt, then `gate` its outcome.
     case settle(OpenChannels.Prompt, gate: @Sendable (FirstContactPrompt.Outcome) -> Void)
 
@@ -30,8 +29,6 @@ enum ReceiverChore: Sendable {
             }
         case .disconnect(let device):
             await peripheral.disconnect(device: device)
-        case .advertise(let on):
-            await peripheral.setAdvertising(on)
         case .settle(let prompt, let gate):
             // A prompt still waiting is cancelled (a no, which pauses its sender as a decline does).
             // A yes whose key was written but came too late for the connection still counts from
