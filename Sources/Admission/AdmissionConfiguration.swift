@@ -12,7 +12,10 @@ public struct AdmissionConfiguration: Hashable, Sendable {
     public let maxLinks: Int
     /// Rule 4: the most unauthenticated channels at once, over all devices. At least 1.
     public let maxUnauthenticated: Int
-    /// Rule 2: how long a link may stand without a channel before it is disconnected.
+    /// Rule 2: how long a link may stand without a channel before it is disconnected. 8 s: an
+    /// honest sender opens its channel within a second or two of connecting on a radio, but in the
+    /// lab (emulated CPUs, a receiver busy with another sender) service discovery alone took over
+    /// 5 s, and a sender cut off as a bare link starts over.
     public let bareLinkTimeout: Duration
     /// Rule 3: how long a channel has to authenticate, counted from when its link or the channel
     /// appeared, whichever was first. The same 10 s as the session's own handshake timeout.
@@ -31,7 +34,7 @@ public struct AdmissionConfiguration: Hashable, Sendable {
     public let reregisterInterval: Duration
 
     public init(maxLinks: Int = defaultMaxLinks, maxUnauthenticated: Int = 2,
-                bareLinkTimeout: Duration = .seconds(5), handshakeTimeout: Duration = .seconds(10),
+                bareLinkTimeout: Duration = .seconds(8), handshakeTimeout: Duration = .seconds(10),
                 promptTimeout: Duration = .seconds(130), stallTimeout: Duration = .seconds(15),
                 backoff: BackoffConfiguration = .init(), reregisterInterval: Duration = .seconds(10)) {
         self.maxLinks = max(2, maxLinks)

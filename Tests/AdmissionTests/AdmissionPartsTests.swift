@@ -9,7 +9,7 @@ struct AdmissionPartsTests {
         let configuration = AdmissionConfiguration()
         #expect(configuration.maxLinks == 3 && AdmissionConfiguration.defaultMaxLinks == 3)
         #expect(configuration.maxUnauthenticated == 2 && configuration.unauthenticatedCap == 2)
-        #expect(configuration.bareLinkTimeout == .seconds(5))
+        #expect(configuration.bareLinkTimeout == .seconds(8))
         #expect(configuration.handshakeTimeout == .seconds(10))
         #expect(configuration.stallTimeout == .seconds(15))
         #expect(configuration.reregisterInterval == .seconds(10))

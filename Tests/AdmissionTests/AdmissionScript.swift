@@ -11,7 +11,7 @@ struct AdmissionScript: Sendable, CustomTestStringConvertible {
     let configuration: AdmissionConfiguration
     let steps: [Step]
 
-    init(_ name: String, rules: [Int], configuration: AdmissionConfiguration = .init(), _ steps: [Step]) {
+    init(_ name: String, rules: [Int], configuration: AdmissionConfiguration = .init(bareLinkTimeout: .seconds(5)), _ steps: [Step]) {
         self.name = name
         self.rules = rules
         self.configuration = configuration

@@ -39,7 +39,7 @@ extension AdmissionScript {
             .deadline(14),
         ]),
         AdmissionScript("the unauthenticated places fill at maxUnauthenticated with slots free: the oldest stranger makes room",
-                        rules: [4, 5], configuration: .init(maxLinks: 5, maxUnauthenticated: 2), [
+                        rules: [4, 5], configuration: .init(maxLinks: 5, maxUnauthenticated: 2, bareLinkTimeout: .seconds(5)), [
             .on(0, open(1, devA), [.admit(ch(1))]),
             .on(1, open(2, devB), [.admit(ch(2))]),
             .on(2, open(3, devC), [.close(ch(1), .preempted), .admit(ch(3))]),
@@ -78,14 +78,14 @@ extension AdmissionScript {
             .status(ch(1), .prompting),
         ]),
         AdmissionScript("a channel whose sender a person is asked about is not pre-empted",
-                        rules: [5, 6, 11], configuration: .init(maxLinks: 2), [
+                        rules: [5, 6, 11], configuration: .init(maxLinks: 2, bareLinkTimeout: .seconds(5)), [
             .on(0, open(1, devA), [.admit(ch(1))]),
             .on(1, .promptRequested(ch(1)), [.showPrompt(ch(1))]),
             .on(2, open(2, devB), [.refuse(ch(2), .busy(retryAfter: seconds(131)))]),
             .status(ch(1), .prompting),
         ]),
         AdmissionScript("strangers fill at most maxLinks - 1 slots; the last waits for a sender that authenticates",
-                        rules: [6, 5, 1], configuration: .init(maxLinks: 3, maxUnauthenticated: 5), [
+                        rules: [6, 5, 1], configuration: .init(maxLinks: 3, maxUnauthenticated: 5, bareLinkTimeout: .seconds(5)), [
             .on(0, open(1, devA), [.admit(ch(1))]),
             .on(1, open(2, devB), [.admit(ch(2))]),
             .on(2, open(3, devC), [.close(ch(1), .preempted), .admit(ch(3))]),

@@ -70,6 +70,7 @@ case_together() {
   check "a's file is not among the received" bash -c "cmp -s '$W/files/a/same.bin' '$out/same.bin' || cmp -s '$W/files/a/same.bin' '$out/same-1.bin'"
   check "b's file is not among the received" bash -c "cmp -s '$W/files/b/same.bin' '$out/same.bin' || cmp -s '$W/files/b/same.bin' '$out/same-1.bin'"
   timeline "$RECV_LOG.err"
+  grep -hE 'warning|error' "$SLOG.err" "$OLOG.err" | sed 's/^/#   | /'
   check "the receiver never held both senders at once (served one after the other)" both_served "$RECV_LOG.err"
   check "a sender was refused" lacks "$RECV_LOG.err" 'admission: refused'
   echo "# METRIC together_a_s=$a_s together_b_s=$b_s solo_a_s=${SOLO_A:-?} solo_b_s=${SOLO_B:-?}"

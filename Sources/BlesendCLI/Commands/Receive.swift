@@ -22,7 +22,7 @@ struct Receive: AsyncParsableCommand {
 
         Several senders are served at once (--max-links, default 3; one place is always kept \
         for a sender that proves a trusted key): over L2CAP channels, and one of them over GATT. \
-        A device that connects and opens no transfer channel within 5 s is disconnected; a \
+        A device that connects and opens no transfer channel within 8 s is disconnected; a \
         sender has 10 s from connecting to prove its key; a device that fails or stays silent is \
         refused for 2 s, then 4, 8 ... up to a minute; a stranger never displaces a sender that \
         proved its key. With -v each of these decisions is logged.
