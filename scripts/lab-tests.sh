@@ -2,11 +2,15 @@
 # Host side: build, prepare the lab, run the end-to-end and fault suites in the VM, on each image.
 #
 # Usage: scripts/lab-tests.sh [--no-build] [--release] [--goodput] [--images "host trixie"]
-#                             [--faults-on "host"] [--soak-on trixie] [--package-on trixie] [vmrun options]
+#                             [--faults-on "host"] [--soak-on trixie] [--package-on trixie]
+#                             [--senders-on trixie] [vmrun options]
 #   per image (default both; $BLESEND_LAB_IMAGES):
 #     boot: default main.conf          -> Tests/Lab/e2e.sh main  (every case but the MTU one)
 #     boot: [GATT] ExchangeMTU=48      -> Tests/Lab/e2e.sh mtu   (forced small MTU)
 #     boot: three controllers          -> Tests/Lab/e2e.sh discovery (two receivers: private discovery, then the ordinary way)
+#   on the images in --senders-on (default trixie; $BLESEND_LAB_SENDERS_ON; "" skips it):
+#     boot: three bumble controllers   -> Tests/Lab/senders.sh (several senders at once; needs
+#       lab/setup.sh --bumble, run here: btvirt cannot hold two links on one controller)
 #   on the images in --faults-on (default both; $BLESEND_LAB_FAULTS_ON):
 #     boot: default main.conf          -> Tests/Lab/faults.sh    (faults, attacks; ~8-10 min)
 #       with the soak (50 transfers, ~4 min) on the images in --soak-on (default: the same;
@@ -30,6 +34,7 @@ faults_on=${BLESEND_LAB_FAULTS_ON:-host trixie}
 soak_on=${BLESEND_LAB_SOAK_ON-$faults_on}
 release=0
 package_on=${BLESEND_LAB_PACKAGE_ON-trixie}
+senders_on=${BLESEND_LAB_SENDERS_ON-trixie}
 vm_opts=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -40,7 +45,8 @@ while [ $# -gt 0 ]; do
     --faults-on) faults_on=${2:?}; shift;;
     --soak-on) soak_on=$2; shift;;
     --package-on) package_on=$2; shift;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0;;
+    --senders-on) senders_on=$2; shift;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0;;
     *) vm_opts+=("$1");;
   esac
   shift
@@ -64,6 +70,13 @@ rc=0
 for image in $images; do
   echo "== lab/setup.sh --image $image"
   lab/setup.sh --image "$image" || { echo "lab-tests: lab/setup.sh --image $image failed" >&2; exit 1; }
+done
+for image in $senders_on; do
+  if has "$images" "$image"; then
+    echo "== lab/setup.sh --bumble (the several-senders boot's controllers)"
+    lab/setup.sh --bumble || { echo "lab-tests: lab/setup.sh --bumble failed" >&2; exit 1; }
+    break
+  fi
 done
 if has "$images" trixie; then
   # The static binaries still link a few shared libraries; each must resolve inside the trixie root.
@@ -102,6 +115,10 @@ for image in $images; do
     env "${bin[@]}" BT_MAINCONF='[GATT]\nExchangeMTU=48' lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/e2e.sh mtu
   step "[$image] e2e discovery (three controllers, two receivers)" \
     env "${bin[@]}" BTVIRT_ARGS='-L -l3' BT_NCTRL=3 lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/e2e.sh discovery
+  if has "$senders_on" "$image"; then
+    step "[$image] senders (three bumble controllers: several senders at once)" \
+      env "${bin[@]}" BT_CONTROLLERS=bumble BT_NCTRL=3 lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/senders.sh
+  fi
   if has "$faults_on" "$image"; then
     skip=(--skip soak)
     has "$soak_on" "$image" && skip=()
