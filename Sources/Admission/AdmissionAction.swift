@@ -8,7 +8,12 @@ public enum AdmissionAction: Hashable, Sendable {
     case admit(ChannelID)
     /// Do not serve this channel: close it, and tell the sender why where the transport can.
     case refuse(ChannelID, AdmissionRefusal)
-    /// Close a channel the policy had admitted. The policy has forgotten it already.
+    /// Serve this channel only to tell its sender that no place is free (rule 12): run its
+    /// handshake and answer a sender that asks with `busy`, to come back at `retryAfter` (the
+    /// earliest instant a slot may come free), `ahead` senders told so before it still waiting.
+    /// It holds no slot; report its end (`channelClosed`) like any channel's.
+    case answerBusy(ChannelID, retryAfter: Instant, ahead: Int)
+    /// Close a channel the policy had admitted (or was answering `busy`). The policy has forgotten it already.
     case close(ChannelID, ChannelCloseReason)
     /// Disconnect the device's link. The policy has forgotten the link already.
     case disconnect(DeviceID, DisconnectReason)

@@ -32,11 +32,15 @@ public struct AdmissionConfiguration: Hashable, Sendable {
     public let backoff: BackoffConfiguration
     /// Rule 10: the least time between two registrations of the GATT application.
     public let reregisterInterval: Duration
+    /// Rule 12: how many channels may be open at once only to tell their senders `busy`, beyond
+    /// the slots. Each costs a handshake (one key agreement more than a refusal) for at most
+    /// `handshakeTimeout`; 0 closes such channels unanswered.
+    public let maxBusyAnswers: Int
 
     public init(maxLinks: Int = defaultMaxLinks, maxUnauthenticated: Int = 2,
                 bareLinkTimeout: Duration = .seconds(8), handshakeTimeout: Duration = .seconds(10),
                 promptTimeout: Duration = .seconds(130), stallTimeout: Duration = .seconds(15),
-                backoff: BackoffConfiguration = .init(), reregisterInterval: Duration = .seconds(10)) {
+                backoff: BackoffConfiguration = .init(), reregisterInterval: Duration = .seconds(10), maxBusyAnswers: Int = 1) {
         self.maxLinks = max(2, maxLinks)
         self.maxUnauthenticated = max(1, maxUnauthenticated)
         self.bareLinkTimeout = max(.zero, bareLinkTimeout)
@@ -45,6 +49,7 @@ public struct AdmissionConfiguration: Hashable, Sendable {
         self.stallTimeout = max(.zero, stallTimeout)
         self.backoff = backoff
         self.reregisterInterval = max(.zero, reregisterInterval)
+        self.maxBusyAnswers = max(0, maxBusyAnswers)
     }
 
     /// Rules 4 and 6: the most unauthenticated channels at once, `min(maxUnauthenticated,

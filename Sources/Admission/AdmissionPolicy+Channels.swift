@@ -16,7 +16,7 @@ extension AdmissionPolicy {
     }
 
     mutating func open(_ id: ChannelID, from device: DeviceID, now: Instant) -> [AdmissionAction] {
-        guard channels[id] == nil else { return [] }
+        guard channels[id] == nil, busyAnswers[id] == nil else { return [] }
         let handshakeStart = links.channelAppeared(from: device, now: now)
         if let until = backoff.backoffEnd(for: device, now: now) {
             return [.refuse(id, .backoff(until: until))]
@@ -46,10 +46,18 @@ extension AdmissionPolicy {
             // Rule 8 counts only senders waiting for a slot: a stalled session's slot would not
             // help one waiting for an unauthenticated place.
             if channels.count >= configuration.maxLinks { lastBusyRefusal = now }
-            return [.refuse(id, .busy(retryAfter: retryAfter(now: now)))]
+            let retryAt = retryAfter(now: now)
+            // Rule 12: told so in its handshake, if a place for that is free.
+            guard busyAnswers.count < configuration.maxBusyAnswers, !busyAnswers.values.contains(where: { $0.device == device }) else {
+                return actions + [.refuse(id, .busy(retryAfter: retryAt))]
+            }
+            busyAnswers[id] = (device, deadline)
+            links.occupied(device)
+            return actions + [.answerBusy(id, retryAfter: retryAt, ahead: waiting.told(device, now: now, retryAt: retryAt))]
         }
         channels.append(AdmittedChannel(id: id, device: device, phase: .handshaking(deadline: deadline)))
         links.occupied(device)
+        waiting.remove(device)
         return actions + [.admit(id)]
     }
 

@@ -49,6 +49,13 @@ import Pipeline
 ///    sender may simply send again (this is what `blerecv --ask` has always done). While asked
 ///    about, a channel's handshake deadline waits (the question has `promptTimeout`), and it is
 ///    not pre-empted.
+/// 12. **Busy answers.** A channel refused for want of a place (rule 5's `busy`) is, while fewer
+///    than `maxBusyAnswers` such channels are open and its device has none, served only to tell
+///    its sender when to come back (`answerBusy`): a trusted sender learns it in an authenticated
+///    message 2 instead of seeing its channel closed. Such a channel holds no slot, keeps the
+///    handshake deadline of rule 3 (missed: closed and backed off, rule 7), and its end costs the
+///    device nothing. Devices told so are counted in the order they were first told
+///    (`WaitingSenders`): each hears how many still wait before it.
 ///
 /// Events about unknown channels or devices change nothing (`AdmissionInput`). Time should not go
 /// backwards; if it does nothing traps (instants saturate), the rules just see the earlier time.
@@ -62,6 +69,10 @@ public struct AdmissionPolicy: Sendable {
     public internal(set) var isAdvertising = true
     /// When a channel was last refused as busy with every slot taken (rule 8: somebody is waiting).
     public internal(set) var lastBusyRefusal: Instant?
+    /// Rule 12: the channels served only to say `busy`, with their devices and handshake deadlines.
+    var busyAnswers: [ChannelID: (device: DeviceID, deadline: Instant)] = [:]
+    /// Rule 12: the devices told `busy` that may come back.
+    var waiting = WaitingSenders()
 
     public init(configuration: AdmissionConfiguration = .init()) {
         self.configuration = configuration
@@ -79,6 +90,8 @@ public struct AdmissionPolicy: Sendable {
         case .linkDown(let device):
             links.remove(device)
             _ = channels.removeAll(from: device)
+            busyAnswers = busyAnswers.filter { $0.value.device != device }
+            waiting.remove(device)
             actions = []
         case .channelOpened(let channel, let device):
             actions = open(channel, from: device, now: now)
@@ -88,6 +101,10 @@ public struct AdmissionPolicy: Sendable {
             if case .authenticated(let peer, _)? = channels[channel]?.phase {
                 channels.update(channel, to: .authenticated(peer: peer, lastProgress: now))
             }
+            actions = []
+        case .channelClosed(let channel, _) where busyAnswers[channel] != nil:
+            // Rule 12: however it ended, telling a sender to wait costs its device nothing.
+            forgetBusyAnswer(channel, now: now)
             actions = []
         case .channelClosed(let channel, let outcome):
             if let closed = channels[channel] {
@@ -129,6 +146,12 @@ public struct AdmissionPolicy: Sendable {
             }
             forget(channel, now: now)
         }
+        for (id, lane) in busyAnswers.sorted(by: { ($0.value.deadline, $0.key.rawValue) < ($1.value.deadline, $1.key.rawValue) })
+        where lane.deadline <= now {
+            actions.append(.close(id, .handshakeTimeout))
+            backoff.recordFailure(of: lane.device, now: now)
+            forgetBusyAnswer(id, now: now)
+        }
         if let stalled = channels.longestStalled(now: now, stallTimeout: configuration.stallTimeout),
            let stallsAt = stallDeadline(of: stalled), stallsAt <= now {
             actions.append(.close(stalled.id, .stalled))
@@ -153,7 +176,7 @@ public struct AdmissionPolicy: Sendable {
             }
         }
         let bare = links.earliestExpiry(timeout: configuration.bareLinkTimeout)
-        return (channelDeadlines + [bare].compactMap { $0 }).min()
+        return (channelDeadlines + busyAnswers.values.map(\.deadline) + [bare].compactMap { $0 }).min()
     }
 
     /// Rule 8: when an authenticated channel must yield, if a sender was refused for want of a slot
@@ -169,7 +192,19 @@ public struct AdmissionPolicy: Sendable {
     /// no other channel, stands bare from `now`.
     mutating func forget(_ channel: AdmittedChannel, now: Instant) {
         channels.remove(channel.id)
-        if !channels.hasChannels(from: channel.device) { links.becameBare(channel.device, now: now) }
+        standBareIfIdle(channel.device, now: now)
+    }
+
+    /// Rule 12: drops a channel that was served only to say `busy`.
+    mutating func forgetBusyAnswer(_ id: ChannelID, now: Instant) {
+        guard let lane = busyAnswers.removeValue(forKey: id) else { return }
+        standBareIfIdle(lane.device, now: now)
+    }
+
+    /// A device that holds no channel any more stands bare from `now` (rule 2).
+    private mutating func standBareIfIdle(_ device: DeviceID, now: Instant) {
+        guard !channels.hasChannels(from: device), !busyAnswers.values.contains(where: { $0.device == device }) else { return }
+        links.becameBare(device, now: now)
     }
 
     /// Rule 1: `advertise` when whether a slot is free changed.
@@ -210,4 +245,8 @@ extension AdmissionPolicy {
     public var openPrompt: ChannelID? { channels.prompting?.id }
     /// The devices linked, holding a channel or not.
     public var linkedDevices: Set<DeviceID> { Set(links.links.keys) }
+    /// The channels served only to say `busy` (rule 12).
+    public var busyAnswerChannels: Set<ChannelID> { Set(busyAnswers.keys) }
+    /// How many devices told `busy` may still come back (rule 12).
+    public var waitingDevices: Int { waiting.count }
 }

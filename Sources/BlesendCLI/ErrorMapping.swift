@@ -102,6 +102,8 @@ extension CLIError {
                       hint: "check the receiver's key and fingerprint (blesend pubkey on the receiver)")
         case .refusedSender:
             self.init(.peerRefused, "a sender was refused")
+        case .receiverBusy:
+            self.init(.receiverBusy, "the receiver is busy with other senders", hint: "try again later, or raise --timeout to wait longer")
         case .handshakeTimeout:
             self.init(.linkLost, "the handshake did not finish in time")
         case .record(let cause):

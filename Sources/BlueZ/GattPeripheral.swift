@@ -253,8 +253,9 @@ public actor GattPeripheral {
 
     /// Tells `observer` of every LE link on the adapter coming up (true) or going down (false), by
     /// device path (called on the peripheral's tasks; keep it short), and keeps the receiver
-    /// connectable beside them: one more advertisement instance per link up, up to
-    /// `maxLinks - 1` (`SpareAdvertisements`).
+    /// connectable beside them: one more advertisement instance per link up, up to `maxLinks`
+    /// (`SpareAdvertisements`). So with every slot taken one more sender can still connect, to be
+    /// told when to come back (`busy`, docs/protocol.md §8.6) rather than find nothing.
     public func observeLinks(maxLinks: Int, _ observer: @escaping @Sendable (String, Bool) -> Void) async {
         await server.observeLinks { [weak self] device, up in
             observer(device, up)
@@ -268,7 +269,7 @@ public actor GattPeripheral {
             return
         }
         linked.insert(device)
-        let wanted = min(linked.count, maxLinks - 1)
+        let wanted = min(linked.count, maxLinks)
         while !closed, await spares.count < wanted {
             guard await spares.add(callers: callers) else {
                 if !sparesRefused { observer?(.advertisingInstancesExhausted(await spares.count + 1)) }

@@ -127,8 +127,11 @@ public struct ReceiverSession {
 
     /// A sender connected. `wallClock` is nanoseconds since the Unix epoch, now (message 1's
     /// timestamp may be at most `maxTimestampAhead` past it); `ephemeral` is for tests only.
+    /// With `busy`, the connection is served only to tell its sender that every slot is taken
+    /// (docs/protocol.md §8.6): message 1 is judged as usual, and a sender that asks for `busy` is
+    /// answered `busy`, never served; the connection then ends as after a refusal.
     public mutating func accept(maxDatagramSize: Int, peerMaxDatagramSize: Int? = nil, now: Instant, wallClock: UInt64,
-                                ephemeral: SecureBytes? = nil) throws(SessionError) {
+                                ephemeral: SecureBytes? = nil, busy: BusyAnswer? = nil) throws(SessionError) {
         if isConnected { linkLost(now: now) }
         guard let transfer = parked.take() else { return }
         let channel: ResponderChannel
@@ -141,7 +144,7 @@ public struct ReceiverSession {
         }
         let link = LinkLayer(configuration: configuration, maxDatagramSize: maxDatagramSize,
                              peerMaxDatagramSize: peerMaxDatagramSize, fillsWindow: false, now: now)
-        stack = ReceivingTransferLayer(transfer: transfer).stacked(on: channel).stacked(on: link)
+        stack = ReceivingTransferLayer(transfer: transfer, busy: busy).stacked(on: channel).stacked(on: link)
     }
 
     /// The connection ended (for whatever reason). Partial files wait for the sender to resume;

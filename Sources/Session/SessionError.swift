@@ -13,6 +13,9 @@ public enum SessionError: Error, Equatable, Sendable {
     case notApprovedByPeer
     /// The receiver asked its user about our key and no answer came within our own limit.
     case approvalTimeout
+    /// The receiver proved its key and said it serves as many senders as it takes (`busy`,
+    /// docs/protocol.md §8.6): come back after about `retryAfter`; `ahead` senders wait before us.
+    case receiverBusy(retryAfter: Duration, ahead: Int)
     /// The peer's handshake answer did not authenticate: it is not the receiver we pinned.
     case peerNotAuthenticated
     /// A sender tried to connect but was refused (receiver side; `reason` is for the local log only).
@@ -42,6 +45,9 @@ public enum SessionError: Error, Equatable, Sendable {
         case notApproved(fingerprint: String)
         /// First contact (`--ask`): the user did not answer about this unknown sender in time.
         case approvalTimedOut(fingerprint: String)
+        /// Not a refusal of the sender: every slot was taken, and the trusted sender was told
+        /// `busy` (docs/protocol.md §8.6). The connection ends as after a refusal.
+        case toldBusy(sender: String)
     }
 }
 
@@ -51,7 +57,9 @@ extension SessionError {
     public var isRecoverable: Bool {
         switch self {
         case .linkLost, .handshakeTimeout, .record, .framing: true
-        case .refusedByPeer, .notApprovedByPeer, .approvalTimeout, .peerNotAuthenticated, .refusedSender, .handshake, .transfer: false
+        // A busy receiver is worth coming back to, but when it says: `ReconnectPolicy`'s call.
+        case .refusedByPeer, .notApprovedByPeer, .approvalTimeout, .peerNotAuthenticated, .refusedSender, .handshake, .transfer,
+             .receiverBusy: false
         }
     }
 

@@ -14,6 +14,7 @@ extension SessionError {
         case .notApprovedByPeer: "notApprovedByPeer"
         case .approvalTimeout: "approvalTimeout"
         case .peerNotAuthenticated: "peerNotAuthenticated"
+        case .receiverBusy: "receiverBusy"
         case .refusedSender(let reason): "refusedSender." + reason.code
         case .handshakeTimeout: "handshakeTimeout"
         case .record(let cause): "record." + cause.code
@@ -35,6 +36,7 @@ extension SessionError.RefusalReason {
         case .badOpening: "badOpening"
         case .notApproved: "notApproved"
         case .approvalTimedOut: "approvalTimedOut"
+        case .toldBusy: "toldBusy"
         }
     }
 }
@@ -90,6 +92,7 @@ extension TransferError {
         case .cannotResume: "cannotResume"
         case .sourceFailed: "sourceFailed"
         case .notApproved: "notApproved"
+        case .receiverBusy: "receiverBusy"
         }
     }
 }

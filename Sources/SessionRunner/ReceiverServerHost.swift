@@ -103,12 +103,13 @@ final class ReceiverServerHost: PumpHost {
 
     // MARK: - Sessions
 
-    private func start(_ opened: OpenedChannel, now: Instant) {
+    /// Starts a channel's session; with `busy`, one that only tells its sender to come back later.
+    private func start(_ opened: OpenedChannel, now: Instant, busy: BusyAnswer? = nil) {
         var session = makeSession()
         let transport = opened.port.transport
         do {
             try session.accept(maxDatagramSize: transport.maxDatagramSize, peerMaxDatagramSize: transport.peerMaxDatagramSize,
-                               now: now, wallClock: EndpointRunner.wallClock())
+                               now: now, wallClock: EndpointRunner.wallClock(), busy: busy)
         } catch {
             opened.port.stop()
             server.forget(opened.id)
@@ -165,6 +166,10 @@ final class ReceiverServerHost: PumpHost {
             switch action {
             case .admit(let channel):
                 if let opened = deciding[channel] { start(opened, now: now) }
+            case .answerBusy(let channel, let retryAfter, let ahead):
+                if let opened = deciding[channel] {
+                    start(opened, now: now, busy: BusyAnswer(retryAfter: retryAfter.duration(since: now), ahead: ahead))
+                }
             case .refuse(let channel, _):
                 if let opened = deciding[channel] {
                     opened.port.stop()

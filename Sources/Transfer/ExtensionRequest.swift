@@ -52,6 +52,12 @@ struct ExtensionRequest {
         granted = offered
     }
 
+    /// The receiver's `busy`: only in message 2, right after a `hello` that granted `busy`, in place
+    /// of the answer to the opening.
+    func checkBusy() throws(TransferError) {
+        guard extensions.contains(.busy), !openingAnswered, !isAwaitingApproval else { throw .unexpected(.busy) }
+    }
+
     /// The receiver's `pending`: only in message 2, right after a `hello` that granted `firstContact`.
     mutating func receivePending() throws(TransferError) {
         guard extensions.contains(.firstContact), !openingAnswered, !isAwaitingApproval else { throw .unexpected(.pending) }

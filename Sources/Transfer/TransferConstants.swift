@@ -21,4 +21,6 @@ public enum TransferConstants {
     /// Length of a transfer id and of the content hash.
     public static let idLength = 16
     public static let hashLength = 32
+    /// The longest wait a `busy` message may ask for, in seconds (§8.6); at least 1.
+    public static let maxBusyRetryAfter: UInt16 = 3600
 }

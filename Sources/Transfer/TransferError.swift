@@ -20,6 +20,9 @@ public enum TransferError: Error, Equatable, Sendable {
     /// The receiver's user did not accept this sender at first contact, or did not answer in
     /// time (`reject` reason `notApproved`, §8.5).
     case notApproved
+    /// The receiver is serving as many senders as it takes (`busy` in message 2, §8.6): come back
+    /// after about `retryAfterSeconds`; `ahead` senders were told so before this one.
+    case receiverBusy(retryAfterSeconds: UInt16, ahead: UInt8)
 }
 
 extension TransferError: CustomStringConvertible {
@@ -35,6 +38,7 @@ extension TransferError: CustomStringConvertible {
         case .cannotResume(let offset): "it asked to resume at byte \(offset), which was never sent or is no longer available"
         case .sourceFailed(let error): error.description
         case .notApproved: "its user did not accept this sender"
+        case .receiverBusy(let seconds, _): "it is busy with other senders (come back in \(seconds) s)"
         }
     }
 }

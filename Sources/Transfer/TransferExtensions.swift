@@ -21,8 +21,12 @@ public struct TransferExtensions: OptionSet, Hashable, Sendable, CustomStringCon
     /// compare a code from the handshake (`pending`, §8.5). Listed only by a receiver run with `--ask`.
     public static let firstContact = TransferExtensions(rawValue: 1 << 3)
 
+    /// A receiver that serves as many senders as it takes may answer a trusted sender's opening
+    /// with `busy` and when to come back, instead of closing its channel unanswered (§8.6).
+    public static let busy = TransferExtensions(rawValue: 1 << 4)
+
     /// Every extension this implementation knows.
-    public static let known: TransferExtensions = [.compression, .pipelining, .folders, .firstContact]
+    public static let known: TransferExtensions = [.compression, .pipelining, .folders, .firstContact, .busy]
 
     public var description: String {
         var names: [String] = []
@@ -30,6 +34,7 @@ public struct TransferExtensions: OptionSet, Hashable, Sendable, CustomStringCon
         if contains(.pipelining) { names.append("pipelining") }
         if contains(.folders) { names.append("folders") }
         if contains(.firstContact) { names.append("first contact") }
+        if contains(.busy) { names.append("busy") }
         let unknown = rawValue & ~Self.known.rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return names.isEmpty ? "none" : names.joined(separator: ", ")

@@ -26,6 +26,11 @@ public enum TransferMessage: Equatable, Sendable {
     /// to the opening: the receiver's user is asked about this unknown sender, and the answer
     /// (`accept`, or `reject` reason `notApproved`) follows in a record (§8.5). No fields.
     case pending
+    /// In handshake message 2 only, after a `hello` granting `busy`, instead of the answer to the
+    /// opening: the receiver serves as many senders as it takes and cannot serve this one now. The
+    /// sender closes the connection and comes back after about `retryAfterSeconds`; `ahead` other
+    /// senders were told so before it and still wait (§8.6). The offer is not answered.
+    case busy(retryAfterSeconds: UInt16, ahead: UInt8)
 
     /// A file inside a sent tree (`entry`).
     public struct Entry: Equatable, Sendable {

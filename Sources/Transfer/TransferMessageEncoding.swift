@@ -81,6 +81,10 @@ extension TransferMessage {
             }
         case .pending:
             out.append(Kind.pending.rawValue)
+        case .busy(let retryAfter, let ahead):
+            out.append(Kind.busy.rawValue)
+            out.appendBigEndian(retryAfter)
+            out.append(ahead)
         }
     }
 
@@ -95,6 +99,7 @@ extension TransferMessage {
         case .reject: 1 + 16 + 1
         case .bye, .pending: 1
         case .hello: 5
+        case .busy: 4
         case .zdata(_, let frame): 3 + frame.count
         case .folder(_, _, let path): 1 + 32 + 2 + min(path.count, TransferConstants.maxPathLength)
         case .entry(let entry): 1 + 32 + 8 + 1 + 2 + min(entry.path.count, TransferConstants.maxPathLength)

@@ -1,7 +1,7 @@
 extension TransferMessage {
     /// The type byte: which message this is.
     public enum Kind: UInt8, Sendable, CustomStringConvertible {
-        case offer = 1, accept, data, ack, done, confirm, reject, bye, hello, zdata, folder, entry, commit, batch, pending
+        case offer = 1, accept, data, ack, done, confirm, reject, bye, hello, zdata, folder, entry, commit, batch, pending, busy
 
         public var description: String {
             switch self {
@@ -20,6 +20,7 @@ extension TransferMessage {
             case .commit: "commit"
             case .batch: "batch"
             case .pending: "pending"
+            case .busy: "busy"
             }
         }
     }
@@ -41,6 +42,7 @@ extension TransferMessage {
         case .commit: .commit
         case .batch: .batch
         case .pending: .pending
+        case .busy: .busy
         }
     }
 }

@@ -57,7 +57,8 @@ public struct TransferReceiver {
     /// ledger has somewhere to build them.
     public init(ledger: ReceiverLedger, decompressor: (any ChunkDecompressor)? = nil, firstContact: Bool = false) {
         // Pipelined offers need nothing more of this receiver: it answers every message in order.
-        var supported: TransferExtensions = [.pipelining]
+        // Every receiver may be at its cap when a sender comes (`busy`).
+        var supported: TransferExtensions = [.pipelining, .busy]
         if firstContact { supported.insert(.firstContact) }
         if decompressor != nil { supported.insert(.compression) }
         if ledger.trees != nil { supported.insert(.folders) }
@@ -177,7 +178,7 @@ public struct TransferReceiver {
             var replies: [TransferMessage] = []
             for message in messages { replies += try receive(message, now: now) }
             return TransferMessage.packed(replies, limit: TransferConstants.maxBatchLength)
-        case .accept, .ack, .confirm, .reject, .hello, .pending:
+        case .accept, .ack, .confirm, .reject, .hello, .pending, .busy:
             throw .unexpected(message.kind)
         }
     }

@@ -56,8 +56,9 @@ public struct TransferSender {
         walker = FolderWalker(items: items, makeID: makeID)
         streamer = FileStreamer(encoder: ChunkEncoder(compressor: compressor))
         self.makeHasher = makeHasher
-        // Being asked about costs this sender nothing: it asks wherever a receiver offers it.
-        var usable: TransferExtensions = [.firstContact]
+        // Being asked about, or told to come back later, costs this sender nothing: it asks for
+        // both wherever a receiver offers them.
+        var usable: TransferExtensions = [.firstContact, .busy]
         if compressor != nil { usable.insert(.compression) }
         if pipelines { usable.insert(.pipelining) }
         if walker.hasFolders { usable.insert(.folders) }
@@ -179,6 +180,9 @@ public struct TransferSender {
         case .pending:
             try request.receivePending()
             pendingEvents.append(.awaitingApproval)
+        case .busy(let retryAfter, let ahead):
+            try request.checkBusy()
+            throw .receiverBusy(retryAfterSeconds: retryAfter, ahead: ahead)
         case .batch(let messages):
             guard extensions.contains(.pipelining) else { throw .unexpected(.batch) }
             for message in messages { try receive(message) }

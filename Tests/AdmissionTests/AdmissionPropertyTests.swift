@@ -20,7 +20,7 @@ struct AdmissionPropertyTests {
     @Test func theStreamsReachEveryRule() {
         var seen: [String: Int] = [:]
         for seed in Self.seeds { seen.merge(Self.run(seed: seed), uniquingKeysWith: +) }
-        let expected = ["admit", "refuse.backoff", "refuse.busy", "refuse.alreadyHandshaking", "close.handshakeTimeout",
+        let expected = ["admit", "answerBusy", "refuse.backoff", "refuse.busy", "refuse.alreadyHandshaking", "close.handshakeTimeout",
                         "close.preempted", "close.replaced", "close.stalled", "close.supersededBySameKey", "close.promptTimeout",
                         "disconnect.bareLink", "advertise", "showPrompt", "promptBusy", "reregister", "reregisterDeferred"]
         for kind in expected { #expect(seen[kind, default: 0] > 0, Comment(rawValue: "never: \(kind); seen \(seen)")) }
@@ -38,7 +38,8 @@ struct AdmissionPropertyTests {
             stallTimeout: .milliseconds(Int.random(in: 1000...20000, using: &random)),
             backoff: .init(base: .milliseconds(Int.random(in: 100...3000, using: &random)),
                            cap: .seconds(Int.random(in: 3...60, using: &random)),
-                           rememberedDevices: Int.random(in: 1...4, using: &random)))
+                           rememberedDevices: Int.random(in: 1...4, using: &random)),
+            maxBusyAnswers: Int.random(in: 0...2, using: &random))
         var checker = InvariantChecker(configuration: configuration)
         var now = Instant.zero
         var nextChannel: UInt64 = 1
@@ -53,7 +54,8 @@ struct AdmissionPropertyTests {
             if let deadline = checker.policy.nextDeadline, deadline <= now {
                 checker.step(nil, now: now)
             }
-            checker.step(randomInput(&random, nextChannel: &nextChannel, live: checker.policy.admittedChannels), now: now)
+            let live = checker.policy.admittedChannels + checker.policy.busyAnswerChannels.sorted { $0.rawValue < $1.rawValue }
+            checker.step(randomInput(&random, nextChannel: &nextChannel, live: live), now: now)
         }
         return checker.seen
     }
@@ -101,6 +103,7 @@ struct InvariantChecker {
     mutating func step(_ input: AdmissionInput?, now: Instant) {
         let before = Dictionary(uniqueKeysWithValues: policy.admittedChannels.map { ($0, policy.status(of: $0)) })
         let wasAdvertising = policy.isAdvertising
+        let answeringBusyBefore = policy.busyAnswerChannels
         let actions = input.map { policy.handle($0, now: now) } ?? policy.handleTimers(now: now)
         let context = "\(input.map { "\($0)" } ?? "timers") at \(now): \(actions)"
         let label = Comment(rawValue: context)
@@ -118,8 +121,16 @@ struct InvariantChecker {
                 #expect(admitted.contains(channel), label)
             case .refuse(let channel, _):
                 #expect(!admitted.contains(channel), label)
+            case .answerBusy(let channel, let retryAfter, let ahead):
+                guard case .channelOpened(channel, _)? = input else {
+                    Issue.record(Comment(rawValue: "answered busy on a channel nobody opened: " + context))
+                    continue
+                }
+                #expect(!admitted.contains(channel) && policy.busyAnswerChannels.contains(channel), label)
+                #expect(retryAfter > now && ahead >= 0 && ahead < policy.waitingDevices, label)
             case .close(let channel, let reason):
-                #expect(before[channel] != nil && !admitted.contains(channel), label)
+                #expect((before[channel] != nil || answeringBusyBefore.contains(channel)) && !admitted.contains(channel), label)
+                #expect(!policy.busyAnswerChannels.contains(channel), label)
                 if reason == .preempted { #expect(before[channel] == .handshaking, Comment(rawValue: "pre-empted a channel not handshaking: " + context)) }
                 if reason == .stalled || reason == .supersededBySameKey {
                     if case .authenticated? = before[channel] {} else { Issue.record(Comment(rawValue: "closed a session not authenticated: " + context)) }
@@ -136,6 +147,8 @@ struct InvariantChecker {
         #expect(policy.unauthenticatedCount <= min(configuration.maxUnauthenticated, configuration.maxLinks - 1), label)
         #expect(policy.isAdvertising == (policy.slotsInUse < configuration.maxLinks), label)
         #expect(policy.backoff.count <= configuration.backoff.rememberedDevices, label)
+        #expect(policy.busyAnswerChannels.count <= configuration.maxBusyAnswers, label)
+        #expect(policy.busyAnswerChannels.isDisjoint(with: admitted), label)
         var unauthenticatedDevices: [DeviceID] = []
         var peers: [PeerKeyID] = []
         for channel in policy.admittedChannels {
@@ -157,6 +170,7 @@ struct InvariantChecker {
     static func kind(of action: AdmissionAction) -> String {
         switch action {
         case .admit: "admit"
+        case .answerBusy: "answerBusy"
         case .refuse(_, let refusal): "refuse.\(refusal.code)"
         case .close(_, let reason): "close.\(reason.rawValue)"
         case .disconnect(_, let reason): "disconnect.\(reason.rawValue)"

@@ -11,7 +11,9 @@ struct AdmissionScript: Sendable, CustomTestStringConvertible {
     let configuration: AdmissionConfiguration
     let steps: [Step]
 
-    init(_ name: String, rules: [Int], configuration: AdmissionConfiguration = .init(bareLinkTimeout: .seconds(5)), _ steps: [Step]) {
+    /// The default configuration answers no channel `busy` (rule 12 has rows of its own).
+    init(_ name: String, rules: [Int], configuration: AdmissionConfiguration = .init(bareLinkTimeout: .seconds(5), maxBusyAnswers: 0),
+         _ steps: [Step]) {
         self.name = name
         self.rules = rules
         self.configuration = configuration
@@ -41,6 +43,7 @@ struct AdmissionScript: Sendable, CustomTestStringConvertible {
             #expect(policy.slotsInUse <= configuration.maxLinks, label)
             #expect(policy.unauthenticatedCount <= configuration.unauthenticatedCap, label)
             #expect(policy.isAdvertising == (policy.slotsInUse < configuration.maxLinks), label)
+            #expect(policy.busyAnswerChannels.count <= configuration.maxBusyAnswers, label)
         }
     }
 }

@@ -6,6 +6,7 @@ import Testing
 @Suite("Admission policy table")
 struct AdmissionTableTests {
     static let rows = AdmissionScript.slotRows + AdmissionScript.deadlineRows + AdmissionScript.backoffRows + AdmissionScript.sessionRows
+        + AdmissionScript.busyRows
 
     @Test(arguments: rows)
     func row(_ script: AdmissionScript) {
@@ -13,7 +14,7 @@ struct AdmissionTableTests {
     }
 
     @Test func everyRuleHasARowAndRowNamesAreUnique() {
-        for rule in 1...11 {
+        for rule in 1...12 {
             #expect(Self.rows.contains { $0.rules.contains(rule) }, "rule \(rule) has no row")
         }
         #expect(Set(Self.rows.map(\.name)).count == Self.rows.count)

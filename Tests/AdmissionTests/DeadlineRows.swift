@@ -125,7 +125,8 @@ extension AdmissionScript {
             .status(ch(1), .authenticated(alice)), .status(ch(2), .authenticated(bob)),
         ]),
         AdmissionScript("a sender refused for want of an unauthenticated place does not make a stalled session yield",
-                        rules: [8, 4, 11], configuration: .init(maxLinks: 3, maxUnauthenticated: 1, bareLinkTimeout: .seconds(5)), [
+                        rules: [8, 4, 11], configuration: .init(maxLinks: 3, maxUnauthenticated: 1, bareLinkTimeout: .seconds(5),
+                                                                 maxBusyAnswers: 0), [
             .on(0, open(1, devA), [.admit(ch(1))]), .on(0, auth(1, alice)),
             .on(0, open(2, devB), [.admit(ch(2))]),
             .on(0, .promptRequested(ch(2)), [.showPrompt(ch(2))]),

@@ -78,7 +78,7 @@ extension AdmissionScript {
             .status(ch(1), .prompting),
         ]),
         AdmissionScript("a channel whose sender a person is asked about is not pre-empted",
-                        rules: [5, 6, 11], configuration: .init(maxLinks: 2, bareLinkTimeout: .seconds(5)), [
+                        rules: [5, 6, 11], configuration: .init(maxLinks: 2, bareLinkTimeout: .seconds(5), maxBusyAnswers: 0), [
             .on(0, open(1, devA), [.admit(ch(1))]),
             .on(1, .promptRequested(ch(1)), [.showPrompt(ch(1))]),
             .on(2, open(2, devB), [.refuse(ch(2), .busy(retryAfter: seconds(131)))]),

@@ -99,6 +99,28 @@ struct ReconnectPolicyTests {
         #expect(!p.waitingForBusyReceiver)
     }
 
+    /// A receiver that proved its key and said `busy`: come back when it said (plus jitter), even
+    /// with another receiver nearby, until the timeout counted from the first `busy`.
+    @Test func aReceiverThatSaysBusyIsTriedAgainWhenItSaidUntilTheTimeout() throws {
+        var p = ReconnectPolicy(scanTimeout: .seconds(30), adapter: "hci1", jitter: { .milliseconds(400) })
+        p.connected(to: "/dev_A", others: ["/dev_B"])
+        let first = p.sessionFailed(.receiverBusy(retryAfter: .seconds(5), ahead: 2), device: "/dev_A", progressed: false,
+                                    anyProgress: false, now: at(2))
+        #expect(scan(first)?.1 == .milliseconds(5400))
+        #expect(p.waitingForBusyReceiver && p.sendersAhead == 2)
+        #expect(p.excluded.isEmpty)   // the pinned receiver itself said so: nothing to skip
+        // A moment of nothing asked: at least the shortest scan.
+        let soon = p.sessionFailed(.receiverBusy(retryAfter: .zero, ahead: 0), device: "/dev_A", progressed: false,
+                                   anyProgress: false, now: at(8))
+        #expect(scan(soon)?.1 == .milliseconds(1400))
+        #expect(p.sendersAhead == 0)
+        let end = try #require(failure(p.sessionFailed(.receiverBusy(retryAfter: .seconds(5), ahead: 1), device: "/dev_A",
+                                                       progressed: false, anyProgress: false, now: at(27))))
+        #expect(end.status == .receiverBusy)
+        #expect(end.message.contains("stayed busy with other senders for 30 s"))
+        #expect(!p.waitingForBusyReceiver && p.sendersAhead == nil)
+    }
+
     /// A silent receiver while another, seen nearby, is untried: that one is tried first (it may be
     /// the pinned one; the silent one may be an impostor).
     @Test func aSilentReceiverWithAnotherNearbyTriesTheOther() {

@@ -3,7 +3,8 @@
 #   BT_CONTROLLERS=bumble BT_NCTRL=3 lab/run-suite.sh [--image trixie] -- Tests/Lab/senders.sh
 # (btvirt gives every link of a controller one handle: lab/README.md, "Two links on one controller").
 # blerecv on hci0; trusted senders on hci1 (key sender) and hci2 (key other); a stranger's bare
-# link from hci2 (Tests/Lab/hostile-central.py --mode bare).
+# link from hci2 (Tests/Lab/hostile-central.py --mode bare); with BT_NCTRL=4 (what lab-tests.sh
+# gives it), a third trusted sender on hci3 (key third) for the busy case.
 # Cases check what must hold (both files identical, nothing refused, served at the same time);
 # the times are figures, printed as "# METRIC" lines (not pass/fail: the lab is slow and noisy).
 set -uo pipefail
@@ -18,6 +19,8 @@ mkdir -p "$W/files/a" "$W/files/b"
 head -c "$SIZE" /dev/urandom > "$W/files/a/same.bin"
 head -c "$SIZE" /dev/urandom > "$W/files/b/same.bin"
 mkfile k20.bin $((20 * 1024))
+"$SEND" keygen -o "$W/keys/third" > /dev/null 2>&1
+"$RECV" trust "$W/keys/third.pub" --name third --dir "$W/trust" > /dev/null 2>&1
 
 # other_bg NAME [blesend args]: blesend on hci2 with key "other", in the background; sets OPID, OLOG, O_T.
 other_bg() {
@@ -99,7 +102,36 @@ case_bare_stranger() {
   end "$W/logs/bare.out" "$SLOG.err" "$RECV_LOG.err"
 }
 
-CASES=(solo together bare_stranger)
+case_busy() {
+  begin "--max-links 2, both slots busy: a third trusted sender is told busy, waits, and gets its file through"
+  local out=$W/out-busy tlog=$W/logs/send-busy-third tpid t_t
+  [ -e /sys/class/bluetooth/hci3 ] || { fail "no hci3 (BT_NCTRL=4 needed)"; end; return; }
+  start_recv busy "$out" -v --max-links 2 || { fail "receiver did not start"; end; return; }
+  send_bg busy-a --json --to "$RPUB" "$W/files/a/same.bin"
+  other_bg busy-b --json --to "$RPUB" "$W/files/b/same.bin"
+  # Both authenticated: every slot is taken.
+  wait_until 60 lines_at_least "$RECV_LOG.err" ' connected \[' 2 || fail "the two senders did not both connect"
+  t_t=$(now)
+  "$SEND" --adapter hci3 --key "$W/keys/third" --timeout 150 --json --to "$RPUB" "$W/files/k20.bin" > "$tlog.out" 2> "$tlog.err" &
+  tpid=$!
+  PIDS+=("$tpid")
+  finish_send 180
+  wait_pid "$OPID" 180; local brc=$WRC
+  wait_pid "$tpid" 180; local trc=$WRC third_s; third_s=$(elapsed "$t_t")
+  check "sender a: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
+  check "sender b: exit $brc, want $EXIT_SUCCESS" [ "$brc" = "$EXIT_SUCCESS" ]
+  check "third sender: exit $trc, want $EXIT_SUCCESS" [ "$trc" = "$EXIT_SUCCESS" ]
+  check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
+  check "the third sender was never told busy (no busy event with 'ahead')" grep -qE '"event": ?"busy".*"ahead": ?[0-9]' "$tlog.out"
+  check "the receiver did not log a busy answer" grep -q 'admission: answering .* busy' "$RECV_LOG.err"
+  timeline "$RECV_LOG.err"
+  grep -hE 'busy|warning|error' "$tlog.err" | sed 's/^/#   | /'
+  echo "# METRIC busy_third_total_s=$third_s busy_answers=$(count_event "$tlog.out" busy)"
+  stop_recv
+  end "$SLOG.err" "$OLOG.err" "$tlog.err" "$RECV_LOG.err"
+}
+
+CASES=(solo together bare_stranger busy)
 if [ $# -gt 0 ]; then CASES=("$@"); fi
 for c in "${CASES[@]}"; do "case_$c"; done
 log "suite took $(elapsed "$T0")s"

@@ -230,6 +230,30 @@ private final class FaultySource: FileSource {
     #expect(throws: TransferError.unexpected(.hello)) { try request.receiveHello([]) }
 }
 
+@Test func busyComesOnlyAfterAGrantedBusyAndBeforeTheAnswer() throws {
+    var request = ExtensionRequest(usable: [.busy, .firstContact])
+    _ = request.open(receiverOffers: [.busy, .firstContact])
+    #expect(throws: TransferError.unexpected(.busy)) { try request.checkBusy() }
+    try request.receiveHello(.firstContact)
+    #expect(throws: TransferError.unexpected(.busy)) { try request.checkBusy() }
+    request.connectionLost()
+    _ = request.open(receiverOffers: [.busy])
+    try request.receiveHello(.busy)
+    try request.checkBusy()
+    request.openingWasAnswered()
+    #expect(throws: TransferError.unexpected(.busy)) { try request.checkBusy() }
+}
+
+@Test func aSenderToldBusyStopsWithWhenToComeBack() throws {
+    var sender = TransferSender(files: [MemoryFileSource(name: "a", bytes: [1])], makeHasher: { TestHasher() },
+                                makeID: { sampleID })
+    #expect(sender.openingMessages(receiverOffers: [.busy, .compression]) == [.hello(.busy), .offer(.init(id: sampleID, size: 1, name: "a"))])
+    try sender.receive(.hello(.busy))
+    #expect(throws: TransferError.receiverBusy(retryAfterSeconds: 7, ahead: 3)) {
+        try sender.receive(.busy(retryAfterSeconds: 7, ahead: 3))
+    }
+}
+
 @Test func pendingComesOnlyAfterAGrantedFirstContactAndBeforeTheAnswer() throws {
     var request = ExtensionRequest(usable: [.firstContact])
     _ = request.open(receiverOffers: .firstContact)

@@ -26,6 +26,8 @@ let sampleMessages: [TransferMessage] = [
     .entry(.init(id: sampleID, tree: sampleID, size: nil, executable: false, path: Array(repeating: 0x61, count: 1024))),
     .commit(tree: sampleID),
     .pending,
+    .busy(retryAfterSeconds: 1, ahead: 0),
+    .busy(retryAfterSeconds: TransferConstants.maxBusyRetryAfter, ahead: 255),
     .reject(id: sampleID, reason: .notApproved),
     .batch([.data([1, 2]), .done(id: sampleID, hash: Array(repeating: 1, count: 32))]),
     .batch([.confirm(id: sampleID, status: .saved, storedName: "x"), .accept(id: sampleID, offset: 0), .ack(id: sampleID, received: 9)]),
@@ -57,7 +59,13 @@ func trailingBytesAreRefused(_ message: TransferMessage) {
 @Test func malformedMessagesGiveTypedErrors() {
     let cases: [([UInt8], TransferMessageError)] = [
         ([0x00], .unknownType),
-        ([0x10], .unknownType),
+        ([0x11], .unknownType),
+        ([0x10], .truncated),
+        ([0x10, 0, 5], .truncated),
+        ([0x10, 0, 0, 0], .badField),
+        ([0x10, 0x0E, 0x11, 0], .badField),
+        ([0x10, 0, 5, 0, 0], .trailingBytes),
+        ([0x0E, 0, 4, 0x10, 0, 5, 0], .badField),
         ([0x0E], .emptyBatch),
         ([0x0E, 0, 1, 0x08], .badField),
         ([0x0E, 0, 5, 0x09, 0, 0, 0, 1], .badField),

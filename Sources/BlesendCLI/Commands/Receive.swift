@@ -25,7 +25,9 @@ struct Receive: AsyncParsableCommand {
         A device that connects and opens no transfer channel within 8 s is disconnected; a \
         sender has 10 s from connecting to prove its key; a device that fails or stays silent is \
         refused for 2 s, then 4, 8 ... up to a minute; a stranger never displaces a sender that \
-        proved its key. With -v each of these decisions is logged.
+        proved its key. With every place taken, one more sender can still connect and is told \
+        when to come back (blesend waits and tries again until its --timeout). With -v each of \
+        these decisions is logged.
 
         Private discovery (--private-discovery): the advertisement carries, instead of the \
         service UUID, a few bytes from which each trusted sender, and nobody else, recognises \

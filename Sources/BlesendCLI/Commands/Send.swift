@@ -44,7 +44,7 @@ struct Send: AsyncParsableCommand {
         or bluetoothd (or the receiver's characteristic held by another local program), \
         68 peer not found, 69 link lost, 70 integrity, 71 local I/O, \
         72 file rejected by the receiver, 73 --transport l2cap but no channel, \
-        75 the receiver never answered (busy with another sender) until --timeout, \
+        75 the receiver stayed busy with other senders (or never answered) until --timeout, \
         76 the receiver broke the protocol, 130 interrupted.
         """)
 

@@ -136,7 +136,7 @@ struct ReceiveOperation {
         case .admission(let action):
             report.admission(action) { channels.device(of: $0) }
             switch action {
-            case .admit(let channel):
+            case .admit(let channel), .answerBusy(let channel, _, _):
                 _ = report.opened(channel, device: channels.device(of: channel))
             case .refuse(let channel, _):
                 chores.yield(.end(channel, disconnect: true, handshakeTimedOut: false))
@@ -145,7 +145,8 @@ struct ReceiveOperation {
             case .advertise:
                 // Logged only. Withdrawing an advertisement instance under a live link leaves the
                 // kernel with nothing to advertise once that link ends (SpareAdvertisements); a
-                // sender that connects at the cap has its channel refused as busy instead.
+                // sender that connects at the cap is answered busy instead (or refused, when one
+                // is being answered already).
                 break
             case .showPrompt(let channel):
                 if let state = report.channels[channel] {

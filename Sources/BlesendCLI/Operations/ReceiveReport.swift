@@ -58,12 +58,14 @@ final class ReceiveReport: @unchecked Sendable {
             line = "admitted \(channel) from \(device(channel) ?? "an unknown device")"
         case .refuse(let channel, let why):
             line = "refused \(channel) from \(device(channel) ?? "an unknown device"): \(Self.text(why))"
+        case .answerBusy(let channel, _, let ahead):
+            line = "answering \(channel) from \(device(channel) ?? "an unknown device") busy: every slot is taken (\(ahead) waiting before it)"
         case .close(let channel, let why):
             line = "closed \(channel): \(why.rawValue)"
         case .disconnect(let device, let why):
             line = "disconnected \(device.rawValue): \(why.rawValue) (no transfer channel in time)"
         case .advertise(let on):
-            line = on ? "a slot is free again" : "every slot is taken: new senders are refused as busy"
+            line = on ? "a slot is free again" : "every slot is taken: new senders are told to come back later"
         case .showPrompt, .promptBusy, .reregister, .reregisterDeferred:
             line = nil
         }
@@ -76,6 +78,7 @@ final class ReceiveReport: @unchecked Sendable {
         switch action {
         case .admit: "admitted"
         case .refuse(_, let why): "refused-" + why.code
+        case .answerBusy: "answer-busy"
         case .close(_, let why): why.rawValue
         case .disconnect(_, let why): why.rawValue
         case .advertise(let on): on ? "advertising" : "not-advertising"
@@ -138,6 +141,8 @@ final class ReceiveReport: @unchecked Sendable {
             "refused \(sender): malformed opening"
         case .notApproved(let fingerprint):
             "refused the unknown sender [\(fingerprint)]: not accepted"
+        case .toldBusy(let sender):
+            "told \(sender) to come back later: every slot is taken"
         case .approvalTimedOut(let fingerprint):
             "refused the unknown sender [\(fingerprint)]: no answer in time"
         }

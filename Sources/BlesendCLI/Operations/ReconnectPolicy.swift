@@ -15,6 +15,9 @@ import Session
 ///   one at a time and keeps the next one's channel waiting): it is tried again after
 ///   `busyRetryPause` plus up to a second of jitter, until `scanTimeout` has passed since it first
 ///   stayed silent; then the send ends with `receiverBusy` (75), not as a refusal.
+/// - A receiver that proves its key and answers `busy` (every slot taken, docs/protocol.md §8.6)
+///   is tried again when it said, plus up to a second of jitter, under the same `scanTimeout`
+///   counted from when it was first busy; then the send ends with `receiverBusy` (75).
 /// - After a lost link the receiver is looked for again for what is left of `scanTimeout`, counted
 ///   from the loss; anything but "not found" (adapter off, bluetoothd restarting, a peer still
 ///   exporting its services) is tried again every second within that budget.
@@ -44,6 +47,11 @@ struct ReconnectPolicy {
                  hint: "try again later, or raise --timeout to wait longer")
     }
 
+    static func stayedBusy(after timeout: Duration) -> CLIError {
+        CLIError(.receiverBusy, "the receiver stayed busy with other senders for \(CLIError.seconds(timeout)) s",
+                 hint: "try again later, or raise --timeout to wait longer")
+    }
+
     static let silentReceiver = CLIError(
         .peerRefused, "the device advertising the blesend service did not answer the handshake within 10 s",
         hint: "it may be busy with another sender, or not a blesend receiver; try again, or check that blerecv runs there")
@@ -62,8 +70,10 @@ struct ReconnectPolicy {
     private var lostAt: ContinuousClock.Instant?
     /// When the receiver first stayed silent in the handshake (busy, or not a receiver).
     private var silentSince: ContinuousClock.Instant?
-    /// Whether the last decision waits for a silent (busy) receiver.
+    /// Whether the last decision waits for a silent (busy) receiver, or one that said `busy`.
     private(set) var waitingForBusyReceiver = false
+    /// When the receiver said `busy`: how many senders it told so before us still wait.
+    private(set) var sendersAhead: Int?
     /// Up to a second, so that senders waiting for the same receiver do not come back in step.
     private let jitter: @Sendable () -> Duration
 
@@ -119,6 +129,17 @@ struct ReconnectPolicy {
     mutating func sessionFailed(_ error: SessionError, device: String?, progressed: Bool, anyProgress: Bool,
                                 now: ContinuousClock.Instant) -> Decision {
         waitingForBusyReceiver = false
+        sendersAhead = nil
+        if case .receiverBusy(let retryAfter, let ahead) = error {
+            // The pinned receiver itself said so (message 2 authenticated): wait as it asks.
+            let since = silentSince ?? now
+            silentSince = since
+            let pause = max(retryAfter, Self.minimumScan) + jitter()
+            guard now - since + pause < scanTimeout else { return .fail(Self.stayedBusy(after: scanTimeout)) }
+            waitingForBusyReceiver = true
+            sendersAhead = ahead
+            return .connect(scanTime: min(scanTimeout, Self.tryNextReceiver), after: pause)
+        }
         if error == .handshakeTimeout, let device, !anyProgress, untried.subtracting([device]).isEmpty {
             untried.remove(device)
             let since = silentSince ?? now

@@ -94,9 +94,12 @@ struct SendOperation {
                 next = policy.sessionFailed(error, device: link.device, progressed: progress.acknowledged > before,
                                             anyProgress: progress.acknowledged > 0, now: ContinuousClock.now)
                 if policy.waitingForBusyReceiver, case .connect(_, let pause) = next {
-                    reporter.event(JSONLine("busy", [("device", .of(link.device)), ("retry_in", .double((pause.seconds * 10).rounded() / 10))]))
+                    let ahead = policy.sendersAhead
+                    reporter.event(JSONLine("busy", [("device", .of(link.device)), ("retry_in", .double((pause.seconds * 10).rounded() / 10)),
+                                                     ("ahead", ahead.map { .int(Int64($0)) } ?? .null)]))
                     reporter.clearLine()
-                    reporter.say("blesend: the receiver did not answer (busy with another sender?); trying again in \(Formatting.seconds(pause.seconds))")
+                    let why = ahead.map { "receiver busy, waiting (\($0) ahead)" } ?? "the receiver did not answer (busy with another sender?)"
+                    reporter.say("blesend: \(why); trying again in \(Formatting.seconds(pause.seconds))")
                 } else if policy.excluded != excludedBefore, case .connect = next {
                     let more = policy.untried.isEmpty ? "looking briefly for another receiver" : "trying the other receiver seen nearby"
                     reporter.logger.info("\(link.device ?? "the receiver") failed the handshake (\(error)); \(more)")

@@ -60,8 +60,8 @@ struct InitiatorChannel: Layer {
         if var codec = records.take() {
             defer { records = codec }
             let opened = try codec.open(message)
-            // `pending` stands only in message 2 (docs/protocol.md §8.5).
-            if opened == .pending { throw .transfer(.unexpected(.pending)) }
+            // `pending` and `busy` stand only in message 2 (docs/protocol.md §8.5, §8.6).
+            if opened == .pending || opened.kind == .busy { throw .transfer(.unexpected(opened.kind)) }
             up.append(opened)
             return
         }

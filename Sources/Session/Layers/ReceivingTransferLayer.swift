@@ -12,12 +12,23 @@ struct ReceivingTransferLayer: Layer {
     typealias Signal = StackSignal
 
     var transfer: TransferReceiver
+    /// Set on a connection served only to say that every slot is taken: its opening is never served.
+    private let busy: BusyAnswer?
     private var down: Deque<ReceiverUnit> = []
 
-    init(transfer: TransferReceiver) { self.transfer = transfer }
+    init(transfer: TransferReceiver, busy: BusyAnswer? = nil) {
+        self.transfer = transfer
+        self.busy = busy
+    }
 
     mutating func receive(_ unit: ReceiverUnit, now: Instant) throws(SessionError) {
         switch unit {
+        case .opened(_, _, let opening) where busy != nil, .stranger(let opening) where busy != nil:
+            // At the cap: a sender that asks for `busy` is told when to come back (§8.6). One
+            // that does not (an older sender) gets no answer: its handshake times out, and it
+            // tries again after a pause, as it did with a receiver that served one at a time.
+            guard let busy, case .hello(let asked) = opening.first, asked.contains(.busy) else { return }
+            down.append(.answer([.hello(transfer.granting(asked)), .busy(retryAfterSeconds: busy.retryAfterSeconds, ahead: busy.ahead)]))
         case .opened(let sender, let senderKey, let opening):
             do {
                 down.append(.answer(try transfer.begin(sender: sender, senderKey: senderKey, opening: opening, now: now)))

@@ -139,6 +139,15 @@ struct ResponderChannel: Layer {
             state = .busy
             var payload: [UInt8] = []
             HandshakePayload.encode(answer, into: &payload)
+            if answer.last?.kind == .busy {
+                // Every slot is taken: message 2 says so, and the connection ends as after a refusal.
+                do { down.append(try responder.writeMessage2(payload: payload)) } catch { throw .handshake(error) }
+                stranger = nil
+                let reason = SessionError.RefusalReason.toldBusy(sender: sender.isEmpty ? fingerprint : sender)
+                events.append(.refused(reason))
+                state = .refusing(reason, deadline: now.advanced(by: refusalLinger))
+                return
+            }
             do {
                 down.append(try responder.writeMessage2(payload: payload))
                 let keys = try responder.split()

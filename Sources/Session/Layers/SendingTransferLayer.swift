@@ -31,7 +31,11 @@ struct SendingTransferLayer: Layer {
         do {
             try transfer.receive(message)
         } catch {
-            throw error == .notApproved ? .notApprovedByPeer : .transfer(error)
+            switch error {
+            case .notApproved: throw .notApprovedByPeer
+            case .receiverBusy(let seconds, let ahead): throw .receiverBusy(retryAfter: .seconds(Int64(seconds)), ahead: Int(ahead))
+            default: throw .transfer(error)
+            }
         }
         if !transfer.isAwaitingApproval, approvalDeadline != nil {
             approvalDeadline = nil

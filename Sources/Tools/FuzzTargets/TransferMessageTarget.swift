@@ -50,6 +50,8 @@ private func runTransferMessage(_ bytes: [UInt8]) {
         require(entry.size != TransferConstants.unknownSize, "unknown size not mapped to nil")
     case .batch(let messages):
         require(!messages.isEmpty && messages.allSatisfy(\.batchable), "batch of \(messages.map(\.kind))")
+    case .busy(let retryAfter, _):
+        require((1...TransferConstants.maxBusyRetryAfter).contains(retryAfter), "busy asking to wait \(retryAfter) s")
     case .accept, .ack, .reject, .bye, .hello, .commit, .pending:
         break
     }
@@ -81,6 +83,7 @@ private func transferMessageSeeds() -> [FuzzSeed] {
         ("entry", .entry(.init(id: id, tree: id, size: 1234, executable: true, path: Array("photos/2024/beach.jpg".utf8)))),
         ("commit", .commit(tree: id)),
         ("pending", .pending),
+        ("busy", .busy(retryAfterSeconds: 5, ahead: 2)),
         ("batch", .batch([.entry(.init(id: id, tree: id, size: 3, executable: false, path: Array("t/a".utf8))), .data([1, 2, 3]),
                           .done(id: id, hash: Array(repeating: 7, count: 32))])),
     ]

@@ -56,6 +56,15 @@ public enum Catalogue {
             files: [("hello.txt", hello, true)], configuration: VectorConfiguration(extensions: [.firstContact]))
         firstContact.trustedSenders = []
 
+        var busy = session(
+            ["A busy receiver (docs/protocol.md §8.6): every slot is taken when the sender comes. The",
+             "receiver lists busy; the sender asks for it in its hello. Message 2 carries the receiver's",
+             "hello granting it and busy (come back in 5 s, 2 senders waiting before it) in place of the",
+             "answer; the sender stops with receiverBusy, to come back later. Nothing is stored."],
+            files: [("hello.txt", hello, false)], expect: .failure(code: "receiverBusy", raisedBy: .sender),
+            configuration: VectorConfiguration(extensions: [.busy]))
+        busy.connections[0].receiverBusy = BusyAnswer(retryAfter: .seconds(5), ahead: 2)
+
         return [
             Scenario(name: "small-file", vector: session(
                 ["One small file in one record: handshake, data, done, confirm, goodbyes."],
@@ -120,6 +129,7 @@ public enum Catalogue {
                 attack: .dropFrom(from: .sender, datagram: 19)),
             Scenario(name: "unknown-sender", vector: unknownSender),
             Scenario(name: "first-contact", vector: firstContact),
+            Scenario(name: "busy", vector: busy),
             Scenario(name: "wrong-receiver-key", vector: wrongKey),
             Scenario(name: "forged-message-2", vector: session(
                 ["A forged message 2: the attacker flips bit 0 of byte 40 of the receiver's first datagram",

@@ -39,7 +39,8 @@ struct VectorReceiver: VectorEndpoint {
 
     mutating func open(_ connection: WireVector.Connection, extensions: TransferExtensions, now: Instant) throws(SessionError) {
         try session.accept(maxDatagramSize: connection.receiverDatagramSize, peerMaxDatagramSize: connection.senderDatagramSize,
-                           now: now, wallClock: connection.wallClock, ephemeral: SecureBytes(copying: connection.receiverEphemeral))
+                           now: now, wallClock: connection.wallClock, ephemeral: SecureBytes(copying: connection.receiverEphemeral),
+                           busy: connection.receiverBusy)
     }
 
     mutating func close(now: Instant) { session.linkLost(now: now) }

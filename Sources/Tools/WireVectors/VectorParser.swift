@@ -1,3 +1,4 @@
+import Session
 import Transfer
 import Pipeline
 
@@ -144,15 +145,17 @@ struct VectorParser {
         return bytes
     }
 
-    /// `name=value` fields separated by spaces, each of `required` exactly once, no others.
-    private static func fields(_ value: Substring, key: String, line: Int, required: [String]) throws(VectorParseError) -> [String: Substring] {
+    /// `name=value` fields separated by spaces, each of `required` exactly once, each of
+    /// `optional` at most once, no others.
+    private static func fields(_ value: Substring, key: String, line: Int, required: [String],
+                               optional: [String] = []) throws(VectorParseError) -> [String: Substring] {
         var result: [String: Substring] = [:]
         for field in value.split(separator: " ") {
             guard let equals = field.firstIndex(of: "=") else {
                 throw VectorParseError(line: line, .badValue(key: key, detail: "'\(field)' is not name=value"))
             }
             let name = String(field[..<equals])
-            guard required.contains(name) else { throw VectorParseError(line: line, .unknownKey("\(key) \(name)")) }
+            guard required.contains(name) || optional.contains(name) else { throw VectorParseError(line: line, .unknownKey("\(key) \(name)")) }
             guard result[name] == nil else { throw VectorParseError(line: line, .repeatedKey("\(key) \(name)")) }
             result[name] = field[field.index(after: equals)...]
         }
@@ -168,7 +171,8 @@ struct VectorParser {
             throw VectorParseError(line: line, .badValue(key: "connection", detail: "expected number \(expected)"))
         }
         let names = ["wall-clock", "sender-datagram", "receiver-datagram", "sender-ephemeral", "receiver-ephemeral"]
-        let fields = try fields(value.dropFirst(number.count), key: "connection", line: line, required: names)
+        let fields = try fields(value.dropFirst(number.count), key: "connection", line: line, required: names,
+                                optional: ["receiver-busy"])
         func size(_ name: String) throws(VectorParseError) -> Int {
             guard let text = fields[name], let size = Int(text), size >= 1 else {
                 throw VectorParseError(line: line, .badValue(key: "connection \(name)", detail: "not a datagram size"))
@@ -178,10 +182,21 @@ struct VectorParser {
         guard let clockText = fields["wall-clock"], let wallClock = UInt64(clockText) else {
             throw VectorParseError(line: line, .badValue(key: "connection wall-clock", detail: "not nanoseconds"))
         }
+        var busy: BusyAnswer?
+        if let text = fields["receiver-busy"] {
+            let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+            guard parts.count == 2, let seconds = UInt16(parts[0]), seconds >= 1, seconds <= TransferConstants.maxBusyRetryAfter,
+                  let ahead = UInt8(parts[1]) else {
+                throw VectorParseError(line: line, .badValue(key: "connection receiver-busy",
+                                                             detail: "expected SECONDS/AHEAD, 1...\(TransferConstants.maxBusyRetryAfter) and 0...255"))
+            }
+            busy = BusyAnswer(retryAfter: .seconds(Int64(seconds)), ahead: Int(ahead))
+        }
         return WireVector.Connection(
             wallClock: wallClock, senderDatagramSize: try size("sender-datagram"), receiverDatagramSize: try size("receiver-datagram"),
             senderEphemeral: try Self.key(fields["sender-ephemeral"] ?? "", key: "connection sender-ephemeral", line: line),
-            receiverEphemeral: try Self.key(fields["receiver-ephemeral"] ?? "", key: "connection receiver-ephemeral", line: line))
+            receiverEphemeral: try Self.key(fields["receiver-ephemeral"] ?? "", key: "connection receiver-ephemeral", line: line),
+            receiverBusy: busy)
     }
 
     private static func file(_ value: Substring, line: Int) throws(VectorParseError) -> WireVector.File {

@@ -1,3 +1,4 @@
+import Session
 import Pipeline
 
 extension WireVector {
@@ -28,7 +29,8 @@ extension WireVector {
             lines.append("connection: \(index + 1) wall-clock=\(connection.wallClock)"
                 + " sender-datagram=\(connection.senderDatagramSize) receiver-datagram=\(connection.receiverDatagramSize)"
                 + " sender-ephemeral=\(Hex.encode(connection.senderEphemeral))"
-                + " receiver-ephemeral=\(Hex.encode(connection.receiverEphemeral))")
+                + " receiver-ephemeral=\(Hex.encode(connection.receiverEphemeral))"
+                + (connection.receiverBusy.map { " receiver-busy=\($0.retryAfterSeconds)/\($0.ahead)" } ?? ""))
         }
         lines += transferIDs.map { "transfer-id: \(Hex.encode($0))" }
         lines += files.map { "file: name=\(Hex.encode($0.name)) stored=\($0.stored ? "yes" : "no") data=\(Hex.encode($0.contents))" }

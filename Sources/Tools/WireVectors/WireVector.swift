@@ -1,3 +1,4 @@
+import Session
 import Pipeline
 
 /// One wire-format test vector: the fixed inputs of a whole session between a sender and a
@@ -70,14 +71,18 @@ public struct WireVector: Equatable, Sendable {
         /// The ephemeral X25519 secret keys of this link's handshake.
         public var senderEphemeral: [UInt8]
         public var receiverEphemeral: [UInt8]
+        /// The receiver is at its cap on this link: it answers a sender that asks for `busy` with
+        /// this (docs/protocol.md §8.6) instead of serving it. Nil for a receiver with a free slot.
+        public var receiverBusy: BusyAnswer?
 
         public init(wallClock: UInt64, senderDatagramSize: Int, receiverDatagramSize: Int,
-                    senderEphemeral: [UInt8], receiverEphemeral: [UInt8]) {
+                    senderEphemeral: [UInt8], receiverEphemeral: [UInt8], receiverBusy: BusyAnswer? = nil) {
             self.wallClock = wallClock
             self.senderDatagramSize = senderDatagramSize
             self.receiverDatagramSize = receiverDatagramSize
             self.senderEphemeral = senderEphemeral
             self.receiverEphemeral = receiverEphemeral
+            self.receiverBusy = receiverBusy
         }
     }
 
