@@ -1,4 +1,5 @@
 import Admission
+import Dispatch
 import Keys
 import MemoryTransport
 import Pipeline
@@ -252,15 +253,17 @@ func aThirdSenderAtTheCapIsToldBusyAndServedWhenItComesBack() async throws {
     let bench = ServerBench()
     let server = try #require(ReceiverServer(admission: AdmissionConfiguration(maxLinks: 2), clock: MonotonicClock()))
     let running = bench.run(server)
-    let pairs = [MemoryTransportPair(queueCapacity: 4), MemoryTransportPair(queueCapacity: 4)]
-    let data = [bytes(400_000, seed: 21), bytes(400_000, seed: 23)]
+    let pairs = [MemoryTransportPair(), MemoryTransportPair()]
+    let data = [bytes(60_000, seed: 21), bytes(60_000, seed: 23)]
+    // Both hold their slots until the third sender has been answered.
+    let gate = DispatchSemaphore(value: 0)
     var channels: [ChannelID] = []
     var runs: [Task<ConnectionEnding, any Error>] = []
     // One after the other: with two slots only one may be unauthenticated at a time (rule 6).
     for index in 0..<2 {
         let channel = try #require(await server.open(pairs[index].second, from: DeviceID("busy\(index)")))
         channels.append(channel)
-        let sender = bench.sender(index, [MemoryFileSource(name: "f\(index)", bytes: data[index])])
+        let sender = bench.sender(index, [GatedFileSource(name: "f\(index)", bytes: data[index], openAfter: 8_192, gate: gate)])
         runs.append(Task { try await EndpointRunner.runSender(&sender.value, over: pairs[index].first) { _ in } })
         #expect(await bench.wait {
             bench.events.withLock { $0.contains { if case .session(channel, .authenticated) = $0 { true } else { false } } }
@@ -285,6 +288,8 @@ func aThirdSenderAtTheCapIsToldBusyAndServedWhenItComesBack() async throws {
     #expect(await bench.wait { bench.ended(lateChannel) != nil })
     #expect(bench.ended(lateChannel)?.1 == false)
     await latePair.first.close()
+    gate.signal()
+    gate.signal()
     for run in runs { #expect(try await run.value == .finished) }
     // It comes back to a free slot (a new device: a new connection of the same sender).
     third.value.linkLost()
@@ -296,4 +301,32 @@ func aThirdSenderAtTheCapIsToldBusyAndServedWhenItComesBack() async throws {
     for (index, name) in ["f0", "f1"].enumerated() { #expect(bench.store.value.committed[name].map { $0 == data[index] } == true) }
     server.close()
     await running.value
+}
+
+/// A file whose bytes after `openAfter` are read only once `gate` is signalled (once per source):
+/// until then its sender's thread waits in `read`, and the sender holds its slot without progress.
+private final class GatedFileSource: FileSource, @unchecked Sendable {
+    let name: String
+    private let bytes: [UInt8]
+    private let openAfter: Int
+    private let gate: DispatchSemaphore
+    private var opened = false
+
+    init(name: String, bytes: [UInt8], openAfter: Int, gate: DispatchSemaphore) {
+        self.name = name
+        self.bytes = bytes
+        self.openAfter = openAfter
+        self.gate = gate
+    }
+
+    var size: UInt64? { UInt64(bytes.count) }
+
+    func read(at offset: UInt64, count: Int) throws -> [UInt8] {
+        let start = Int(min(offset, UInt64(bytes.count)))
+        if start + count > openAfter, !opened {
+            gate.wait()
+            opened = true
+        }
+        return Array(bytes[start..<min(bytes.count, start + count)])
+    }
 }

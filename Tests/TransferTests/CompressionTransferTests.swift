@@ -36,7 +36,7 @@ private let mixed: [UInt8] = Array(repeating: 7, count: 40_960) + pattern(10_240
 @Test func grantedCompressionCarriesCompressibleChunksAsZdata() throws {
     let compressor = RunCompressor(), decompressor = RunDecompressor()
     var c = Conversation(files: [MemoryFileSource(name: "m", bytes: mixed)], compressor: compressor, decompressor: decompressor)
-    #expect(c.receiverOffers == [.compression, .pipelining])
+    #expect(c.receiverOffers == [.compression, .pipelining, .busy])
     #expect(try c.runConnection())
     #expect(c.store.committed["m"] == mixed)
     #expect(c.zdataMessages > 0)
@@ -69,7 +69,7 @@ private let mixed: [UInt8] = Array(repeating: 7, count: 40_960) + pattern(10_240
     var receiver = TransferReceiver(store: MemoryFileStore(), makeHasher: { TestHasher() }, decompressor: RunDecompressor())
     let offer = TransferMessage.offer(.init(id: sampleID, size: 10, name: "n"))
     let reply = try receiver.begin(sender: "x", senderKey: [1], opening: [.hello(TransferExtensions(rawValue: 0xFFFF_FFFF)), offer], now: .zero)
-    #expect(reply == [.hello([.compression, .pipelining]), .accept(id: sampleID, offset: 0)])
+    #expect(reply == [.hello([.compression, .pipelining, .busy]), .accept(id: sampleID, offset: 0)])
     receiver.discardAll()
 
     var sender = TransferSender(files: [MemoryFileSource(name: "m", bytes: [1])], makeHasher: { TestHasher() },
