@@ -9,7 +9,7 @@
 #     boot: [GATT] ExchangeMTU=48      -> Tests/Lab/e2e.sh mtu   (forced small MTU)
 #     boot: three controllers          -> Tests/Lab/e2e.sh discovery (two receivers: private discovery, then the ordinary way)
 #   on the images in --senders-on (default trixie; $BLESEND_LAB_SENDERS_ON; "" skips it):
-#     boot: four bumble controllers    -> Tests/Lab/senders.sh (several senders at once; needs
+#     boot: three bumble controllers   -> Tests/Lab/senders.sh (several senders at once; needs
 #       lab/setup.sh --bumble, run here: btvirt cannot hold two links on one controller)
 #   on the images in --faults-on (default both; $BLESEND_LAB_FAULTS_ON):
 #     boot: default main.conf          -> Tests/Lab/faults.sh    (faults, attacks; ~8-10 min)
@@ -116,8 +116,8 @@ for image in $images; do
   step "[$image] e2e discovery (three controllers, two receivers)" \
     env "${bin[@]}" BTVIRT_ARGS='-L -l3' BT_NCTRL=3 lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/e2e.sh discovery
   if has "$senders_on" "$image"; then
-    step "[$image] senders (four bumble controllers: several senders at once)" \
-      env "${bin[@]}" BT_CONTROLLERS=bumble BT_NCTRL=4 lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/senders.sh
+    step "[$image] senders (three bumble controllers: several senders at once)" \
+      env "${bin[@]}" BT_CONTROLLERS=bumble BT_NCTRL=3 lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/senders.sh
   fi
   if has "$faults_on" "$image"; then
     skip=(--skip soak)

@@ -253,23 +253,24 @@ public actor GattPeripheral {
 
     /// Tells `observer` of every LE link on the adapter coming up (true) or going down (false), by
     /// device path (called on the peripheral's tasks; keep it short), and keeps the receiver
-    /// connectable beside them: one more advertisement instance per link up, up to `maxLinks`
-    /// (`SpareAdvertisements`). So with every slot taken one more sender can still connect, to be
-    /// told when to come back (`busy`, docs/protocol.md §8.6) rather than find nothing.
-    public func observeLinks(maxLinks: Int, _ observer: @escaping @Sendable (String, Bool) -> Void) async {
+    /// connectable beside them: one more advertisement instance per link up, up to `spares`
+    /// (`SpareAdvertisements`; blerecv: `--max-links`, so with every slot taken one more sender can
+    /// still connect, to be told when to come back, `busy`, docs/protocol.md §8.6; 0 for a
+    /// controller that cannot hold two links).
+    public func observeLinks(spares: Int, _ observer: @escaping @Sendable (String, Bool) -> Void) async {
         await server.observeLinks { [weak self] device, up in
             observer(device, up)
-            Task { await self?.linkChanged(device, up: up, maxLinks: maxLinks) }
+            Task { await self?.linkChanged(device, up: up, spares: spares) }
         }
     }
 
-    private func linkChanged(_ device: String, up: Bool, maxLinks: Int) async {
+    private func linkChanged(_ device: String, up: Bool, spares maxSpares: Int) async {
         guard up else {
             linked.remove(device)
             return
         }
         linked.insert(device)
-        let wanted = min(linked.count, maxLinks)
+        let wanted = min(linked.count, maxSpares)
         while !closed, await spares.count < wanted {
             guard await spares.add(callers: callers) else {
                 if !sparesRefused { observer?(.advertisingInstancesExhausted(await spares.count + 1)) }

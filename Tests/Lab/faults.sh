@@ -27,9 +27,11 @@ suite_cleanup() {
   for m in "${MOUNTS[@]}"; do umount -l "$m" 2>/dev/null; done
 }
 
-# Three cuts over L2CAP: each Device1.Disconnect lets up to ~2 s (~1.4 MiB) through; in CI the
-# third resumed at 2.4-3.2 MB. (12 MiB until 2026-11-26: the rest took ~50 s per image.)
-mkfile m6.bin $((6 * 1024 * 1024))
+# Three cuts over L2CAP: each Device1.Disconnect lets up to ~2 s through. 6 MiB (2026-11-26/27)
+# was too short once the lab's VM moved at ~375 kB/s on trixie: the third cut (at 4.9 MB) took
+# effect after the last byte, no fourth connection came, and the case failed (as it should: the
+# fault must strike mid-transfer). 12 MiB again.
+mkfile m12.bin $((12 * 1024 * 1024))
 # The power cycles and the sender's SIGKILL: long enough to be cut over L2CAP (they strike at
 # 256 KiB acknowledged; up to 950 KiB had gone through by then). 8 MiB until 2026-11-26.
 mkfile m4.bin $((4 * 1024 * 1024))
@@ -191,7 +193,7 @@ case_three_cuts() {
   local out k cuts=0 hows=""
   out=$(outdir cuts)
   start_recv cuts "$out" -v || fail "receiver did not start"
-  send_bg cuts --json --to "$RPUB" "$W/files/m6.bin"
+  send_bg cuts --json --to "$RPUB" "$W/files/m12.bin"
   local mark=0 offset
   for k in 1 2 3; do
     # the k-th connection is up and has moved 64 KiB past where it resumed (the cut itself lets
@@ -213,7 +215,7 @@ case_three_cuts() {
   log "cuts: $hows resumed at: $(events "$SLOG.out" all resumed offset | tr '\n' ' ')"
   check "cut the link $cuts times, want 3 ($hows)" [ "$cuts" = 3 ]
   check "blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  check "m6.bin differs or missing" same "$W/files/m6.bin" "$out/m6.bin"
+  check "m12.bin differs or missing" same "$W/files/m12.bin" "$out/m12.bin"
   check "connections over '$(transports "$SLOG.out")', want l2cap each time (L2CAP failed: $(fallbacks "$SLOG.out"))" all_l2cap "$SLOG.out"
   check "want 4+ connected events, got $(count_event "$SLOG.out" connected)" [ "$(count_event "$SLOG.out" connected)" -ge 4 ]
   check "want 3+ resumed events, got $(count_event "$SLOG.out" resumed)" [ "$(count_event "$SLOG.out" resumed)" -ge 3 ]

@@ -185,14 +185,20 @@ RECV_PID=""
 RECV_OUT=""
 RECV_LOG=""
 # start_recv NAME OUTDIR [blerecv args...]: background receiver on hci0, waits for its listening line.
-# Its trust folder is $RECV_TRUST (default $W/trust).
+# Its trust folder is $RECV_TRUST (default $W/trust). On btvirt's controllers, which give every
+# link of a controller one handle and so cannot hold two (lab/README.md, "Two links on one
+# controller"), blerecv runs with --one-link: its spare advertisements let a second central
+# connect beside the first, and on trixie the links that left behind kept the next case's
+# sender from finding the receiver (faults.sh, 2026-11-27). bumble's controllers take them.
 start_recv() {
   local name=$1 out=$2; shift 2
   mkdir -p "$out"
   RECV_OUT=$out
   RECV_LOG=$W/logs/recv-$name
   : > "$RECV_LOG.out"; : > "$RECV_LOG.err"   # (the child's redirection may truncate only after we look)
-  "$RECV" --adapter hci0 --trust "${RECV_TRUST:-$W/trust}" --key "$W/keys/receiver" --out "$out" "$@" \
+  local links=()
+  [ "${BT_CONTROLLERS:-btvirt}" = bumble ] || links=(--one-link)
+  "$RECV" --adapter hci0 --trust "${RECV_TRUST:-$W/trust}" --key "$W/keys/receiver" --out "$out" "${links[@]}" "$@" \
     > "$RECV_LOG.out" 2> "$RECV_LOG.err" &
   RECV_PID=$!
   PIDS+=("$RECV_PID")

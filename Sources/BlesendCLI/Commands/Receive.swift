@@ -104,6 +104,11 @@ struct Receive: AsyncParsableCommand {
         valueName: "n"))
     var maxLinks: Int = AdmissionConfiguration.defaultMaxLinks
 
+    @Flag(name: .customLong("one-link"), help: ArgumentHelp(
+        "Stay unconnectable while a device is connected, for a controller that cannot hold two LE links at once.",
+        discussion: "Senders then find this receiver only once the connected one has left; several senders are served at once only over one link."))
+    var oneLink = false
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -150,6 +155,7 @@ struct Receive: AsyncParsableCommand {
                 askingInto: ask ? trust : nil, reporter: reporter)
             // --stdout takes one file: one sender at a time, as before.
             operation.maxLinks = stdout ? 2 : maxLinks
+            operation.oneLink = oneLink
             try await operation.run()
         }
     }

@@ -33,6 +33,9 @@ struct ReceiveOperation {
 
     /// How many transfer channels are served at once (`--max-links`).
     var maxLinks = AdmissionConfiguration.defaultMaxLinks
+    /// Whether to stay unconnectable while a device is connected (`--one-link`): no spare
+    /// advertisement instances.
+    var oneLink = false
 
     func run() async throws(CLIError) {
         let configuration = SessionConfiguration()
@@ -82,7 +85,7 @@ struct ReceiveOperation {
         reporter.say("blerecv: waiting for senders (\(trust.peers.count) trusted; this receiver's fingerprint \(identity.publicKey.fingerprint))")
 
         let (chores, choresIn) = AsyncStream.makeStream(of: ReceiverChore.self)
-        await peripheral.observeLinks(maxLinks: maxLinks) { device, up in
+        await peripheral.observeLinks(spares: oneLink ? 0 : maxLinks) { device, up in
             if up { server.linkUp(DeviceID(device)) } else { server.linkDown(DeviceID(device)) }
         }
         let accepting = Task { [adapter, reporter] () -> CLIError? in
