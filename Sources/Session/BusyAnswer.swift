@@ -7,7 +7,7 @@ public struct BusyAnswer: Equatable, Sendable {
     public let retryAfterSeconds: UInt16
     public let ahead: UInt8
 
-    /// `retryAfter` rounded up to whole seconds, at least 1 and at most `maxRetryAfter`;
+    /// `retryAfter` rounded up to whole seconds, at least 1 and at most `maxRetryAfterSeconds`;
     /// `ahead` at most 255.
     public init(retryAfter: Duration, ahead: Int) {
         let seconds = (retryAfter.seconds).rounded(.up)

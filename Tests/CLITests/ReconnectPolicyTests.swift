@@ -1,3 +1,4 @@
+import Foundation
 import DBus
 import BlueZ
 import L2CAP
@@ -119,6 +120,17 @@ struct ReconnectPolicyTests {
         #expect(end.status == .receiverBusy)
         #expect(end.message.contains("stayed busy with other senders for 30 s"))
         #expect(!p.waitingForBusyReceiver && p.sendersAhead == nil)
+    }
+
+    /// The `busy` event matches docs/json-events.schema.json, told or silent.
+    @Test func busyEventsMatchTheDocumentedSchema() throws {
+        let schema = try JSONSchemaSubset.load()
+        for line in [JSONLine.busy(device: "/org/bluez/hci1/dev_A", retryIn: .milliseconds(5430), ahead: 2),
+                     .busy(device: nil, retryIn: .seconds(2), ahead: nil)] {
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.text.utf8)) as? [String: Any])
+            #expect(schema.violations(of: object).isEmpty, "\(line.text): \(schema.violations(of: object))")
+            #expect(object.keys.contains("ahead"))
+        }
     }
 
     /// A silent receiver while another, seen nearby, is untried: that one is tried first (it may be

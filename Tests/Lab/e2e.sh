@@ -55,7 +55,7 @@ start_ask_recv() {   # start_ask_recv NAME OUTDIR TRUSTDIR
   RECV_LOG=$W/logs/recv-$name
   : > "$RECV_LOG.out"; : > "$RECV_LOG.err"
   rm -f "$W/ask.fifo"; mkfifo "$W/ask.fifo"
-  script -qfec "$RECV --adapter hci0 --trust $trust --key $W/keys/receiver --out $out --ask -v" /dev/null \
+  script -qfec "$RECV --adapter hci0 --trust $trust --key $W/keys/receiver --out $out --ask -v ${RECV_LINKS[*]}" /dev/null \
     < "$W/ask.fifo" > "$RECV_LOG.err" 2>&1 &
   RECV_PID=$!
   PIDS+=("$RECV_PID")
@@ -264,7 +264,7 @@ recv_nol2cap() { stop_recv; start_recv nol2cap "$W/out-nol2cap" --no-l2cap -v ||
 recv_stdout() {   # blerecv --stdout into $W/out-stdout/out
   mkdir -p "$W/out-stdout"
   RECV_LOG=$W/logs/recv-stdout
-  "$RECV" --adapter hci0 --trust "$W/trust" --key "$W/keys/receiver" --stdout -v > "$W/out-stdout/out" 2> "$RECV_LOG.err" &
+  "$RECV" --adapter hci0 --trust "$W/trust" --key "$W/keys/receiver" --stdout -v "${RECV_LINKS[@]}" > "$W/out-stdout/out" 2> "$RECV_LOG.err" &
   RECV_PID=$!
   PIDS+=("$RECV_PID")
   wait_for "$RECV_LOG.err" 'waiting for senders' 30 "$RECV_PID" || fail "receiver did not start"
@@ -417,7 +417,7 @@ main_nonroot() {
   chmod 711 "$W"
   as_user() { setpriv --reuid=65534 --regid="${nrgid:-65534}" --clear-groups -- "$@"; }
   RECV_LOG=$W/logs/recv-nonroot
-  as_user "$RECV" --adapter hci0 --trust "$nr/trust" --key "$nr/keys/receiver" --out "$nr/out" --once --json -v \
+  as_user "$RECV" --adapter hci0 --trust "$nr/trust" --key "$nr/keys/receiver" --out "$nr/out" --once --json -v "${RECV_LINKS[@]}" \
     > "$RECV_LOG.out" 2> "$RECV_LOG.err" &
   RECV_PID=$!
   PIDS+=("$RECV_PID")
@@ -505,7 +505,7 @@ run_receivers() {
   start_recv recv-a "$a_out" -v || { fail "receiver A did not start"; return; }
   local blog=$W/logs/recv-recv-b
   # B runs with umask 077: what it stores must be 0600 (issue 20: modes were forced to 0644).
-  (umask 077 && exec "$RECV" --adapter hci2 --trust "$b_trust" --key "$W/keys/other" --out "$b_out" -v) > "$blog.out" 2> "$blog.err" &
+  (umask 077 && exec "$RECV" --adapter hci2 --trust "$b_trust" --key "$W/keys/other" --out "$b_out" -v "${RECV_LINKS[@]}") > "$blog.out" 2> "$blog.err" &
   local bpid=$!
   PIDS+=("$bpid")
   wait_for2 "$blog.out" '"listening"' "$blog.err" 'waiting for senders' 30 "$bpid" || fail "receiver B did not start"
@@ -584,7 +584,7 @@ run_discovery() {
   # for --private-discovery unless given --allow-public-address (EXIT_ADDRESS_NOT_PRIVATE otherwise).
   start_recv disc-a "$a_out" --private-discovery --allow-public-address || { fail "receiver A did not start"; return; }
   local blog=$W/logs/recv-disc-b
-  "$RECV" --adapter hci2 --trust "$b_trust" --key "$W/keys/other" --out "$b_out" --private-discovery --allow-public-address \
+  "$RECV" --adapter hci2 --trust "$b_trust" --key "$W/keys/other" --out "$b_out" --private-discovery --allow-public-address "${RECV_LINKS[@]}" \
     > "$blog.out" 2> "$blog.err" &
   local bpid=$!
   PIDS+=("$bpid")

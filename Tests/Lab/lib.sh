@@ -190,15 +190,16 @@ RECV_LOG=""
 # controller"), blerecv runs with --one-link: its spare advertisements let a second central
 # connect beside the first, and on trixie the links that left behind kept the next case's
 # sender from finding the receiver (faults.sh, 2026-11-27). bumble's controllers take them.
+# Every blerecv the suites start takes ${RECV_LINKS[@]}.
+RECV_LINKS=()
+[ "${BT_CONTROLLERS:-btvirt}" = bumble ] || RECV_LINKS=(--one-link)
 start_recv() {
   local name=$1 out=$2; shift 2
   mkdir -p "$out"
   RECV_OUT=$out
   RECV_LOG=$W/logs/recv-$name
   : > "$RECV_LOG.out"; : > "$RECV_LOG.err"   # (the child's redirection may truncate only after we look)
-  local links=()
-  [ "${BT_CONTROLLERS:-btvirt}" = bumble ] || links=(--one-link)
-  "$RECV" --adapter hci0 --trust "${RECV_TRUST:-$W/trust}" --key "$W/keys/receiver" --out "$out" "${links[@]}" "$@" \
+  "$RECV" --adapter hci0 --trust "${RECV_TRUST:-$W/trust}" --key "$W/keys/receiver" --out "$out" "${RECV_LINKS[@]}" "$@" \
     > "$RECV_LOG.out" 2> "$RECV_LOG.err" &
   RECV_PID=$!
   PIDS+=("$RECV_PID")

@@ -1,5 +1,4 @@
 import Admission
-import Dispatch
 import Keys
 import MemoryTransport
 import Pipeline
@@ -243,90 +242,4 @@ func aCutSenderResumesOnANewChannel() async throws {
     #expect(bench.store.value.committed["big"].map { $0 == data } == true)
     server.close()
     await running.value
-}
-
-/// Both slots held by senders that authenticated: a third trusted sender that asks for `busy` is
-/// told when to come back (rule 12, docs/protocol.md §8.6), in its handshake, and is served when
-/// it comes back after the others finished.
-@Test(.timeLimit(.minutes(2)))
-func aThirdSenderAtTheCapIsToldBusyAndServedWhenItComesBack() async throws {
-    let bench = ServerBench()
-    let server = try #require(ReceiverServer(admission: AdmissionConfiguration(maxLinks: 2), clock: MonotonicClock()))
-    let running = bench.run(server)
-    let pairs = [MemoryTransportPair(), MemoryTransportPair()]
-    let data = [bytes(60_000, seed: 21), bytes(60_000, seed: 23)]
-    // Both hold their slots until the third sender has been answered.
-    let gate = DispatchSemaphore(value: 0)
-    var channels: [ChannelID] = []
-    var runs: [Task<ConnectionEnding, any Error>] = []
-    // One after the other: with two slots only one may be unauthenticated at a time (rule 6).
-    for index in 0..<2 {
-        let channel = try #require(await server.open(pairs[index].second, from: DeviceID("busy\(index)")))
-        channels.append(channel)
-        let sender = bench.sender(index, [GatedFileSource(name: "f\(index)", bytes: data[index], openAfter: 8_192, gate: gate)])
-        runs.append(Task { try await EndpointRunner.runSender(&sender.value, over: pairs[index].first) { _ in } })
-        #expect(await bench.wait {
-            bench.events.withLock { $0.contains { if case .session(channel, .authenticated) = $0 { true } else { false } } }
-        })
-    }
-    let third = bench.sender(2, [MemoryFileSource(name: "late", bytes: bytes(5_000, seed: 25))])
-    let latePair = MemoryTransportPair()
-    let lateChannel = try #require(await server.open(latePair.second, from: DeviceID("late")))
-    var failure: SessionError?
-    do {
-        _ = try await EndpointRunner.runSender(&third.value, over: latePair.first, receiverExtensions: [.busy]) { _ in }
-    } catch {
-        failure = error
-    }
-    if case .receiverBusy(let retryAfter, let ahead)? = failure {
-        #expect(retryAfter >= .seconds(1) && retryAfter <= .seconds(60))
-        #expect(ahead == 0)
-    } else {
-        Issue.record("the third sender ended with \(String(describing: failure)), not receiverBusy")
-    }
-    #expect(bench.admissions.contains { if case .answerBusy(lateChannel, _, 0) = $0 { true } else { false } })
-    #expect(await bench.wait { bench.ended(lateChannel) != nil })
-    #expect(bench.ended(lateChannel)?.1 == false)
-    await latePair.first.close()
-    gate.signal()
-    gate.signal()
-    for run in runs { #expect(try await run.value == .finished) }
-    // It comes back to a free slot (a new device: a new connection of the same sender).
-    third.value.linkLost()
-    let again = MemoryTransportPair()
-    let againChannel = try #require(await server.open(again.second, from: DeviceID("late")))
-    #expect(try await EndpointRunner.runSender(&third.value, over: again.first, receiverExtensions: [.busy]) { _ in } == .finished)
-    #expect(bench.admissions.contains(.admit(againChannel)))
-    #expect(bench.store.value.committed["late"].map { $0 == bytes(5_000, seed: 25) } == true)
-    for (index, name) in ["f0", "f1"].enumerated() { #expect(bench.store.value.committed[name].map { $0 == data[index] } == true) }
-    server.close()
-    await running.value
-}
-
-/// A file whose bytes after `openAfter` are read only once `gate` is signalled (once per source):
-/// until then its sender's thread waits in `read`, and the sender holds its slot without progress.
-private final class GatedFileSource: FileSource, @unchecked Sendable {
-    let name: String
-    private let bytes: [UInt8]
-    private let openAfter: Int
-    private let gate: DispatchSemaphore
-    private var opened = false
-
-    init(name: String, bytes: [UInt8], openAfter: Int, gate: DispatchSemaphore) {
-        self.name = name
-        self.bytes = bytes
-        self.openAfter = openAfter
-        self.gate = gate
-    }
-
-    var size: UInt64? { UInt64(bytes.count) }
-
-    func read(at offset: UInt64, count: Int) throws -> [UInt8] {
-        let start = Int(min(offset, UInt64(bytes.count)))
-        if start + count > openAfter, !opened {
-            gate.wait()
-            opened = true
-        }
-        return Array(bytes[start..<min(bytes.count, start + count)])
-    }
 }

@@ -95,8 +95,7 @@ struct SendOperation {
                                             anyProgress: progress.acknowledged > 0, now: ContinuousClock.now)
                 if policy.waitingForBusyReceiver, case .connect(_, let pause) = next {
                     let ahead = policy.sendersAhead
-                    reporter.event(JSONLine("busy", [("device", .of(link.device)), ("retry_in", .double((pause.seconds * 10).rounded() / 10)),
-                                                     ("ahead", ahead.map { .int(Int64($0)) } ?? .null)]))
+                    reporter.event(.busy(device: link.device, retryIn: pause, ahead: ahead))
                     reporter.clearLine()
                     let why = ahead.map { "receiver busy, waiting (\($0) ahead)" } ?? "the receiver did not answer (busy with another sender?)"
                     reporter.say("blesend: \(why); trying again in \(Formatting.seconds(pause.seconds))")
