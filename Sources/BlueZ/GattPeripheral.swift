@@ -253,15 +253,18 @@ public actor GattPeripheral {
 
     /// Tells `observer` of every LE link on the adapter coming up (true) or going down (false), by
     /// device path (called on the peripheral's tasks; keep it short), and keeps the receiver
-    /// connectable beside them: one more advertisement instance per link up, up to `spares`
-    /// (`SpareAdvertisements`; blerecv: `--max-links`, so with every slot taken one more sender can
-    /// still connect, to be told when to come back, `busy`, docs/protocol.md §8.6; 0 for a
-    /// controller that cannot hold two links).
+    /// connectable beside them: one advertisement instance more than links up, up to `spares`
+    /// more than the first (`SpareAdvertisements`; blerecv: `--max-links`, so with every slot taken
+    /// one more sender can still connect, to be told when to come back, `busy`, docs/protocol.md
+    /// §8.6; 0 for a controller that cannot hold two links). The next instance is registered before
+    /// the link that needs it: registered only once a link was up, a second sender starting at the
+    /// same time sometimes found nothing until the first had left (senders.sh, 1 run in 4).
     public func observeLinks(spares: Int, _ observer: @escaping @Sendable (String, Bool) -> Void) async {
         await server.observeLinks { [weak self] device, up in
             observer(device, up)
             Task { await self?.linkChanged(device, up: up, spares: spares) }
         }
+        await addSpares(upTo: min(1, spares))
     }
 
     private func linkChanged(_ device: String, up: Bool, spares maxSpares: Int) async {
@@ -270,7 +273,10 @@ public actor GattPeripheral {
             return
         }
         linked.insert(device)
-        let wanted = min(linked.count, maxSpares)
+        await addSpares(upTo: min(linked.count + 1, maxSpares))
+    }
+
+    private func addSpares(upTo wanted: Int) async {
         while !closed, await spares.count < wanted {
             guard await spares.add(callers: callers) else {
                 if !sparesRefused { observer?(.advertisingInstancesExhausted(await spares.count + 1)) }
