@@ -7,12 +7,18 @@ public struct BusyAnswer: Equatable, Sendable {
     public let retryAfterSeconds: UInt16
     public let ahead: UInt8
 
-    /// `retryAfter` rounded up to whole seconds, at least 1 and at most `maxRetryAfterSeconds`;
-    /// `ahead` at most 255.
+    /// Exactly these fields (a wire vector's, which another receiver may have written).
+    public init(retryAfterSeconds: UInt16, ahead: UInt8) {
+        self.retryAfterSeconds = retryAfterSeconds
+        self.ahead = ahead
+    }
+
+    /// What blerecv says: `retryAfter` rounded up to whole seconds, at least 1 and at most
+    /// `maxRetryAfterSeconds`; `ahead` at most 255.
     public init(retryAfter: Duration, ahead: Int) {
         let seconds = (retryAfter.seconds).rounded(.up)
-        retryAfterSeconds = UInt16(min(max(seconds, 1), Double(Self.maxRetryAfterSeconds)))
-        self.ahead = UInt8(min(max(ahead, 0), Int(UInt8.max)))
+        self.init(retryAfterSeconds: UInt16(min(max(seconds, 1), Double(Self.maxRetryAfterSeconds))),
+                  ahead: UInt8(min(max(ahead, 0), Int(UInt8.max))))
     }
 
     /// The longest wait a blesend receiver asks for.

@@ -80,4 +80,6 @@ import Transfer
     #expect(BusyAnswer(retryAfter: .milliseconds(1001), ahead: 300).retryAfterSeconds == 2)
     #expect(BusyAnswer(retryAfter: .milliseconds(1001), ahead: 300).ahead == 255)
     #expect(BusyAnswer(retryAfter: .seconds(3600), ahead: 0).retryAfterSeconds == BusyAnswer.maxRetryAfterSeconds)
+    // A wire vector's fields are kept as written: another receiver may ask for up to an hour.
+    #expect(BusyAnswer(retryAfterSeconds: 3600, ahead: 7).retryAfterSeconds == 3600)
 }

@@ -61,7 +61,7 @@ struct InitiatorChannel: Layer {
             defer { records = codec }
             let opened = try codec.open(message)
             // `pending` and `busy` stand only in message 2 (docs/protocol.md §8.5, §8.6).
-            if opened == .pending || opened.kind == .busy { throw .transfer(.unexpected(opened.kind)) }
+            if [.pending, .busy].contains(opened.kind) { throw .transfer(.unexpected(opened.kind)) }
             up.append(opened)
             return
         }

@@ -190,7 +190,7 @@ struct VectorParser {
                 throw VectorParseError(line: line, .badValue(key: "connection receiver-busy",
                                                              detail: "expected SECONDS/AHEAD, 1...\(TransferConstants.maxBusyRetryAfter) and 0...255"))
             }
-            busy = BusyAnswer(retryAfter: .seconds(Int64(seconds)), ahead: Int(ahead))
+            busy = BusyAnswer(retryAfterSeconds: seconds, ahead: ahead)
         }
         return WireVector.Connection(
             wallClock: wallClock, senderDatagramSize: try size("sender-datagram"), receiverDatagramSize: try size("receiver-datagram"),
