@@ -95,7 +95,7 @@ let package = Package(
             "Zstd",
         ], path: "Sources/Tools/blesend-bench"),
         // The VM lab's checks: the BlueZ transport, exit codes and --json logs for the lab's scripts.
-        .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline", "BlesendCLI"], path: "Sources/Tools/blesend-labcheck"),
+        .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline", "BlesendCLI", "Keys", "Session", "Storage"], path: "Sources/Tools/blesend-labcheck"),
         // Fuzzing (docs/fuzzing.md): the target bodies are a library, so `swift test` replays the corpus
         // through them; one executable is the libFuzzer entry point when scripts/fuzz.sh builds it with
         // -sanitize=fuzzer, and otherwise replays files and writes the seed corpus.

@@ -10,11 +10,18 @@ public enum ConnectAttemptFailure: Sendable, Equatable {
     /// bluetoothd removed the device's object between the scan and `Connect`: a temporary device
     /// whose earlier link had just ended. The next advertisement makes it again.
     case deviceVanished
+    /// The controller gave up on the connection before it was up (bluetoothd's
+    /// `le-connection-abort-by-local`): in the lab, two centrals answered the same advertisement
+    /// and the receiver took the other one (the controller reports "Connection Failed to be
+    /// Established"). The receiver advertises again for its next free slot.
+    case notEstablished(DBusRemoteError)
 
     init?(_ error: BlueZError) {
         switch error {
         case .dbus(.timeout):
             self = .noConnectableAdvertisement
+        case .bluez(let reply) where reply.name == .bluezFailed && Self.notEstablishedReasons.contains(reply.message):
+            self = .notEstablished(reply)
         case .dbus(.remote(let reply)) where Self.vanishedDeviceErrors.contains(reply.name):
             self = .deviceVanished
         case .bluez(let reply) where Self.vanishedDeviceErrors.contains(reply.name):
@@ -29,9 +36,13 @@ public enum ConnectAttemptFailure: Sendable, Equatable {
         switch self {
         case .noConnectableAdvertisement: .timeout(.connect)
         case .deviceVanished: .linkLost
+        case .notEstablished(let reply): .bluez(reply)
         }
     }
 
+    /// bluetoothd's reasons (src/error.h, `ERR_LE_CONN_*`) for a link that never came up and that
+    /// a later attempt can bring up.
+    private static let notEstablishedReasons: Set<String> = ["le-connection-abort-by-local", "le-connection-abort-by-remote"]
     private static let vanishedDeviceErrors: Set<DBusErrorName> = [.unknownObject, .unknownMethod, .bluezDoesNotExist]
 }
 
@@ -40,6 +51,7 @@ extension ConnectAttemptFailure: CustomStringConvertible {
         switch self {
         case .noConnectableAdvertisement: "no connectable advertisement within \(GattCentral.connectPatience.components.seconds) s"
         case .deviceVanished: "bluetoothd dropped the device object"
+        case .notEstablished(let reply): "the link was not established: \(reply.message)"
         }
     }
 }

@@ -41,15 +41,20 @@ struct BlueZErrorTests {
 }
 
 /// A `Device1.Connect` that failed in a way another scan can mend (`GattCentral` then scans and
-/// tries again): bluetoothd waited for a connectable advertisement that never came, or it removed
-/// the device's object between the scan and `Connect`. Anything else is not retried.
+/// tries again): bluetoothd waited for a connectable advertisement that never came, it removed
+/// the device's object between the scan and `Connect`, or the link was aborted before it was up.
+/// Anything else is not retried.
 @Test func connectFailuresAnotherScanCanMendAreToldApart() {
     let vanished = BlueZError.from(.remote(DBusRemoteError(
         name: "org.freedesktop.DBus.Error.UnknownObject", message: "Method \"Connect\" with signature \"\" on interface \"org.bluez.Device1\" doesn't exist")))
     #expect(ConnectAttemptFailure(vanished) == .deviceVanished)
     #expect(ConnectAttemptFailure(.bluez(DBusRemoteError(name: "org.bluez.Error.DoesNotExist", message: ""))) == .deviceVanished)
     #expect(ConnectAttemptFailure(.dbus(.timeout)) == .noConnectableAdvertisement)
-    #expect(ConnectAttemptFailure(.bluez(DBusRemoteError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local"))) == nil)
+    let aborted = DBusRemoteError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
+    #expect(ConnectAttemptFailure(.bluez(aborted)) == .notEstablished(aborted))
+    #expect(ConnectAttemptFailure.notEstablished(aborted).error == .bluez(aborted))
+    #expect(ConnectAttemptFailure(.bluez(DBusRemoteError(name: "org.bluez.Error.Failed", message: "le-connection-key-missing"))) == nil)
+    #expect(ConnectAttemptFailure(.bluez(DBusRemoteError(name: "org.bluez.Error.NotReady", message: "le-connection-abort-by-local"))) == nil)
     #expect(ConnectAttemptFailure(.adapterPoweredOff("/org/bluez/hci1")) == nil)
     #expect(ConnectAttemptFailure(.linkLost) == nil)
     // What the sender reports when the last attempt failed so.

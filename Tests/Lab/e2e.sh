@@ -44,61 +44,7 @@ ensure_main_recv() {
   start_recv main "$MAIN_OUT" -v
 }
 
-# First contact (issue 14 part 2): blerecv --ask runs in a pty made by util-linux script(1) (in
-# bsdutils, essential on both images); what the user types goes through a FIFO we write into once
-# the prompt shows in its output. ASK_FD keeps the FIFO open so script sees no end of input.
-ASK_FD=""
-start_ask_recv() {   # start_ask_recv NAME OUTDIR TRUSTDIR
-  local name=$1 out=$2 trust=$3
-  mkdir -p "$out" "$trust"
-  RECV_OUT=$out
-  RECV_LOG=$W/logs/recv-$name
-  : > "$RECV_LOG.out"; : > "$RECV_LOG.err"
-  rm -f "$W/ask.fifo"; mkfifo "$W/ask.fifo"
-  script -qfec "$RECV --adapter hci0 --trust $trust --key $W/keys/receiver --out $out --ask -v ${RECV_LINKS[*]}" /dev/null \
-    < "$W/ask.fifo" > "$RECV_LOG.err" 2>&1 &
-  RECV_PID=$!
-  PIDS+=("$RECV_PID")
-  exec {ASK_FD}> "$W/ask.fifo"
-  wait_for "$RECV_LOG.err" 'waiting for senders' 30 "$RECV_PID"
-}
-stop_ask_recv() {
-  # blerecv first (SIGTERM: it unregisters from bluetoothd), then script(1) and the FIFO.
-  [ -n "$RECV_PID" ] && pkill -TERM -P "$RECV_PID" 2>/dev/null
-  [ -n "$ASK_FD" ] && exec {ASK_FD}>&-
-  ASK_FD=""
-  stop_recv
-}
-# code_in FILE: the last "ddd ddd" first contact code blesend printed in FILE (its stderr line
-# "Code: ddd ddd", or the "code" of its --json first-contact event); blerecv never shows it.
-code_in() { grep -oE '(Code: |"code":")[0-9]{3} [0-9]{3}' "$1" 2>/dev/null | tail -n 1 | grep -oE '[0-9]{3} [0-9]{3}'; }
-has_code() { [ -n "$(code_in "$1")" ]; }
-# other_code CODE: CODE with its last digit changed (what a user reading another screen would type)
-other_code() { local c=$1 d=${1: -1}; echo "${c%?}$(( (d + 1) % 10 ))"; }
-# answer_prompt N SENDER_LOG right|wrong [NAME...]: waits for the Nth "type the 6-digit code" question
-# on blerecv's terminal and for the code blesend printed in SENDER_LOG, then types that code (right:
-# without its space, which must not matter) or another one (wrong), then each NAME once the name
-# question it answers shows up. Sets CODE_SHOWN=1 if blerecv's terminal held the code before it was
-# typed (it must not: the user has to read it off the sender). The prompt flushes pending input
-# before it prints each question, so typing only after the question shows is what a person does.
-CODE_SHOWN=0
-answer_prompt() {
-  local n=$1 slog=$2 how=$3 code typed names=0 a
-  shift 3
-  wait_until 40 --pid "$RECV_PID" lines_at_least "$RECV_LOG.err" 'type the 6-digit code' "$n" || return 1
-  wait_until 10 has_code "$slog" || return 1
-  code=$(code_in "$slog")
-  CODE_SHOWN=0
-  if grep -qF -e "$code" -e "${code// /}" "$RECV_LOG.err"; then CODE_SHOWN=1; fi
-  if [ "$how" = right ]; then typed=${code// /}; else typed=$(other_code "$code"); fi
-  printf '%s\n' "$typed" >&"$ASK_FD"
-  for a in "$@"; do
-    names=$((names + 1))
-    wait_until 10 --pid "$RECV_PID" lines_at_least "$RECV_LOG.err" 'name for this key' "$names" || return 1
-    printf '%s\n' "$a" >&"$ASK_FD"
-  done
-}
-
+# First contact: start_ask_recv and answer_prompt live in lib.sh (senders.sh asks too).
 run_first_contact() {
   begin "first contact: blerecv --ask, answered by a scripted TTY that types the code blesend shows, adds the key and the file arrives; another code typed: blesend exits $EXIT_PEER_REFUSED, the trust dir is unchanged, and the same sender is then refused without a question"
   local out=$W/out-ask trust=$W/trust-ask pid t

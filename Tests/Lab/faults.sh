@@ -19,7 +19,6 @@ SUITE=faults
 # shellcheck source=Tests/Lab/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 HOSTILE=$ROOT/Tests/Lab/hostile-central.py
-LABLOG=/run/blesend-lab
 
 MOUNTS=()
 suite_cleanup() {
@@ -48,8 +47,6 @@ no_temporaries() { [ -z "$(temporaries "$1")" ]; }
 outdir() { mktemp -d "$W/out-$1.XXXX"; }
 has_error_line() { grep -q 'error:' "$1" 2>/dev/null; }
 
-powered() { [ "$(busctl --system get-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered 2>/dev/null)" = "b true" ]; }
-wait_powered() { wait_until "$2" powered "$1"; }   # wait_powered hciN SECONDS
 set_powered() {   # set_powered hciN true|false
   busctl --system set-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered b "$2"
 }
@@ -78,41 +75,6 @@ cut_link() {
     CUT_HOW+=" no effect after 4 s, links: $(hcitool -i hci1 con | tail -n +2 | tr -s ' \t' ' '); "
   done
   return 1
-}
-
-# restart_bluetoothd: stops the one bluetoothd (both adapters) and starts it again with the same
-# command line bt-up.sh used; waits until both adapters are powered again.
-BTD_DOWN_S=""
-restart_bluetoothd() {
-  local pid t i
-  pid=$(cat "$LABLOG/bluetoothd.pid" 2>/dev/null)
-  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || { log "no bluetoothd pid"; return 1; }
-  local -a cmd
-  mapfile -d '' cmd < "/proc/$pid/cmdline"
-  t=$(now)
-  kill "$pid"
-  for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -0 "$pid" 2>/dev/null && { kill -9 "$pid"; sleep 0.5; }
-  echo "---- restarted by faults.sh at $(elapsed "$T0")s" >> "$LABLOG/bluetoothd.log"
-  "${cmd[@]}" >> "$LABLOG/bluetoothd.log" 2>&1 &
-  echo $! > "$LABLOG/bluetoothd.pid"
-  wait_powered hci0 30 && wait_powered hci1 30 || { log "adapters not powered after the restart"; return 1; }
-  BTD_DOWN_S=$(elapsed "$t")
-  log "bluetoothd restarted (${cmd[*]}); both adapters powered again after ${BTD_DOWN_S}s"
-}
-
-# proc_stats PID: "vmrss_kib vmhwm_kib rss_kib fds context_switches". VmRSS/VmHWM from
-# /proc/PID/status; Rss from smaps_rollup (walks the page tables: exact, where VmRSS may lag by
-# per-thread cached counts); context switches summed over all threads (shows the figures are live:
-# the main thread of a Swift program sleeps while the work runs on others).
-proc_stats() {
-  local rss hwm srss fds cs
-  rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
-  hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
-  srss=$(awk '/^Rss:/ { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null)
-  cs=$(cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches:/ { n += $2 } END { print n }')
-  fds=$(find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
-  echo "${rss:-0} ${hwm:-0} ${srss:-0} $fds ${cs:-0}"
 }
 
 # =====================================================================================

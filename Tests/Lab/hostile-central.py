@@ -16,12 +16,16 @@ It connects to blerecv's transfer service like a real sender, then misbehaves (-
       its GATT application under the live subscription and bluetoothd 5.66 went away).
   bare: connects (services resolved, as a phone's BLE scanner app does on "connect") and touches
       nothing of the transfer service: a bare LE link, which opens no transfer channel at all.
+  replay: writes the datagrams of a recorded handshake message 1 (--frames FILE, one hex line
+      each: `blesend-labcheck message1` makes them) through its AcquireWrite socket, subscribed
+      (as the sender it pretends to be), then stays silent: it cannot read message 2 or go on.
 
 In every mode it then holds the BLE link until the receiver drops it, --hold seconds pass, or
 SIGTERM arrives (then it closes its sockets and disconnects).
 
     hostile-central.py [--adapter hci1] [--peer 00:AA:01:00:00:00] [--hold 60] [--notify]
-                       [--mode half-handshake|empty-write|hold-write|subscribe-only|bare]
+                       [--mode half-handshake|empty-write|hold-write|subscribe-only|bare|replay]
+                       [--frames FILE]
 
 --notify also subscribes to notifications (AcquireNotify), like an honest sender would.
 
@@ -104,6 +108,20 @@ def half_handshake(wsock):
     return frames * 2
 
 
+def replay(wsock, path):
+    """Writes the recorded datagrams in FILE (hex, one per line) through the acquired socket, and
+    again a second later (bluetoothd may drop what arrives before the receiver has its socket)."""
+    with open(path) as f:
+        frames = [bytes.fromhex(line.strip()) for line in f if line.strip()]
+    wsock.setblocking(True)
+    for f in frames:
+        wsock.send(f)
+    time.sleep(1.0)
+    for f in frames:
+        wsock.send(f)
+    return frames * 2
+
+
 def write_value_then_empty(char):
     """The start of message 1, then, once the receiver has its write socket, one zero-length Write
     Command (WriteValue with an empty array)."""
@@ -125,9 +143,12 @@ def main():
     ap.add_argument("--peer", default="00:AA:01:00:00:00")
     ap.add_argument("--hold", type=float, default=60.0)
     ap.add_argument("--notify", action="store_true")
-    ap.add_argument("--mode", choices=["half-handshake", "empty-write", "hold-write", "subscribe-only", "bare"],
+    ap.add_argument("--mode", choices=["half-handshake", "empty-write", "hold-write", "subscribe-only", "bare", "replay"],
                     default="half-handshake")
+    ap.add_argument("--frames", help="replay: a file of hex datagrams, one per line")
     args = ap.parse_args()
+    if args.mode == "replay" and not args.frames:
+        ap.error("--mode replay needs --frames FILE")
     stopped = []
     signal.signal(signal.SIGTERM, lambda *_: stopped.append(True))
 
@@ -181,7 +202,7 @@ def main():
     if args.mode == "bare":
         say("acquired", mtu=0)
         wrote = []
-    elif args.notify or args.mode == "subscribe-only":
+    elif args.notify or args.mode in ("subscribe-only", "replay"):
         nfd, mtu = char.AcquireNotify({})
         held.append(socket.socket(fileno=nfd.take()))
     if args.mode == "bare":
@@ -198,6 +219,8 @@ def main():
         if args.mode == "hold-write":
             say("acquired", mtu=int(mtu))
             wrote = []
+        elif args.mode == "replay":
+            wrote = replay(wsock, args.frames)
         else:
             wrote = half_handshake(wsock)
     wrote_at = time.monotonic()

@@ -1,12 +1,13 @@
 #!/bin/bash
-# Shared helpers of the lab suites (Tests/Lab/e2e.sh, Tests/Lab/faults.sh); sourced, not run.
+# Shared helpers of the lab suites (Tests/Lab/e2e.sh, faults.sh, senders.sh); sourced, not run.
 # The sourcing script sets SUITE (log folder prefix, message prefix) and GROUP first. Provides: the
 # work folder $W (tmpfs, removed on exit; logs copied to $BLESEND_LAB_OUT/$SUITE-$GROUP), case
 # bookkeeping (begin/check/fail/end, "ok - name" / "not ok - name" lines), bounded waits, --json
 # log readers (blesend-labcheck events; builtins-only ones for polling), the exit statuses as EXIT_*
 # variables (blesend-labcheck exit-codes: ExitStatus's cases; the suites type no numbers), keys
 # (sender, receiver, stranger, other; the sender trusted), start_recv/stop_recv (blerecv on hci0)
-# and send_run (blesend on hci1). A suite may define suite_cleanup, run on exit.
+# and send_run (blesend on hci1), blerecv --ask under a scripted terminal (start_ask_recv,
+# answer_prompt). A suite may define suite_cleanup, run on exit.
 SUITE=${SUITE:-e2e}
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BIN=${BLESEND_BIN:-$ROOT/.build/debug}
@@ -258,4 +259,97 @@ wait_count() { wait_until "$4" count_at_least "$1" "$2" "$3"; }
 wait_lines() { wait_until "$4" lines_at_least "$1" "$2" "$3"; }
 goodput() {   # bytes seconds -> KiB/s
   awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.1f", b / 1024 / s; else print "inf" }'
+}
+
+# First contact (issue 14 part 2): blerecv --ask runs in a pty made by util-linux script(1) (in
+# bsdutils, essential on both images); what the user types goes through a FIFO we write into once
+# the prompt shows in its output. ASK_FD keeps the FIFO open so script sees no end of input.
+ASK_FD=""
+start_ask_recv() {   # start_ask_recv NAME OUTDIR TRUSTDIR
+  local name=$1 out=$2 trust=$3
+  mkdir -p "$out" "$trust"
+  RECV_OUT=$out
+  RECV_LOG=$W/logs/recv-$name
+  : > "$RECV_LOG.out"; : > "$RECV_LOG.err"
+  rm -f "$W/ask.fifo"; mkfifo "$W/ask.fifo"
+  script -qfec "$RECV --adapter hci0 --trust $trust --key $W/keys/receiver --out $out --ask -v ${RECV_LINKS[*]}" /dev/null \
+    < "$W/ask.fifo" > "$RECV_LOG.err" 2>&1 &
+  RECV_PID=$!
+  PIDS+=("$RECV_PID")
+  exec {ASK_FD}> "$W/ask.fifo"
+  wait_for "$RECV_LOG.err" 'waiting for senders' 30 "$RECV_PID"
+}
+stop_ask_recv() {
+  # blerecv first (SIGTERM: it unregisters from bluetoothd), then script(1) and the FIFO.
+  [ -n "$RECV_PID" ] && pkill -TERM -P "$RECV_PID" 2>/dev/null
+  [ -n "$ASK_FD" ] && exec {ASK_FD}>&-
+  ASK_FD=""
+  stop_recv
+}
+# code_in FILE: the last "ddd ddd" first contact code blesend printed in FILE (its stderr line
+# "Code: ddd ddd", or the "code" of its --json first-contact event); blerecv never shows it.
+code_in() { grep -oE '(Code: |"code":")[0-9]{3} [0-9]{3}' "$1" 2>/dev/null | tail -n 1 | grep -oE '[0-9]{3} [0-9]{3}'; }
+has_code() { [ -n "$(code_in "$1")" ]; }
+# other_code CODE: CODE with its last digit changed (what a user reading another screen would type)
+other_code() { local c=$1 d=${1: -1}; echo "${c%?}$(( (d + 1) % 10 ))"; }
+# answer_prompt N SENDER_LOG right|wrong [NAME...]: waits for the Nth "type the 6-digit code" question
+# on blerecv's terminal and for the code blesend printed in SENDER_LOG, then types that code (right:
+# without its space, which must not matter) or another one (wrong), then each NAME once the name
+# question it answers shows up. Sets CODE_SHOWN=1 if blerecv's terminal held the code before it was
+# typed (it must not: the user has to read it off the sender). The prompt flushes pending input
+# before it prints each question, so typing only after the question shows is what a person does.
+CODE_SHOWN=0
+answer_prompt() {
+  local n=$1 slog=$2 how=$3 code typed names=0 a
+  shift 3
+  wait_until 40 --pid "$RECV_PID" lines_at_least "$RECV_LOG.err" 'type the 6-digit code' "$n" || return 1
+  wait_until 10 has_code "$slog" || return 1
+  code=$(code_in "$slog")
+  CODE_SHOWN=0
+  if grep -qF -e "$code" -e "${code// /}" "$RECV_LOG.err"; then CODE_SHOWN=1; fi
+  if [ "$how" = right ]; then typed=${code// /}; else typed=$(other_code "$code"); fi
+  printf '%s\n' "$typed" >&"$ASK_FD"
+  for a in "$@"; do
+    names=$((names + 1))
+    wait_until 10 --pid "$RECV_PID" lines_at_least "$RECV_LOG.err" 'name for this key' "$names" || return 1
+    printf '%s\n' "$a" >&"$ASK_FD"
+  done
+}
+
+LABLOG=/run/blesend-lab   # bt-up.sh's logs and pid files
+powered() { [ "$(busctl --system get-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered 2>/dev/null)" = "b true" ]; }
+wait_powered() { wait_until "$2" powered "$1"; }   # wait_powered hciN SECONDS
+# restart_bluetoothd: stops the one bluetoothd (both adapters) and starts it again with the same
+# command line bt-up.sh used; waits until hci0 and hci1 are powered again.
+BTD_DOWN_S=""
+restart_bluetoothd() {
+  local pid t i
+  pid=$(cat "$LABLOG/bluetoothd.pid" 2>/dev/null)
+  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || { log "no bluetoothd pid"; return 1; }
+  local -a cmd
+  mapfile -d '' cmd < "/proc/$pid/cmdline"
+  t=$(now)
+  kill "$pid"
+  for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$pid" 2>/dev/null && { kill -9 "$pid"; sleep 0.5; }
+  echo "---- restarted by $SUITE.sh at $(elapsed "$T0")s" >> "$LABLOG/bluetoothd.log"
+  "${cmd[@]}" >> "$LABLOG/bluetoothd.log" 2>&1 &
+  echo $! > "$LABLOG/bluetoothd.pid"
+  wait_powered hci0 30 && wait_powered hci1 30 || { log "adapters not powered after the restart"; return 1; }
+  BTD_DOWN_S=$(elapsed "$t")
+  log "bluetoothd restarted (${cmd[*]}); both adapters powered again after ${BTD_DOWN_S}s"
+}
+
+# proc_stats PID: "vmrss_kib vmhwm_kib rss_kib fds context_switches". VmRSS/VmHWM from
+# /proc/PID/status; Rss from smaps_rollup (walks the page tables: exact, where VmRSS may lag by
+# per-thread cached counts); context switches summed over all threads (shows the figures are live:
+# the main thread of a Swift program sleeps while the work runs on others).
+proc_stats() {
+  local rss hwm srss fds cs
+  rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+  hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null)
+  srss=$(awk '/^Rss:/ { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null)
+  cs=$(cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches:/ { n += $2 } END { print n }')
+  fds=$(find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+  echo "${rss:-0} ${hwm:-0} ${srss:-0} $fds ${cs:-0}"
 }

@@ -6,6 +6,7 @@
 //   blesend-labcheck exit-codes                ExitStatus as shell assignments (ExitCodes.swift)
 //   blesend-labcheck events FILE QUERY...      queries on a --json log (Events.swift)
 //   blesend-labcheck object FILE COND...       checks one JSON object, e.g. doctor --json (Document.swift)
+//   blesend-labcheck message1 KEY RPUB FILE    a sender's handshake message 1, hex datagrams (MessageOne.swift)
 import BlueZ
 import Foundation
 import Pipeline
@@ -26,6 +27,8 @@ case "events":
     exit(Events.run(Array(args.dropFirst(2))))
 case "object":
     exit(Document.run(Array(args.dropFirst(2))))
+case "message1":
+    exit(MessageOne.run(Array(args.dropFirst(2))))
 case "periph":
     let senders = args.count > 3 ? Int(args[3]) ?? 1 : 1
     let p = try await GattPeripheral.start(adapter: adapter, l2cap: false)
@@ -118,5 +121,5 @@ case "errors":
         log("scan with nobody advertising: \(error)")
     }
 default:
-    print("usage: blesend-labcheck periph [hciN] [senders] | central [hciN] | errors [hciN] | exit-codes | events FILE QUERY... | object FILE COND...")
+    print("usage: blesend-labcheck periph [hciN] [senders] | central [hciN] | errors [hciN] | exit-codes | events FILE QUERY... | object FILE COND... | message1 KEY RPUB FILE [DATAGRAM]")
 }
