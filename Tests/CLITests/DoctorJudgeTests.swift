@@ -15,7 +15,7 @@ extension AdapterStatus {
 
 extension DoctorFacts {
     /// A machine where everything is fine: `adapters` (one ready hci0 by default), bluetoothd 5.66,
-    /// hci0's rfkill switch unblocked, no main.conf, kernel 6.1, LE privacy on, a synchronised
+    /// hci0's rfkill switch unblocked, no main.conf, kernel 6.12, LE privacy on, a synchronised
     /// clock, host "lab-pi-7" and user "alice".
     static func healthy(_ adapters: [AdapterStatus] = [.ready("hci0")]) -> DoctorFacts {
         DoctorFacts(
@@ -23,7 +23,7 @@ extension DoctorFacts {
                                      adapters: .success(adapters)),
             installedBluetoothd: InstalledBluetoothd(path: "/usr/libexec/bluetooth/bluetoothd", version: "5.66"),
             rfkill: [RfkillSwitch(name: "hci0", type: "bluetooth", softBlocked: false, hardBlocked: false)],
-            mainConf: .absent(path: "/etc/bluetooth/main.conf"), kernel: KernelRelease("6.1.0-56-amd64"),
+            mainConf: .absent(path: "/etc/bluetooth/main.conf"), kernel: KernelRelease("6.12.117+deb13-amd64"),
             addressPrivacy: Dictionary(uniqueKeysWithValues: adapters.map { ($0.name, AddressPrivacy.on) }),
             hostname: "lab-pi-7.example.org", userName: "alice", clock: .synchronised)
     }
@@ -87,6 +87,7 @@ struct DoctorJudgeTests {
         ("main.conf GLib rejects", .healthy().withMainConf("[GATT]\nExchangeMTU 48\n"), nil),
         ("main.conf unreadable", .healthy().with { $0.mainConf = .unreadable(path: "/etc/bluetooth/main.conf", reason: .system(errno: EACCES)) }, nil),
         ("old kernel", .healthy().with { $0.kernel = KernelRelease("3.10.0-1160.el7.x86_64") }, nil),
+        ("kernel without the hci_chan_del fix", .healthy().with { $0.kernel = KernelRelease("6.1.0-56-amd64") }, nil),
         ("no rfkill", .healthy().with { $0.rfkill = nil }, nil),
         ("LE privacy off", .healthy().with { $0.addressPrivacy = ["hci0": .off] }, nil),
         ("the host name as the adapter's name", .healthy().withAdapter { $0.alias = "lab-pi-7" }, nil),
@@ -227,6 +228,22 @@ struct DoctorJudgeTests {
         #expect(KernelRelease("v6.1").hasLEChannels == nil)
         #expect(report(.healthy(), .sender).check(.kernel)?.detail.contains("L2CAP channels available") == true)
         #expect(report(.healthy().with { $0.kernel = KernelRelease("3.10.0") }, .sender).check(.kernel)?.severity == .warn)
+    }
+
+    /// Debian 12's 6.1 kernels lack the upstream fix for a list corruption in hci_chan_del that the
+    /// lab hit when a link failed as it came up; doctor names it (a warning: blesend works there).
+    @Test func aKernelBefore6_12IsNamedForTheHciChanDelBug() {
+        #expect(KernelRelease("6.1.0-56-amd64").predatesChanDelFix == true)
+        #expect(KernelRelease("5.15.0-91-generic").predatesChanDelFix == true)
+        #expect(KernelRelease("6.12.117+deb13-amd64").predatesChanDelFix == false)
+        #expect(KernelRelease("7.0.1").predatesChanDelFix == false)
+        #expect(KernelRelease("v6.1").predatesChanDelFix == nil)
+        let old = report(.healthy().with { $0.kernel = KernelRelease("6.1.0-56-amd64") }, .receiver)
+        #expect(old.check(.kernel)?.severity == .warn)
+        #expect(old.check(.kernel)?.detail.contains("hci_chan_del") == true)
+        #expect(old.check(.kernel)?.fix?.contains("6.12") == true)
+        #expect(old.ok)
+        #expect(report(.healthy(), .receiver).check(.kernel)?.severity == .ok)
     }
 
     // MARK: Output

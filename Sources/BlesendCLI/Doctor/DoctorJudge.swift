@@ -226,6 +226,9 @@ enum DoctorJudge {
     static func kernelCheck(_ kernel: KernelRelease?) -> DoctorCheck {
         guard let kernel else { return .warn(.kernel, "uname gave no kernel release") }
         switch kernel.hasLEChannels {
+        case true? where kernel.predatesChanDelFix == true:
+            return .warn(.kernel, "\(kernel.text): L2CAP channels available, but a kernel before 6.12 may lack the fix for a list corruption in hci_chan_del: a link that fails as it comes up (two senders at once) can oops the kernel and take bluetoothd down (seen in the lab on Debian 12's 6.1)",
+                         fix: "a 6.12 or later kernel (Debian 12: linux-image-amd64 from bookworm-backports)")
         case true?:
             return .ok(.kernel, "\(kernel.text): L2CAP channels available (any 4.x or later kernel has them; judged by the version alone)")
         case false?:

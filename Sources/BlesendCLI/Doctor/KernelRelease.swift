@@ -24,4 +24,16 @@ struct KernelRelease: Sendable, Equatable {
     /// came with Linux 3.14; any 4.x or later kernel is taken to have them. Nil when the version
     /// is unknown. Decided from the version alone: the kernel's build options are not read.
     var hasLEChannels: Bool? { major.map { $0 >= 4 } }
+
+    /// Whether the kernel comes before 6.12, whose Debian kernels carry the upstream fix
+    /// "Bluetooth: L2CAP: Fix corrupted list in hci_chan_del" (Debian 13's 6.12 changelog lists it;
+    /// Debian 12's 6.1, up to 6.1.192, does not). Without it, an LE link torn down while an L2CAP
+    /// socket on it is being released corrupts a kernel list: in the lab, a central whose link
+    /// failed right after it came up (two centrals answering one advertisement) hit
+    /// `kernel BUG at lib/list_debug.c` in `hci_chan_del` and bluetoothd died (lab/README.md).
+    /// Nil when the version is unknown. Judged by the version alone: a vendor may have backported it.
+    var predatesChanDelFix: Bool? {
+        guard let major, let minor else { return nil }
+        return major < 6 || (major == 6 && minor < 12)
+    }
 }
