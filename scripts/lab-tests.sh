@@ -3,12 +3,12 @@
 #
 # Usage: scripts/lab-tests.sh [--no-build] [--release] [--goodput] [--images "host trixie"]
 #                             [--faults-on "host"] [--soak-on trixie] [--package-on trixie]
-#                             [--senders-on trixie] [vmrun options]
+#                             [--senders-on "host trixie"] [vmrun options]
 #   per image (default both; $BLESEND_LAB_IMAGES):
 #     boot: default main.conf          -> Tests/Lab/e2e.sh main  (every case but the MTU one)
 #     boot: [GATT] ExchangeMTU=48      -> Tests/Lab/e2e.sh mtu   (forced small MTU)
 #     boot: three controllers          -> Tests/Lab/e2e.sh discovery (two receivers: private discovery, then the ordinary way)
-#   on the images in --senders-on (default trixie; $BLESEND_LAB_SENDERS_ON; "" skips it):
+#   on the images in --senders-on (default both; $BLESEND_LAB_SENDERS_ON; "" skips it):
 #     boot: three bumble controllers   -> Tests/Lab/senders.sh (several senders at once; needs
 #       lab/setup.sh --bumble, run here: btvirt cannot hold two links on one controller)
 #   on the images in --faults-on (default both; $BLESEND_LAB_FAULTS_ON):
@@ -34,7 +34,7 @@ faults_on=${BLESEND_LAB_FAULTS_ON:-host trixie}
 soak_on=${BLESEND_LAB_SOAK_ON-$faults_on}
 release=0
 package_on=${BLESEND_LAB_PACKAGE_ON-trixie}
-senders_on=${BLESEND_LAB_SENDERS_ON-trixie}
+senders_on=${BLESEND_LAB_SENDERS_ON-host trixie}
 vm_opts=()
 while [ $# -gt 0 ]; do
   case "$1" in

@@ -28,9 +28,9 @@ public actor GattPeripheral {
         case registeredAgain
         /// The adapter was powered off (true: on again, advertising).
         case adapterPowered(Bool)
-        /// bluetoothd refused another advertisement instance: with this many links up (or more)
-        /// no new sender can connect until one ends.
-        case advertisingInstancesExhausted(Int)
+        /// bluetoothd refused another advertisement instance (with its error): with this many
+        /// links up (or more) no new sender can connect until one ends.
+        case advertisingInstancesExhausted(Int, BlueZError)
     }
 
     /// How long bluetoothd may stay away (or its adapter stay unusable after it came back) before
@@ -278,8 +278,8 @@ public actor GattPeripheral {
 
     private func addSpares(upTo wanted: Int) async {
         while !closed, await spares.count < wanted {
-            guard await spares.add(callers: callers) else {
-                if !sparesRefused { observer?(.advertisingInstancesExhausted(await spares.count + 1)) }
+            if let refusal = await spares.add(callers: callers) {
+                if !sparesRefused { observer?(.advertisingInstancesExhausted(await spares.count + 1, refusal)) }
                 sparesRefused = true
                 return
             }

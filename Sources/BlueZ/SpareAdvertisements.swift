@@ -26,26 +26,27 @@ actor SpareAdvertisements {
 
     var count: Int { registered.count }
 
-    /// Registers one more spare at `/org/blesend/advertisement<n>`; false when bluetoothd refuses
-    /// (no instance left on the controller, say).
-    func add(callers: DBusCallerCheck) async -> Bool {
-        guard !closed else { return false }
+    /// Registers one more spare at `/org/blesend/advertisement<n>`; nil when it is up, else why
+    /// bluetoothd refused it (no instance left on the controller, say) or it could not be exported.
+    func add(callers: DBusCallerCheck) async -> BlueZError? {
+        guard !closed else { return .linkLost }
         let path = "/org/blesend/advertisement\(registered.count + 1)"
+        let export: LEAdvertisementExport
         do {
-            let export = try LEAdvertisementExport(make(), path: path, bus: bus)
+            export = try LEAdvertisementExport(make(), path: path, bus: bus)
             try await export.export(callers: callers)
-            do {
-                _ = try await bus.bluez(adapterPath, BlueZ.advertisingManager, "RegisterAdvertisement",
-                                        [.objectPath(path), .properties([:])])
-            } catch {
-                await export.unexport()
-                return false
-            }
-            registered.append(export)
-            return true
         } catch {
-            return false
+            return .dbus(error)
         }
+        do {
+            _ = try await bus.bluez(adapterPath, BlueZ.advertisingManager, "RegisterAdvertisement",
+                                    [.objectPath(path), .properties([:])])
+        } catch {
+            await export.unexport()
+            return error
+        }
+        registered.append(export)
+        return nil
     }
 
     /// bluetoothd left the bus and forgot them.

@@ -180,6 +180,10 @@ case_storm() {
     > "$W/logs/storm.out" 2> "$W/logs/storm.err" &
   STR_PID=$!
   PIDS+=("$STR_PID")
+  # blerecv's RSS (KiB) and descriptors every 5 s while the storm lasts: flat once it has seen a
+  # few hundred connections, or growing with them (a leak).
+  (while kill -0 "$STR_PID" 2>/dev/null; do read -r r x x f x <<< "$(proc_stats "$RECV_PID")"; echo "$r/$f"; sleep 5; done) > "$W/logs/storm-rss" &
+  PIDS+=("$!")
   for i in $(seq 1 10); do
     send_run "storm-$i" --to "$RPUB" "$W/files/small-$i.bin"
     if [ "$SRC" = "$EXIT_SUCCESS" ] && same "$W/files/small-$i.bin" "$W/out-storm/small-$i.bin"; then ok=$((ok + 1)); fi
@@ -192,6 +196,7 @@ case_storm() {
   check "blerecv's descriptors grew from $fds0 to $fds1" [ "$fds1" -le "$fds0" ]
   check "receiver died" kill -0 "$RECV_PID"
   echo "# METRIC storm_connections=$(json_get "$W/logs/storm.out" storm connections) storm_failed=$(json_get "$W/logs/storm.out" storm failed) storm_files_ok=$ok recv_rss_kib_before=$rss0 recv_rss_kib_after=$rss1 recv_fds_before=$fds0 recv_fds_after=$fds1"
+  echo "# METRIC storm_recv_rss_kib_fds_every_5s=$(tr '\n' ' ' < "$W/logs/storm-rss")"
   grep -E 'admission:' "$RECV_LOG.err" | sed -E 's/.*admission: ([a-z-]+( [a-z-]+)?).*/\1/' | sort | uniq -c | sed 's/^/#   | /'
   stop_recv
   end "$W/logs/storm.out" "$W/logs/storm.err" "$SLOG.err" "$RECV_LOG.err"
@@ -228,8 +233,19 @@ case_first_contact() {
 
 # bluetoothd restarted while two senders each have a link up: both reconnect and finish, blerecv
 # registers again and stays up.
+# Linux before 6.12 (the host image's 6.1) lacks the upstream fix "Bluetooth: L2CAP: Fix corrupted
+# list in hci_chan_del": there this case hit `kernel BUG at lib/list_debug.c:56` in hci_chan_del
+# from bluetoothd's l2cap_sock_release 16 s after the restart, and the boot hung (2026-11-27,
+# lab/README.md, "The hci_chan_del BUG"). It is skipped there unless SENDERS_OLD_KERNEL=1 asks
+# for the reproduction; `blesend doctor` names such kernels.
+old_kernel() { local r; r=$(uname -r); [ "${r%%.*}" -lt 6 ] || { [ "${r%%.*}" = 6 ] && [ "$(echo "$r" | cut -d. -f2)" -lt 12 ]; }; }
 case_bluetoothd_restart() {
   begin "bluetoothd restarted with two senders' links up: both files arrive, the receiver stays up"
+  if old_kernel && [ "${SENDERS_OLD_KERNEL:-0}" != 1 ]; then
+    echo "ok - $CASE # SKIP kernel $(uname -r) lacks the hci_chan_del fix (SENDERS_OLD_KERNEL=1 reproduces the BUG)"
+    PASS=$((PASS + 1))
+    return
+  fi
   local out=$W/out-btd
   start_recv btd "$out" -v || { fail "receiver did not start"; end; return; }
   send_bg btd-a --json --to "$RPUB" "$W/files/a/same.bin"

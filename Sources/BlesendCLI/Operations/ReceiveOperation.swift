@@ -57,8 +57,8 @@ struct ReceiveOperation {
                 reporter.logger.notice("bluetoothd is back: service and advertisement registered again")
             case .adapterPowered(let on):
                 reporter.logger.notice(on ? "the adapter is powered on again; advertising" : "the adapter was powered off")
-            case .advertisingInstancesExhausted(let links):
-                reporter.logger.notice("bluetoothd gives no more advertisement instances: with \(links) links up no further sender can connect until one ends")
+            case .advertisingInstancesExhausted(let links, let refusal):
+                reporter.logger.notice("bluetoothd gives no more advertisement instances (\(refusal)): with \(links) links up no further sender can connect until one ends")
             }
         }
         if let psm = peripheral.l2capPSM {
