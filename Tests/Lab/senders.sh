@@ -278,9 +278,12 @@ case_busy() {
   local out=$W/out-busy tlog=$W/logs/send-busy-third tpid t_t
   [ -e /sys/class/bluetooth/hci3 ] || { fail "no hci3 (BT_NCTRL=4 needed)"; end; return; }
   start_recv busy "$out" -v --max-links 2 || { fail "receiver did not start"; end; return; }
-  send_bg busy-a --json --to "$RPUB" "$W/files/a/same.bin"
+  # 1 MiB each (about 30 s with both at once), so that both are still sending when the third
+  # sender has started (10 s and more under TCG) and scanned.
+  mkfile busy-a.bin $((1024 * 1024)); mkfile busy-b.bin $((1024 * 1024))
+  send_bg busy-a --json --to "$RPUB" "$W/files/busy-a.bin"
   sleep 1   # two centrals answering one advertisement: the second one's connect fails (lab/README.md, bumble fix 2)
-  other_bg busy-b --json --to "$RPUB" "$W/files/b/same.bin"
+  other_bg busy-b --json --to "$RPUB" "$W/files/busy-b.bin"
   # Both authenticated: every slot is taken.
   wait_until 60 lines_at_least "$RECV_LOG.err" ' connected \[' 2 || fail "the two senders did not both connect"
   t_t=$(now)
