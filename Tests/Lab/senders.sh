@@ -66,7 +66,8 @@ case_solo() {
 
 case_together() {
   begin "two trusted senders 1 s apart, the same file name: both arrive whole, served at once"
-  local out=$W/out-together a_s b_s first second
+  local out a_s b_s first second
+  out=$(mktemp -d "$W/out-together.XXXX")   # (a folder per run: `senders.sh solo together together` repeats it)
   start_recv together "$out" -v || { fail "receiver did not start"; end; return; }
   send_bg together-a --json --to "$RPUB" "$W/files/a/same.bin"
   sleep 1
