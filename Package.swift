@@ -53,6 +53,8 @@ let package = Package(
         // Private discovery: the service data from which a receiver's trusted senders recognise it.
         .target(name: "Discovery", dependencies: ["Keys", "Sodium"]),
         .target(name: "Storage", dependencies: ["Transfer", "CFileCalls"]),
+        // What a receiver keeps on disk across restarts: the replay journal.
+        .target(name: "State", dependencies: ["Handshake", "Sodium"]),
         .target(name: "Session", dependencies: [
             "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium", "Zstd",
             .product(name: "DequeModule", package: "swift-collections"),
@@ -72,7 +74,7 @@ let package = Package(
 
         // Command line.
         .target(name: "BlesendCLI", dependencies: [
-            "Session", "SessionRunner", "Admission", "Keys", "BlueZ", "Storage", "Pipeline", "Discovery", "CClockCalls", "CFileCalls",
+            "Session", "SessionRunner", "Admission", "Keys", "BlueZ", "Storage", "State", "Handshake", "Pipeline", "Discovery", "CClockCalls", "CFileCalls",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -85,7 +87,7 @@ let package = Package(
                 path: "Sources/Tools/MemoryTransport"),
         // In-memory files for tests, benchmarks and vectors (the file system edge's protocols, no
         // disk), and a socket-pair transport.
-        .target(name: "TestDoubles", dependencies: ["Transfer", "Pipeline", "SocketIO"], path: "Sources/Tools/TestDoubles"),
+        .target(name: "TestDoubles", dependencies: ["Transfer", "Pipeline", "SocketIO", "State", "Handshake"], path: "Sources/Tools/TestDoubles"),
         // Loopback runs with reconnects, attacker relays, scripted peers.
         .target(name: "Simulation", dependencies: [
             "Session", "MemoryTransport", "Pipeline", "Transfer", "Keys", .product(name: "DequeModule", package: "swift-collections"),
@@ -126,6 +128,7 @@ let package = Package(
         .testTarget(name: "KeysTests", dependencies: ["Keys"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Keys", "Sodium", "CSodium"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Transfer"]),
+        .testTarget(name: "StateTests", dependencies: ["State", "Handshake", "TestDoubles"]),
         .testTarget(name: "SessionTests", dependencies: [
             "Session", "Simulation", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline", "Zstd",
         ]),
@@ -140,7 +143,7 @@ let package = Package(
         // The attack table of docs/threat-model.md: one test per row, real pipeline, real folders.
         .testTarget(name: "AttackTableTests", dependencies: [
             "BlesendCLI", "Simulation", "Session", "SessionRunner", "Storage", "Keys", "MemoryTransport", "TestDoubles", "Transfer",
-            "Framing", "Handshake", "Sodium", "Pipeline", "TestSupport",
+            "Framing", "Handshake", "Sodium", "Pipeline", "TestSupport", "State",
         ]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "Pipeline", "SocketIO", "L2CAP", "TestSupport", "BluetoothdStandIn"]),
         .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "Pipeline", "SocketIO"]),

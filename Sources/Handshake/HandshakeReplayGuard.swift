@@ -18,6 +18,15 @@ public struct HandshakeReplayGuard {
 
     public init(capacity: Int) { self.capacity = max(1, capacity) }
 
+    /// A guard that starts out knowing `recalled` (what a `ReplayMemory` kept from earlier runs),
+    /// the oldest timestamps taken first, so that they are the first forgotten.
+    public init(capacity: Int = 4096, recalled: [ReplayMemoryEntry]) {
+        self.init(capacity: capacity)
+        for entry in recalled.sorted(by: { $0.timestamp < $1.timestamp }) {
+            _ = accept(timestamp: entry.timestamp, from: entry.key)
+        }
+    }
+
     /// Number of peers remembered.
     public var count: Int { latest.count }
 

@@ -107,7 +107,7 @@ public struct TrustStore: Sendable {
         }
     }
 
-    private static func listPublicKeyFiles(_ fd: Int32, _ directory: String) throws(KeyError) -> [String] {
+    static func listPublicKeyFiles(_ fd: Int32, _ directory: String) throws(KeyError) -> [String] {
         // fdopendir takes over the descriptor it is given: a duplicate, so `fd` stays open.
         let own = dup(fd)
         guard own >= 0 else {

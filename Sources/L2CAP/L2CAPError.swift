@@ -8,6 +8,8 @@ public enum L2CAPError: Error, Sendable, Equatable, CustomStringConvertible {
     case bindFailed(errno: Int32)
     /// `listen` or `accept` failed.
     case listenFailed(errno: Int32)
+    /// `accept` ran out of descriptors or memory; the listener tries again (`L2CAPListener`).
+    case outOfResources(errno: Int32)
     /// The peer refused or could not be reached (ECONNREFUSED: nobody listens on that PSM).
     case connectFailed(errno: Int32)
     /// The channel did not open in time.
@@ -28,6 +30,7 @@ public enum L2CAPError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unavailable(let e): "no Bluetooth sockets in this kernel (\(Self.text(e)))"
         case .bindFailed(let e): "binding failed (\(Self.text(e)))"
         case .listenFailed(let e): "listening failed (\(Self.text(e)))"
+        case .outOfResources(let e): "accepting a channel failed (\(Self.text(e)))"
         case .connectFailed(let e): "connecting failed (\(Self.text(e)))"
         case .timedOut: "timed out"
         case .optionFailed(let name, let e): "the \(name) option was refused (\(Self.text(e)))"

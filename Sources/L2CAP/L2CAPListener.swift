@@ -31,13 +31,24 @@ public final class L2CAPListener: Sendable {
         self.receiveMTU = receiveMTU
     }
 
-    /// The next channel a peer opened. Throws `closed` once the listener is closed.
+    /// How long `accept` waits after running out of descriptors before it tries again.
+    static let resourcePause: Duration = .milliseconds(100)
+
+    /// The next channel a peer opened. Throws `closed` once the listener is closed (or the
+    /// listening socket fails); running out of descriptors only delays it.
     public func accept() async throws(L2CAPError) -> L2CAPChannel {
         while true {
             let fd = state.withLock { $0.closed ? -1 : $0.fd }
             guard fd >= 0 else { throw .closed }
-            if let (client, peer) = try L2CAPSocket.accept(fd) {
-                return L2CAPChannel(fd: client, peer: peer, receiveMTU: receiveMTU)
+            do throws(L2CAPError) {
+                if let (client, peer) = try L2CAPSocket.accept(fd) {
+                    return L2CAPChannel(fd: client, peer: peer, receiveMTU: receiveMTU)
+                }
+            } catch .outOfResources {
+                // Out of descriptors (a storm of channels held them): the listener stays readable,
+                // so waiting for it would spin. Give the channels in hand a moment to close.
+                try? await Task.sleep(for: Self.resourcePause)
+                continue
             }
             await waiter.wait(fd: fd, forWriting: false)
         }

@@ -79,9 +79,29 @@ enum L2CAPSocket {
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             return (client, BluetoothAddress(socketAddress: socketAddress))
         }
-        switch errno {
-        case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED: return nil
-        default: throw .listenFailed(errno: errno)
+        let code = errno
+        switch AcceptFailure(errno: code) {
+        case .nothingWaiting: return nil
+        case .outOfResources: throw .outOfResources(errno: code)
+        case .fatal: throw .listenFailed(errno: code)
+        }
+    }
+
+    /// What a failed `accept` means for the listener.
+    enum AcceptFailure: Equatable {
+        /// Nothing is waiting (or the peer left before it was taken): wait for the next.
+        case nothingWaiting
+        /// The process or the system is out of descriptors or memory (a storm of channels, say):
+        /// the channel waits in the kernel's queue; try again in a moment, never give up for good.
+        case outOfResources
+        case fatal
+
+        init(errno code: Int32) {
+            switch code {
+            case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED: self = .nothingWaiting
+            case EMFILE, ENFILE, ENOBUFS, ENOMEM: self = .outOfResources
+            default: self = .fatal
+            }
         }
     }
 

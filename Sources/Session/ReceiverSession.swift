@@ -1,4 +1,5 @@
 import Framing
+import Handshake
 import Keys
 import Pipeline
 import Sodium
@@ -53,12 +54,16 @@ public struct ReceiverSession {
     /// `compression` with `decompresses`, `folders` where `store` also stores folders (`TreeStore`),
     /// `firstContact` with `asksAboutStrangers` (an unknown sender that asks for it waits for the
     /// user's answer, `approvalNeeded`, instead of being refused: docs/protocol.md §8.5).
+    /// `replayMemory` keeps the replay guard across restarts: what it recalls is known replayed
+    /// from the start, and every timestamp accepted is remembered there before message 2 is
+    /// written (nil: in memory only, forgotten at exit).
     public init(identity: Identity, trust: TrustStore, store: any FileStore,
                 configuration: SessionConfiguration = .init(), maxFileSize: UInt64 = 1 << 40, decompresses: Bool = true,
-                asksAboutStrangers: Bool = false) {
+                asksAboutStrangers: Bool = false, replayMemory: (any ReplayMemory)? = nil) {
         let ledger = ReceiverLedger(store: store, makeHasher: { FileHasher() }, maxFileSize: maxFileSize,
                                     partialLifetime: configuration.partialLifetime, trees: store as? any TreeStore)
-        self.init(identity: identity, shared: ReceiverSharedState(trust: trust, ledger: ledger), configuration: configuration,
+        self.init(identity: identity, shared: ReceiverSharedState(trust: trust, ledger: ledger, replayMemory: replayMemory),
+                  configuration: configuration,
                   decompresses: decompresses, asksAboutStrangers: asksAboutStrangers)
     }
 
@@ -213,6 +218,13 @@ public struct ReceiverSession {
     /// more (the link went while the user typed).
     public mutating func trust(_ peer: TrustStore.Peer) {
         shared.trust(peer)
+    }
+
+    /// The trust directory was read again (`TrustDirectory`): the next handshake on every
+    /// connection sharing this state is judged against `store`. A connection whose sender has
+    /// authenticated already goes on; one whose key was removed is refused at its next handshake.
+    public mutating func replaceTrust(_ store: TrustStore) {
+        shared.replaceTrust(store)
     }
 
     /// Whether the user is being asked about the sender of the current connection.

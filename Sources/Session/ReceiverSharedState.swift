@@ -12,12 +12,21 @@ import Transfer
 /// the receiver's pump: not `Sendable`, no lock; every session sharing it must be driven there.
 final class ReceiverSharedState {
     private(set) var trust: TrustStore
-    var replayGuard = HandshakeReplayGuard()
+    var replayGuard: HandshakeReplayGuard
+    /// Where accepted message 1 timestamps are kept across restarts (nil: in memory only).
+    let replayMemory: (any ReplayMemory)?
     let ledger: ReceiverLedger
 
-    init(trust: TrustStore, ledger: ReceiverLedger) {
+    init(trust: TrustStore, ledger: ReceiverLedger, replayMemory: (any ReplayMemory)? = nil) {
         self.trust = trust
         self.ledger = ledger
+        self.replayMemory = replayMemory
+        replayGuard = HandshakeReplayGuard(recalled: replayMemory?.recalled ?? [])
+    }
+
+    /// Judges the next handshakes against `store` (the trust directory was read again).
+    func replaceTrust(_ store: TrustStore) {
+        trust = store
     }
 
     /// Trusts `peer` from the next handshake on, unless its key is trusted already (under the

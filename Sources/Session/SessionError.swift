@@ -48,6 +48,9 @@ public enum SessionError: Error, Equatable, Sendable {
         /// Not a refusal of the sender: every slot was taken, and the trusted sender was told
         /// `busy` (docs/protocol.md §8.6). The connection ends as after a refusal.
         case toldBusy(sender: String)
+        /// The sender's message 1 was good, but the receiver could not make its timestamp durable
+        /// (`ReplayMemory`): without that, a recording of it could be replayed after a restart.
+        case replayGuardNotSaved(sender: String, failure: ReplayMemoryFailure)
     }
 }
 

@@ -37,6 +37,7 @@ extension SessionError.RefusalReason {
         case .notApproved: "notApproved"
         case .approvalTimedOut: "approvalTimedOut"
         case .toldBusy: "toldBusy"
+        case .replayGuardNotSaved: "replayGuardNotSaved"
         }
     }
 }

@@ -1,10 +1,12 @@
 import Framing
+import Handshake
 import Keys
 import MemoryTransport
 import Pipeline
 import Session
 import SessionRunner
 import Simulation
+import State
 import TestDoubles
 import Testing
 import Transfer
@@ -72,10 +74,14 @@ func receiverWithAnotherKey(variant: String) throws {
 }
 
 @Test("attack: a replayed handshake message 1",
-      arguments: ["same receiver process", "receiver restarted, whole session replayed", "receiver restarted, replayer holds the link"])
+      arguments: ["same receiver process", "receiver restarted, whole session replayed", "receiver restarted, replayer holds the link",
+                  "receiver restarted with its replay journal, power cut"])
 func replayedHandshakeMessage1(variant: String) throws {
     let target = try Target()
-    var receiver = target.receiver()
+    // The receiver's state directory: its replay journal, on a disk a power cut can be simulated on.
+    let disk = SimulatedJournalDisk()
+    let journal = variant.contains("journal") ? try ReplayJournal(disk: disk, name: "replay") : nil
+    var receiver = target.receiver(replayMemory: journal)
     let original = relay(target, receiver: &receiver, files: [MemoryFileSource(name: "one.txt", bytes: [1, 2, 3])], tamper: passThrough)
     #expect(original.senderFinished)
     #expect(target.entries() == ["one.txt"])
@@ -91,6 +97,17 @@ func replayedHandshakeMessage1(variant: String) throws {
         #expect(!attacker.events.contains { $0.isAuthenticated })
         #expect(attacker.answers == [[0x00]])
         #expect(exitStatus(.refusedSender(.replayedHandshake(sender: "alice"))) == .peerRefused)
+    case "receiver restarted with its replay journal, power cut":
+        // Issue 23: the timestamp was synced before message 2 went out, so even a power cut right
+        // after the transfer (all that was not synced lost) leaves it to the restarted receiver.
+        receiver.shutdown()
+        let recalled = try ReplayJournal(disk: disk.afterPowerCut(.allUnsynced), name: "replay")
+        var attacker = RelayInjector(receiver: target.receiver(replayMemory: recalled))
+        let taken = attacker.inject(message1)
+        #expect(taken)
+        #expect(attacker.events.compactMap(\.refusal) == [.replayedHandshake(sender: "alice")])
+        #expect(!attacker.events.contains { $0.isAuthenticated })
+        #expect(attacker.answers == [[0x00]])
     case "receiver restarted, whole session replayed":
         // The replay guard lives in the process: a restarted receiver accepts the old message 1.
         // Its answer is encrypted to the sender's ephemeral key, which the replayer does not

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import Handshake
 import Keys
 import MemoryTransport
 import Pipeline
@@ -57,9 +58,10 @@ final class Target {
     var trust: TrustStore { TrustStore(peers: [.init(name: "alice", key: senderID.publicKey)]) }
 
     func receiver(trusting trusted: Bool = true, identity: Identity? = nil, store: (any FileStore)? = nil,
-                  configuration: SessionConfiguration = .init(), maxFileSize: UInt64 = 1 << 40) -> ReceiverSession {
+                  configuration: SessionConfiguration = .init(), maxFileSize: UInt64 = 1 << 40,
+                  replayMemory: (any ReplayMemory)? = nil) -> ReceiverSession {
         ReceiverSession(identity: identity ?? receiverID, trust: trusted ? trust : TrustStore(peers: []),
-                        store: store ?? self.store, configuration: configuration, maxFileSize: maxFileSize)
+                        store: store ?? self.store, configuration: configuration, maxFileSize: maxFileSize, replayMemory: replayMemory)
     }
 
     func sender(_ files: [any FileSource], pinned: PublicKey? = nil, configuration: SessionConfiguration = .init()) -> SenderSession {

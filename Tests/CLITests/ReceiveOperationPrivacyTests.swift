@@ -17,9 +17,12 @@ struct ReceiveOperationPrivacyTests {
         let names = Mutex<[String?]>([])
     }
 
-    func operation(privacy: AddressPrivacy, asked: Asked) -> ReceiveOperation {
+    func operation(privacy: AddressPrivacy, asked: Asked) throws -> ReceiveOperation {
+        var template = Array("/tmp/blesend-trust-XXXXXX".utf8CString)
+        let trust = String(cString: try #require(mkdtemp(&template)))
+        try TrustStore.add(Identity.generate().publicKey, name: "s", directory: trust)
         var operation = ReceiveOperation(
-            identity: Identity.generate(), trust: TrustStore(peers: [.init(name: "s", key: Identity.generate().publicKey)]),
+            identity: Identity.generate(), trust: LiveTrust(try TrustDirectory(path: trust)),
             store: MemoryFileStore(), outDirectory: nil, adapter: "hci3", l2cap: false, once: true, privateDiscovery: true,
             allowPublicAddress: false,
             reporter: Reporter(options: .init(quiet: true, tool: "blerecv"), logger: Logger(label: "test"), writeError: { _ in }))
@@ -31,10 +34,11 @@ struct ReceiveOperationPrivacyTests {
     }
 
     @Test(arguments: [AddressPrivacy.off, .unknown(.managementInterface(.unavailable(errno: EAFNOSUPPORT)))])
-    func aFixedOrUnknownAddressStopsItBeforeAnythingIsAdvertised(_ privacy: AddressPrivacy) async {
+    func aFixedOrUnknownAddressStopsItBeforeAnythingIsAdvertised(_ privacy: AddressPrivacy) async throws {
         let asked = Asked()
+        let receiving = try operation(privacy: privacy, asked: asked)
         do throws(CLIError) {
-            try await operation(privacy: privacy, asked: asked).run()
+            try await receiving.run()
             Issue.record("it ran")
         } catch {
             // 78, not 67: it never reached bluetoothd (there is none here) to register the advertisement.

@@ -222,6 +222,41 @@ func mode(of path: String) throws -> Int {
     }
 }
 
+/// A running receiver's trust directory (issue 23): read again only when it changed, a key added
+/// or removed shows at the next refresh, and a directory that fails the checks trusts nobody until
+/// it passes them again.
+@Test func aTrustDirectoryIsReadAgainWhenItChanges() throws {
+    let dir = try temporaryDirectory()
+    let trust = dir + "/trust"
+    let alice = Identity.generate().publicKey, bob = Identity.generate().publicKey
+    try TrustStore.add(alice, name: "alice", directory: trust)
+    var watched = try TrustDirectory(path: trust)
+    #expect(watched.store.peers.map(\.name) == ["alice"])
+    #expect(watched.refresh() == .unchanged)
+
+    try TrustStore.add(bob, name: "bob", directory: trust)
+    #expect(watched.refresh() == .reloaded(added: ["bob"], removed: []))
+    #expect(watched.store.name(for: bob.bytes) == "bob")
+    #expect(watched.refresh() == .unchanged)
+
+    #expect(unlink(trust + "/alice.pub") == 0)
+    #expect(watched.refresh() == .reloaded(added: [], removed: ["alice"]))
+    #expect(watched.store.name(for: alice.bytes) == nil)
+
+    // A file replaced in place under the same name (another key) is seen, as is a chmod.
+    #expect(unlink(trust + "/bob.pub") == 0)
+    try TrustStore.add(alice, name: "bob", directory: trust)
+    #expect(watched.refresh() == .reloaded(added: ["bob"], removed: ["bob"]))
+    #expect(watched.store.name(for: alice.bytes) == "bob" && watched.store.name(for: bob.bytes) == nil)
+    #expect(chmod(trust + "/bob.pub", 0o666) == 0)
+    guard case .unusable(let problem) = watched.refresh() else { Issue.record("a .pub others may write was taken"); return }
+    #expect(problem.code == .writableByOthers)
+    #expect(watched.store.peers.isEmpty, "nobody is trusted while the directory fails its checks")
+    #expect(watched.refresh() == .unusable(problem), "and it stays so at every look")
+    #expect(chmod(trust + "/bob.pub", 0o644) == 0)
+    #expect(watched.refresh() == .reloaded(added: ["bob"], removed: []))
+}
+
 @Test func keyFileContentsParseWithoutTouchingTheDisk() throws {
     let identity = Identity.generate()
     let pub = Array("# a comment\n\n  \(identity.publicKey.text)  \r\n# another\n".utf8)

@@ -100,3 +100,16 @@ struct L2CAPChannelTests {
         await link.close()
     }
 }
+
+/// A listener that runs out of descriptors (a storm of channels holding them) keeps listening: it
+/// tries again after a moment instead of ending, which once left blerecv taking no L2CAP channel
+/// for the rest of its run; nothing waiting is no failure; anything else ends the listener.
+@Test func runningOutOfDescriptorsDoesNotEndTheListener() {
+    #expect(L2CAPSocket.AcceptFailure(errno: EMFILE) == .outOfResources)
+    #expect(L2CAPSocket.AcceptFailure(errno: ENFILE) == .outOfResources)
+    #expect(L2CAPSocket.AcceptFailure(errno: ENOBUFS) == .outOfResources)
+    #expect(L2CAPSocket.AcceptFailure(errno: ENOMEM) == .outOfResources)
+    #expect(L2CAPSocket.AcceptFailure(errno: EAGAIN) == .nothingWaiting)
+    #expect(L2CAPSocket.AcceptFailure(errno: ECONNABORTED) == .nothingWaiting)
+    #expect(L2CAPSocket.AcceptFailure(errno: EBADF) == .fatal)
+}

@@ -189,6 +189,9 @@ make_multi() {
   head -c 0 /dev/urandom > "$W/files/multi/m-b.bin"
   head -c 30000 /dev/urandom > "$W/files/multi/m-c.bin"
 }
+# The trust directory of the running receiver changes (issue 23: trust changes live).
+trust_other() { "$RECV" trust "$W/keys/other.pub" --name other --dir "$W/trust" > /dev/null; }
+untrust_other() { rm -f "$W/trust/other.pub"; }
 make_text() {   # 1 MiB of our own sources and docs: compressible text
   # The whole corpus first, then its first MiB (a pipe into head would end cat with SIGPIPE, noise in the log).
   find Sources docs -type f \( -name '*.swift' -o -name '*.md' \) | sort | xargs cat > "$W/files/corpus.txt"
@@ -299,6 +302,8 @@ name collision: a.txt twice gives a.txt and a-1.txt, and both sides say so | ens
 + | : | a2 | SUCCESS | --json --to "$RPUB" "$F/a.txt" | arrived a.txt; arrived a.txt a-1.txt; event_has "sender's file-done lacks stored_name a-1.txt" file-done stored_name=a-1.txt; said "$RECV_LOG.err" 'a.txt exists: saved as a-1.txt' "receiver did not report 'saved as a-1.txt'"
 untrusted sender is refused (exit $EXIT_PEER_REFUSED), nothing lands in the out dir | ensure_main_recv | stranger | PEER_REFUSED | --json --key "$W/keys/stranger" --to "$RPUB" "$F/k20.bin" | on_l2cap refused; out_unchanged; no_hidden; said "$SLOG.err" 'hint:' "no refusal hint on stderr"; said "$RECV_LOG.err" 'not trusted' "receiver did not log the refusal"
 receiver whose key differs from --to is refused (exit $EXIT_PEER_REFUSED) | ensure_main_recv | mismatch | PEER_REFUSED | --to "$W/keys/other.pub" "$F/k20.bin" | out_unchanged; no_hidden
+a key added to the trust directory while blerecv runs is trusted at the next handshake; removed, it is refused at the next one (exit $EXIT_PEER_REFUSED), without a restart | ensure_main_recv; trust_other | trust-added | SUCCESS | --key "$W/keys/other" --to "$RPUB" "$F/k30.bin" | arrived k30.bin; said "$RECV_LOG.err" 'read again: added other' "receiver did not log the key added"
++ | untrust_other | trust-removed | PEER_REFUSED | --key "$W/keys/other" --to "$RPUB" "$F/k20.bin" | out_unchanged; no_hidden; said "$RECV_LOG.err" 'read again: removed other' "receiver did not log the key removed"
 @run_cut
 --transport gatt still works; a receiver with --no-l2cap is served by GATT; --transport l2cap to it exits $EXIT_TRANSPORT_UNAVAILABLE | ensure_main_recv | gatt | SUCCESS | --json --transport gatt --to "$RPUB" "$F/g.bin" | on_gatt "--transport gatt"; arrived g.bin
 + | recv_nol2cap | nol2cap-auto | SUCCESS | --json --to "$RPUB" "$F/k30.bin" | on_gatt "auto to a GATT-only receiver"; arrived k30.bin k30.bin "$W/out-nol2cap"; said "$RECV_LOG.err" 'no-l2cap\|GATT only' "receiver did not say it serves GATT only"
@@ -363,7 +368,7 @@ main_nonroot() {
   chmod 711 "$W"
   as_user() { setpriv --reuid=65534 --regid="${nrgid:-65534}" --clear-groups -- "$@"; }
   RECV_LOG=$W/logs/recv-nonroot
-  as_user "$RECV" --adapter hci0 --trust "$nr/trust" --key "$nr/keys/receiver" --out "$nr/out" --once --json -v "${RECV_LINKS[@]}" \
+  as_user "$RECV" --adapter hci0 --trust "$nr/trust" --key "$nr/keys/receiver" --out "$nr/out" --state "$nr/state" --once --json -v "${RECV_LINKS[@]}" \
     > "$RECV_LOG.out" 2> "$RECV_LOG.err" &
   RECV_PID=$!
   PIDS+=("$RECV_PID")

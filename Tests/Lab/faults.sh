@@ -346,6 +346,35 @@ case_bluetoothd_restart() {
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
 }
 
+# Issue 23: the replay guard survives a SIGKILL. A message 1 of the trusted sender, made for this
+# receiver a moment before (as if recorded off the air), is written by a stranger and answered;
+# blerecv is SIGKILLed and started again with the same state directory; the same message 1 is
+# now a replay, refused; a real send still gets through.
+case_replay_after_restart() {
+  begin "attack: a message 1 recorded before blerecv was SIGKILLed is refused after its restart"
+  local out state=$W/state-replay frames=$W/message1-replay.hex
+  out=$(outdir replay)
+  "$LABCHECK" message1 "$W/keys/sender" "$RPUB" "$W/files/k20.bin" > "$frames" || fail "blesend-labcheck message1 failed"
+  start_recv replay "$out" -v --state "$state" || fail "receiver did not start"
+  timeout -k 2 30 /usr/bin/python3 "$HOSTILE" --mode replay --frames "$frames" --adapter hci1 --hold 4 \
+    > "$W/logs/replay-1.out" 2> "$W/logs/replay-1.err"
+  check "the first write of the recorded message 1 was not answered as sender's" grep -q 'sender connected \[' "$RECV_LOG.err"
+  check "no replay journal in $state: $(ls -A "$state" 2>/dev/null | tr '\n' ' ')" bash -c "ls '$state' | grep -q '^replay-'"
+  kill -9 "$RECV_PID"; wait "$RECV_PID" 2>/dev/null; RECV_PID=""
+  sleep 2
+  start_recv replay-again "$out" -v --state "$state" || fail "receiver did not start again"
+  check "the restarted receiver does not say it remembers one sender key" grep -q 'replay guard: 1 sender key' "$RECV_LOG.err"
+  timeout -k 2 30 /usr/bin/python3 "$HOSTILE" --mode replay --frames "$frames" --adapter hci1 --hold 4 \
+    > "$W/logs/replay-2.out" 2> "$W/logs/replay-2.err"
+  check "the replay after the restart was not refused as one" grep -q 'refused a replayed handshake claiming to be sender' "$RECV_LOG.err"
+  check "the replay after the restart was answered" lacks "$RECV_LOG.err" 'sender connected \['
+  send_run replay-next --json --to "$RPUB" "$W/files/k20.bin"
+  check "blesend after the replays: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
+  check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
+  stop_recv
+  end "$W/logs/replay-1.out" "$W/logs/replay-2.out" "$SLOG.err" "$RECV_LOG.err"
+}
+
 # A central that writes the start of handshake message 1 (and garbage), never subscribes to
 # notifications, never finishes, and holds the link (Tests/Lab/hostile-central.py). Both use hci1,
 # so blesend could not connect while it holds the link: it holds until blerecv drops it.
@@ -603,7 +632,7 @@ if [ "${BLESEND_FAULTS_MONITOR:-}" = 1 ]; then
   PIDS+=("$!")
 fi
 
-CASES=(readonly disk_full three_cuts receiver_killed sender_killed sender_killed_rerun hostile bare silent_subscriber empty_write busy sender_power receiver_power bluetoothd_restart soak)
+CASES=(readonly disk_full three_cuts receiver_killed sender_killed sender_killed_rerun hostile replay_after_restart bare silent_subscriber empty_write busy sender_power receiver_power bluetoothd_restart soak)
 log "faults suite, binaries in $BIN"
 SKIP=()
 while [ "${1:-}" = --skip ]; do SKIP+=("${2:?--skip needs a case name}"); shift 2; done

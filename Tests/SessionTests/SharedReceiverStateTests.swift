@@ -1,4 +1,5 @@
 import Foundation
+import Handshake
 import Keys
 import Pipeline
 import Session
@@ -200,6 +201,60 @@ private func authenticated(_ events: [ReceiverSession.Event], as name: String) -
     interleave(&trusted, from: later)
     #expect(authenticated(trusted[0].receiverEvents, as: "bob"))
     #expect(trusted[0].isDone && receiver.memory?.committed["x"] == [1])
+}
+
+/// The trust directory read again (`replaceTrust`, issue 23): a key removed while a transfer of
+/// its sender runs leaves that connection going (it authenticated before), and is refused at its
+/// next handshake, on any session of the state; a key added is trusted at the next one.
+@Test func aKeyRemovedFromTheTrustStoreIsRefusedAtTheNextHandshake() throws {
+    let receiver = SharedReceiver()
+    var first = receiver.first
+    let data = bytes(60_000, seed: 12)
+    var running = [try InterleavedConnection(sender: receiver.sender(receiver.alice, [MemoryFileSource(name: "a", bytes: data)]),
+                                             receiver: first.sharingState(), now: .zero)]
+    let during = interleave(&running, from: .zero) { allReceiving($0) }
+    first.replaceTrust(TrustStore(peers: [.init(name: "bob", key: receiver.bob.publicKey)]))
+    let done = interleave(&running, from: during)
+    #expect(running[0].isDone && receiver.memory?.committed["a"] == data, "the transfer under way goes on")
+
+    let later = done.advanced(by: .seconds(1))
+    var again = [try InterleavedConnection(sender: receiver.sender(receiver.alice, [MemoryFileSource(name: "b", bytes: [1])]),
+                                           receiver: first.sharingState(), now: later)]
+    let refusedAt = interleave(&again, from: later) { connections in connections[0].receiver.connectionComplete }
+    #expect(again[0].receiverEvents.contains { if case .refused(.unknownSender) = $0 { true } else { false } })
+    #expect(receiver.memory?.committed["b"] == nil)
+
+    first.replaceTrust(TrustStore(peers: [.init(name: "alice-again", key: receiver.alice.publicKey)]))
+    let after = refusedAt.advanced(by: .seconds(1))
+    var back = [try InterleavedConnection(sender: receiver.sender(receiver.alice, [MemoryFileSource(name: "c", bytes: [2])]),
+                                          receiver: receiver.first.sharingState(), now: after)]
+    interleave(&back, from: after)
+    #expect(authenticated(back[0].receiverEvents, as: "alice-again"))
+    #expect(back[0].isDone && receiver.memory?.committed["c"] == [2])
+}
+
+/// A replay memory whose disk fails every write.
+private final class UnwritableReplayMemory: ReplayMemory {
+    var recalled: [ReplayMemoryEntry] { [] }
+    func remember(key: [UInt8], timestamp: UInt64) throws(ReplayMemoryFailure) {
+        throw ReplayMemoryFailure(.sync, errno: 28, path: "/var/lib/blesend/replay")
+    }
+}
+
+/// Issue 23: a receiver that cannot make message 1's timestamp durable refuses the sender (else a
+/// recording of it would be answered after a restart) and says why; nothing is stored.
+@Test func aReceiverThatCannotKeepItsReplayGuardRefusesAndSaysWhy() throws {
+    let receiverID = Identity.generate(), alice = Identity.generate()
+    let receiver = ReceiverSession(identity: receiverID, trust: TrustStore(peers: [.init(name: "alice", key: alice.publicKey)]),
+                                   store: MemoryFileStore(), replayMemory: UnwritableReplayMemory())
+    var connections = [try InterleavedConnection(
+        sender: SenderSession(identity: alice, receiverKey: receiverID.publicKey, files: [MemoryFileSource(name: "x", bytes: [1])]),
+        receiver: receiver, now: .zero)]
+    interleave(&connections, from: .zero) { connections in connections[0].receiver.connectionComplete }
+    let failure = ReplayMemoryFailure(.sync, errno: 28, path: "/var/lib/blesend/replay")
+    #expect(connections[0].receiverEvents.contains(.refused(.replayGuardNotSaved(sender: "alice", failure: failure))))
+    #expect(connections[0].senderError == .refusedByPeer)
+    #expect(!authenticated(connections[0].receiverEvents, as: "alice"))
 }
 
 /// Rule 5: connection A's partial is older than the partial lifetime by the clock (A stalled),

@@ -18,7 +18,10 @@ struct Receive: AsyncParsableCommand {
         verified. An existing file is never replaced unless --force; the new one gets a number \
         (report-1.pdf). Stored files get 0666 minus the umask (0777 minus the umask if the sender \
         marked them executable). An output folder other users may write is refused (exit 71), and \
-        so is a trust directory or .pub file anyone but its owner may write (exit 65).
+        so is a trust directory or .pub file anyone but its owner may write (exit 65). The trust \
+        directory is looked at again before every handshake: a .pub added or removed counts from \
+        the next sender on, without a restart (a directory that then fails these checks trusts \
+        nobody until it is fixed).
 
         Several senders are served at once (--max-links, default 3; one place is always kept \
         for a sender that proves a trusted key): over L2CAP channels, and one of them over GATT. \
@@ -67,6 +70,11 @@ struct Receive: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("Your secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id).", valueName: "path"))
     var key: String?
+
+    @Option(help: ArgumentHelp(
+        "Where to keep what must survive a restart: the replay guard (default: $STATE_DIRECTORY, else $XDG_STATE_HOME/blesend or ~/.local/state/blesend).",
+        valueName: "dir"))
+    var state: String?
 
     @Option(help: ArgumentHelp("Where to put received files.", valueName: "dir"))
     var out: String = "."
@@ -127,9 +135,9 @@ struct Receive: AsyncParsableCommand {
         Interrupts.shared.install()
         try await runReporting(tool: "blerecv", reporter: reporter) { () async throws(CLIError) in
             let identity = try KeyLocation.loadIdentity(key)
-            let trusted: TrustStore
-            do { trusted = try TrustStore.load(directory: trust) } catch { throw CLIError(error) }
-            guard !trusted.peers.isEmpty || ask else {
+            let trusted: TrustDirectory
+            do { trusted = try TrustDirectory(path: trust) } catch { throw CLIError(error) }
+            guard !trusted.store.peers.isEmpty || ask else {
                 throw CLIError(.keyProblem, "no trusted senders in \(trust) (no *.pub files)",
                                hint: "add one with: blerecv trust <their key or .pub> --name NAME --dir \(trust)")
             }
@@ -148,11 +156,17 @@ struct Receive: AsyncParsableCommand {
                 if stale > 0 { reporter.logger.notice("removed \(stale) partial file(s) left by an earlier run") }
                 store = directory
             }
+            let stateFolder = StateLocation.folder(state)
+            let journal = try StateLocation.replayJournal(in: stateFolder, for: identity)
+            if journal.cutBytes > 0 {
+                reporter.logger.warning("the replay guard in \(stateFolder) ended in \(journal.cutBytes) damaged byte(s) (a crash while writing?): cut off")
+            }
+            reporter.logger.info("replay guard: \(journal.count) sender key(s) remembered in \(stateFolder)")
             var operation = ReceiveOperation(
-                identity: identity, trust: trusted, store: store, outDirectory: stdout ? nil : out,
+                identity: identity, trust: LiveTrust(trusted), store: store, outDirectory: stdout ? nil : out,
                 adapter: adapter, l2cap: !noL2CAP, once: once || stdout, privateDiscovery: privateDiscovery,
                 allowPublicAddress: allowPublicAddress,
-                askingInto: ask ? trust : nil, reporter: reporter)
+                askingInto: ask ? trust : nil, replayMemory: journal, reporter: reporter)
             // --stdout takes one file: one sender at a time, as before.
             operation.maxLinks = stdout ? 2 : maxLinks
             operation.oneLink = oneLink

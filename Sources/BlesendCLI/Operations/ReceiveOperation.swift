@@ -1,6 +1,7 @@
 import Admission
 import BlueZ
 import Discovery
+import Handshake
 import Keys
 import Pipeline
 import Session
@@ -10,7 +11,8 @@ import Transfer
 /// Advertises, serves several senders at once (`ReceiverServer`, admitted by its policy), reports.
 struct ReceiveOperation {
     let identity: Identity
-    let trust: TrustStore
+    /// The trust directory, read again when it changes (before each new connection's handshake).
+    let trust: LiveTrust
     let store: any FileStore
     let outDirectory: String?
     let adapter: String?
@@ -29,6 +31,8 @@ struct ReceiveOperation {
     /// First contact (`--ask`): ask the user on the terminal about unknown senders, and trust
     /// those accepted by writing their keys into this directory (docs/protocol.md §8.5).
     var askingInto: String?
+    /// Where accepted message 1 timestamps are kept across restarts (`StateLocation`).
+    var replayMemory: (any ReplayMemory)?
     let reporter: Reporter
 
     /// How many transfer channels are served at once (`--max-links`).
@@ -39,8 +43,8 @@ struct ReceiveOperation {
 
     func run() async throws(CLIError) {
         let configuration = SessionConfiguration()
-        let base = SessionBox(ReceiverSession(identity: identity, trust: trust, store: store, configuration: configuration,
-                                              asksAboutStrangers: askingInto != nil))
+        let base = SessionBox(ReceiverSession(identity: identity, trust: trust.store, store: store, configuration: configuration,
+                                              asksAboutStrangers: askingInto != nil, replayMemory: replayMemory))
         if privateDiscovery { try await checkAddressPrivacy() }
         let peripheral: GattPeripheral
         do {
@@ -81,8 +85,8 @@ struct ReceiveOperation {
         }
         defer { Interrupts.shared.remove(cleanup) }
         reporter.event(JSONLine("listening", [("adapter", .of(adapter)), ("fingerprint", .string(identity.publicKey.fingerprint)),
-                                              ("trusted", .int(Int64(trust.peers.count))), ("max_links", .int(Int64(maxLinks)))]))
-        reporter.say("blerecv: waiting for senders (\(trust.peers.count) trusted; this receiver's fingerprint \(identity.publicKey.fingerprint))")
+                                              ("trusted", .int(Int64(trust.store.peers.count))), ("max_links", .int(Int64(maxLinks)))]))
+        reporter.say("blerecv: waiting for senders (\(trust.store.peers.count) trusted; this receiver's fingerprint \(identity.publicKey.fingerprint))")
 
         let (chores, choresIn) = AsyncStream.makeStream(of: ReceiverChore.self)
         await peripheral.observeLinks(spares: oneLink ? 0 : maxLinks) { device, up in
@@ -114,7 +118,14 @@ struct ReceiveOperation {
             for await chore in chores { await chore.carryOut(peripheral: peripheral, channels: channels, reporter: reporter, adapter: adapter) }
         }
         let report = ReceiveReport(reporter: reporter, outDirectory: outDirectory)
-        await server.run(makeSession: { base.session.sharingState() }) { event in
+        let trustNews = TrustNews(reporter: reporter)
+        await server.run(makeSession: {
+            // A key added to or removed from the trust directory counts from this handshake on.
+            let (refresh, store) = trust.refresh()
+            if refresh != .unchanged { base.session.replaceTrust(store) }
+            trustNews.tell(refresh, path: trust.path, trusted: store.peers.count)
+            return base.session.sharingState()
+        }) { event in
             self.handle(event, report: report, server: server, channels: channels, base: base, clock: clock, chores: choresIn,
                         approvalTimeout: configuration.approvalTimeout)
         }
@@ -259,7 +270,7 @@ struct ReceiveOperation {
     /// Fresh private-discovery data for the trusted senders at every call (a new salt).
     private func discoveryData() -> @Sendable () -> [UInt8] {
         var keys: [DiscoveryKey] = []
-        for peer in trust.peers {
+        for peer in trust.store.peers {
             do {
                 keys.append(try DiscoveryKey.forReceiver(identity: identity, sender: peer.key))
             } catch {

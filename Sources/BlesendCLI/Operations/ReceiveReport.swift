@@ -143,6 +143,8 @@ final class ReceiveReport: @unchecked Sendable {
             "refused the unknown sender [\(fingerprint)]: not accepted"
         case .toldBusy(let sender):
             "told \(sender) to come back later: every slot is taken"
+        case .replayGuardNotSaved(let sender, let failure):
+            "refused \(sender): the replay guard could not be saved (\(failure)); check the state directory"
         case .approvalTimedOut(let fingerprint):
             "refused the unknown sender [\(fingerprint)]: no answer in time"
         }

@@ -24,7 +24,10 @@ struct MessageOneJudge {
     /// remembered (it was not while it was a stranger).
     mutating func trust(_ peer: TrustStore.Peer, timestamp: UInt64) {
         shared.trust(peer)
-        _ = shared.replayGuard.accept(timestamp: timestamp, from: peer.key.bytes)
+        if shared.replayGuard.accept(timestamp: timestamp, from: peer.key.bytes) {
+            // The user has accepted; message 2 was written before the question. Kept if it can be.
+            try? shared.replayMemory?.remember(key: peer.key.bytes, timestamp: timestamp)
+        }
     }
 
     struct Opened {
@@ -68,6 +71,15 @@ struct MessageOneJudge {
         // fresh stranger keys must not push trusted senders out of the guard.
         switch shared.replayGuard.judge(timestamp: timestamp, from: remoteStatic, wallClock: wallClock, remember: sender != nil) {
         case .fresh:
+            // Durable before message 2 goes out: a recording of this message 1 stays a replay
+            // after a restart. A stranger's is remembered once its key is trusted (`trust`).
+            if sender != nil, let memory = shared.replayMemory {
+                do {
+                    try memory.remember(key: remoteStatic, timestamp: timestamp)
+                } catch {
+                    return .failure(Refusal(reason: .replayGuardNotSaved(sender: named, failure: error)))
+                }
+            }
             return .success(Opened(sender: sender, key: remoteStatic, fingerprint: fingerprint, timestamp: timestamp, opening: opening))
         case .replayed:
             return .failure(Refusal(reason: .replayedHandshake(sender: named)))
