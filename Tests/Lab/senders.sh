@@ -64,20 +64,45 @@ case_solo() {
   end "$SLOG.err" "$OLOG.err" "$RECV_LOG.err"
 }
 
-case_together() {
-  begin "two trusted senders 1 s apart, the same file name: both arrive whole, served at once"
-  local out a_s b_s first second
+# together_attempt N: the two senders of case together, once; leaves out, a_s, b_s set and
+# $W/logs/together-probe-N: every 2 s while they run, hci0's advertisement instances in use and
+# its links (what a failure needs explained; few processes: the guest has one slow CPU).
+together_attempt() {
   out=$(mktemp -d "$W/out-together.XXXX")   # (a folder per run: `senders.sh solo together together` repeats it)
-  start_recv together "$out" -v || { fail "receiver did not start"; end; return; }
-  send_bg together-a --json --to "$RPUB" "$W/files/a/same.bin"
+  start_recv "together-$1" "$out" -v || { fail "receiver did not start"; return 1; }
+  local probe=$W/logs/together-probe-$1 t0; t0=$(now)
+  send_bg "together-a$1" --json --to "$RPUB" "$W/files/a/same.bin"
   sleep 1
-  other_bg together-b --json --to "$RPUB" "$W/files/b/same.bin"
+  other_bg "together-b$1" --json --to "$RPUB" "$W/files/b/same.bin"
+  (while kill -0 "$OPID" 2>/dev/null || kill -0 "$SPID" 2>/dev/null; do
+     echo "$(elapsed "$t0")s $(busctl --system get-property org.bluez /org/bluez/hci0 org.bluez.LEAdvertisingManager1 ActiveInstances 2>/dev/null) $(hcitool -i hci0 con 2>/dev/null | tr '\n' ' ')"
+     sleep 2
+   done) > "$probe" &
+  PIDS+=("$!")
   finish_send 150; a_s=$SEND_SECS
   wait_pid "$OPID" 150; b_s=$(elapsed "$O_T")
+}
+
+case_together() {
+  begin "two trusted senders 1 s apart, the same file name: both arrive whole, served at once"
+  local out a_s b_s
+  together_attempt 1 || { end; return; }
+  if [ "$SRC" = "$EXIT_SUCCESS" ] && [ "$WRC" = "$EXIT_SUCCESS" ] && ! both_served "$RECV_LOG.err"; then
+    # Seen now and then on trixie (1 CI run in 6; 1 in 12 runs here): the second sender's LE link
+    # was up within 6 s (the probe shows both links) but its channel came only once the first
+    # had finished. bumble's controllers complete every ACL packet at once and queue it for the
+    # peer, so a sender at full speed builds a backlog on the receiver controller's one serial
+    # port in front of the second sender's GATT discovery (lab/README.md, bumble "Limits"); a
+    # real controller schedules each link in its own connection events. The attempt's record is
+    # printed; a second attempt decides (a failure that repeats is a failure).
+    echo "# FLAKE: the second sender was served only after the first; probe of that attempt:"
+    sed 's/^/#   | /' "$W/logs/together-probe-1"; timeline "$RECV_LOG.err"
+    stop_recv
+    together_attempt 2 || { end; return; }
+  fi
   check "sender a: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "sender b: exit $WRC, want $EXIT_SUCCESS" [ "$WRC" = "$EXIT_SUCCESS" ]
   # The same name from two senders: one keeps it, the other gets the next free number.
-  first=$(ls "$out" | head -n 1); second=$(ls "$out" | sed -n 2p)
   check "received: $(ls "$out" | tr '\n' ' '), want same.bin and same-1.bin" [ "$(ls "$out" | tr '\n' ' ')" = "same-1.bin same.bin " ]
   check "a's file is not among the received" bash -c "cmp -s '$W/files/a/same.bin' '$out/same.bin' || cmp -s '$W/files/a/same.bin' '$out/same-1.bin'"
   check "b's file is not among the received" bash -c "cmp -s '$W/files/b/same.bin' '$out/same.bin' || cmp -s '$W/files/b/same.bin' '$out/same-1.bin'"
@@ -89,7 +114,7 @@ case_together() {
   awk -v a="$a_s" -v b="$b_s" -v sa="${SOLO_A:-0}" -v sb="${SOLO_B:-0}" -v n="$SIZE" 'BEGIN {
     if (sa > 0 && sb > 0) printf "# METRIC together_ratio_a=%.2f together_ratio_b=%.2f aggregate_vs_solo=%.2f\n", a / sa, b / sb, (2 * n / (a > b + 1 ? a : b + 1)) / (n / sa) }'
   stop_recv
-  end "$SLOG.err" "$OLOG.err" "$RECV_LOG.err"
+  end "$SLOG.err" "$OLOG.err" "$RECV_LOG.err" "$W/logs/together-probe-1"
 }
 
 # stranger_first NAME READY [command...]: the stranger (on hci2) connects first and stays; once its
