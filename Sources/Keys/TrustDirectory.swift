@@ -43,12 +43,10 @@ public struct TrustDirectory: Sendable {
             now = try Snapshot(directory: path)
             if now == seen { return .unchanged }
             let fresh = try TrustStore.load(directory: path)
-            let before = Set(store.peers.map { "\($0.name)\u{0}\($0.key.text)" })
-            let after = Set(fresh.peers.map { "\($0.name)\u{0}\($0.key.text)" })
-            let name = { (entry: String) in String(entry.prefix { $0 != "\u{0}" }) }
+            let before = Set(store.peers), after = Set(fresh.peers)
             store = fresh
             seen = now
-            return .reloaded(added: after.subtracting(before).map(name).sorted(), removed: before.subtracting(after).map(name).sorted())
+            return .reloaded(added: after.subtracting(before).map(\.name).sorted(), removed: before.subtracting(after).map(\.name).sorted())
         } catch {
             store = TrustStore(peers: [])
             seen = nil

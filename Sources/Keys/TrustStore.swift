@@ -5,7 +5,7 @@ import Glibc
 /// The peers a receiver accepts: one `NAME.pub` file per trusted sender in a directory; the file
 /// name (without `.pub`) is the name shown for that peer.
 public struct TrustStore: Sendable {
-    public struct Peer: Sendable, Equatable {
+    public struct Peer: Sendable, Hashable {
         public let name: String
         public let key: PublicKey
 

@@ -201,6 +201,10 @@ case_storm() {
   local psm before after i ok=0 rss0 fds0 rss1 fds1 x
   start_recv storm "$W/out-storm" -v || { fail "receiver did not start"; end; return; }
   psm=$(psm_of "$RECV_LOG.err")
+  # One sender served first: what blerecv keeps open from then on (its replay journal's file) is
+  # in the baseline, which the storm must leave as it found it.
+  send_run storm-warm --to "$RPUB" "$W/files/k20.bin"
+  check "the sender before the storm: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   read -r rss0 x x fds0 x <<< "$(proc_stats "$RECV_PID")"
   timeout -k 2 $(( ${STORM_S:-60} + 30 )) /usr/bin/python3 "$L2CAP_STRANGER" storm --psm "${psm:-0}" --seconds "${STORM_S:-60}" \
     > "$W/logs/storm.out" 2> "$W/logs/storm.err" &
