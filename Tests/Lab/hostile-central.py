@@ -89,37 +89,35 @@ def wait_until(cond, timeout, every=0.1):
     return cond()
 
 
+def send_twice(wsock, frames):
+    """Writes `frames` through the acquired socket, and again a second later: bluetoothd asks the
+    receiver for its write socket on the first Write Command and may drop what arrives meanwhile,
+    so send them again as a retransmitting sender would. Returns what was written."""
+    wsock.setblocking(True)
+    for f in frames:
+        wsock.send(f)
+    time.sleep(1.0)
+    for f in frames:
+        wsock.send(f)
+    return frames * 2
+
+
 def half_handshake(wsock):
     """Writes the start of message 1 and garbage through the acquired socket; returns the frames."""
-    wsock.setblocking(True)
     # Message 1 is 32 + 48 + payload + 16 bytes; announce 200 and send only the first 40.
     frames = [start_frame(0, 200, os.urandom(40))]
     garbage = bytearray(start_frame(1, 64, os.urandom(20)))
     garbage[-1] ^= 0xFF  # bad CRC: the receiver drops (and counts) it
     frames.append(bytes(garbage))
     frames.append(os.urandom(30))
-    # bluetoothd asks the receiver for its write socket on the first Write Command and may drop
-    # what arrives meanwhile: send the frames again a second later, as a retransmitting sender would.
-    for f in frames:
-        wsock.send(f)
-    time.sleep(1.0)
-    for f in frames:
-        wsock.send(f)
-    return frames * 2
+    return send_twice(wsock, frames)
 
 
 def replay(wsock, path):
-    """Writes the recorded datagrams in FILE (hex, one per line) through the acquired socket, and
-    again a second later (bluetoothd may drop what arrives before the receiver has its socket)."""
+    """Writes the recorded datagrams in FILE (hex, one per line) through the acquired socket, twice."""
     with open(path) as f:
         frames = [bytes.fromhex(line.strip()) for line in f if line.strip()]
-    wsock.setblocking(True)
-    for f in frames:
-        wsock.send(f)
-    time.sleep(1.0)
-    for f in frames:
-        wsock.send(f)
-    return frames * 2
+    return send_twice(wsock, frames)
 
 
 def write_value_then_empty(char):
