@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "Keys", dependencies: ["Sodium"]),
         // Private discovery: the service data from which a receiver's trusted senders recognise it.
         .target(name: "Discovery", dependencies: ["Keys", "Sodium"]),
-        .target(name: "Storage", dependencies: ["Transfer", "CFileCalls"]),
+        .target(name: "Storage", dependencies: ["Pipeline", "Transfer", "CFileCalls", "Sodium"]),
         // What a receiver keeps on disk across restarts: the replay journal.
         .target(name: "State", dependencies: ["Handshake", "Sodium"]),
         .target(name: "Session", dependencies: [

@@ -166,12 +166,20 @@ public struct ReceiverSession {
         parked = stack.layer(ReceivingTransferLayer.self)?.transfer
     }
 
-    /// Shutting down: partial files and open folders are removed, those of every session sharing
+    /// Shutting down: partial files are checkpointed and closed (kept for the next run where the
+    /// store keeps them, else removed) and open folders removed, those of every session sharing
     /// this one's state too (the receiver is stopping: call it on any one of them, after or
     /// instead of their `linkLost`; what a still-connected one then receives of them is ignored).
     public mutating func shutdown() {
         linkLost(now: .zero)
-        shared.ledger.discardAll()
+        shared.ledger.closeAll()
+    }
+
+    /// Takes up the partial files an earlier run left (`FileStore.recoverPartials`), each waiting
+    /// for its sender's resume from `now`, for every session sharing this one's state; returns
+    /// how many. Call it once, before the first connection.
+    public func recoverPartials(now: Instant) -> Int {
+        shared.ledger.recoverPartials(now: now)
     }
 
     public mutating func setMaxDatagramSize(_ size: Int, peer: Int? = nil) {

@@ -32,12 +32,21 @@ public final class DirectoryFileStore: FileStore {
     /// Whether to try `O_TMPFILE`; cleared the first time the file system refuses it. Tests clear
     /// it to run the named fallback.
     var unnamedFiles = true
+    /// How long a partial file is kept across runs (`recoverPartials`); nil: partial files live
+    /// only as long as the process, with no name (the kernel frees them when it ends).
+    public let keepPartials: Duration?
+    /// Descriptors of the partial files kept across runs, by name (`PartialFolder`).
+    var partialDescriptors: [String: Int32] = [:]
     /// The first way of linking a nameless file (`linkDescriptor`); tests swap it.
     var linkByEmptyPath: (Int32, Int32, String) -> Int32 = { blesend_link_descriptor($0, $1, $2) }
 
     /// Opens `directory`. `temporaryTag` names this receiver's temporaries (see `TemporaryNames`:
-    /// 1 to 32 lowercase letters and digits); `modes` come from its umask.
-    public init(directory: String, overwrite: Bool = false, modes: FileModes, temporaryTag: String) throws(StorageError) {
+    /// 1 to 32 lowercase letters and digits); `modes` come from its umask. With `keepPartials`,
+    /// files are received into hidden temporaries with checkpoint records beside them
+    /// (`DurableIncomingFile`), and a later run resumes them for that long after their last
+    /// checkpoint (`recoverPartials`).
+    public init(directory: String, overwrite: Bool = false, modes: FileModes, temporaryTag: String,
+                keepPartials: Duration? = nil) throws(StorageError) {
         guard TemporaryNames.isValidTag(temporaryTag) else { throw StorageError(.io, "unusable temporary tag \(temporaryTag)") }
         let path = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -57,9 +66,13 @@ public final class DirectoryFileStore: FileStore {
         self.modes = modes
         self.names = TemporaryNames(tag: temporaryTag)
         self.directoryFD = fd
+        self.keepPartials = keepPartials
     }
 
-    deinit { close(directoryFD) }
+    deinit {
+        for fd in partialDescriptors.values { Glibc.close(fd) }
+        Glibc.close(directoryFD)
+    }
 
     /// Checks that the directory is writable, so a receiver fails at start, not mid-file.
     public func checkWritable() throws(StorageError) {
@@ -97,6 +110,7 @@ public final class DirectoryFileStore: FileStore {
     public func begin(name: String, size: UInt64?, sender: String) throws -> any IncomingFile {
         guard isSafeComponent(name) else { throw StorageError(.io, "unsafe file name") }
         try checkFreeSpace(size, for: name, in: directory) { fstatvfs(directoryFD, $0) }
+        if keepPartials != nil { return try beginDurable(name: name) }
         if unnamedFiles {
             let fd = blesend_open_unnamed(directoryFD, 0o600)
             if fd >= 0 { return DirectoryIncomingFile(store: self, fd: fd, temporary: nil, name: name) }
@@ -114,6 +128,28 @@ public final class DirectoryFileStore: FileStore {
             guard errno == EEXIST else { throw Self.creationError(errno, directory) }
         }
         throw StorageError(.io, "cannot find a free temporary name in \(directory)")
+    }
+
+    private func beginDurable(name: String) throws(StorageError) -> any IncomingFile {
+        for _ in 0..<100 {
+            let temporary = names.fresh(for: name)
+            do {
+                try create(temporary)
+                return DurableIncomingFile(folder: self, data: temporary, name: name)
+            } catch where error.code == .exists {
+                continue
+            }
+        }
+        throw StorageError(.io, "cannot find a free temporary name in \(directory)")
+    }
+
+    /// The partial files an earlier run kept (`keepPartials`), checked; every other temporary of
+    /// this receiver's is removed (`PartialRecovery`).
+    public func recoverPartials(makeHasher: () -> any ContentHasher) -> [RecoveredPartial] {
+        guard let keepPartials else { return [] }
+        return withoutActuallyEscaping(makeHasher) { makeHasher in
+            PartialRecovery(folder: self, lifetime: UInt64(keepPartials.components.seconds), makeHasher: makeHasher).run().found
+        }
     }
 
     static func creationError(_ code: Int32, _ directory: String) -> StorageError {

@@ -1,4 +1,6 @@
-/// Names of blerecv's hidden temporaries in an output folder: `.STEM.TAG-XXXXXX.blesend-part`.
+/// Names of blerecv's hidden temporaries in an output folder: `.STEM.TAG-XXXXXX.blesend-part`;
+/// a partial file kept across runs has its checkpoint record beside it under the same name with
+/// `.blesend-keep` (and, while that record is replaced, `.blesend-keep-new`) for the suffix.
 ///
 /// `TAG` names the receiver that made it (the CLI derives it from the receiver's public key,
 /// `PublicKey.fileTag`), so that a receiver removing leftovers at start removes only its own, and
@@ -6,6 +8,9 @@
 /// or folder's name, cut to at most 100 bytes at a character boundary) is only for people.
 struct TemporaryNames: Sendable {
     static let suffix = ".blesend-part"
+    static let recordSuffix = ".blesend-keep"
+    static let newRecordSuffix = ".blesend-keep-new"
+    private static let suffixes = [suffix, recordSuffix, newRecordSuffix]
     static let randomLength = 6
     private static let letters = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789".utf8)
 
@@ -26,14 +31,28 @@ struct TemporaryNames: Sendable {
     }
 
     /// Whether `name` is one this scheme makes with this tag: `.`, anything, `.TAG-`, six of the
-    /// random letters, the suffix.
+    /// random letters, one of the suffixes.
     func isOurs(_ name: [UInt8]) -> Bool {
+        Self.suffixes.contains { isOurs(name, suffix: $0) }
+    }
+
+    private func isOurs(_ name: [UInt8], suffix: String) -> Bool {
         let ending = Array(".\(tag)-".utf8)
-        let suffix = Array(Self.suffix.utf8)
+        let suffix = Array(suffix.utf8)
         let fixed = ending.count + Self.randomLength + suffix.count
         guard name.first == UInt8(ascii: "."), name.count > fixed, name.reversed().starts(with: suffix.reversed()) else { return false }
         let randomStart = name.count - suffix.count - Self.randomLength
         let random = name[randomStart..<(name.count - suffix.count)]
         return Array(name[(randomStart - ending.count)..<randomStart]) == ending && random.allSatisfy { Self.letters.contains($0) }
+    }
+
+    /// The checkpoint record's name for the temporary `data`.
+    static func record(for data: String) -> String {
+        String(data.dropLast(suffix.utf8.count)) + recordSuffix
+    }
+
+    /// The temporary a checkpoint record named `record` is for; nil when `record` is no record's name.
+    static func data(forRecord record: String) -> String? {
+        record.hasSuffix(recordSuffix) ? String(record.dropLast(recordSuffix.utf8.count)) + suffix : nil
     }
 }

@@ -178,6 +178,15 @@ struct FileReceiver {
                 events.append(.progress(name: partial.name, received: end, size: partial.size))
             }
             ledger.partials[key] = partial
+            if end - partial.checkpointed >= TransferConstants.checkpointInterval {
+                do {
+                    try ledger.partials.checkpoint(key)
+                } catch {
+                    fail(key, .couldNotStore(StorageError(adapting: error)), from: sender, events: &events)
+                    phase = .ignoring(key.id)
+                    return replies + [.reject(id: key.id, reason: .couldNotStore)]
+                }
+            }
             return replies
         }
     }

@@ -21,6 +21,8 @@ struct PartialTransfers {
         var hasher: any ContentHasher
         var received: UInt64 = 0
         var lastAck: UInt64 = 0
+        /// The bytes its last `checkpoint` made durable.
+        var checkpointed: UInt64 = 0
         var lastActivity: Instant
         /// The live connection writing it; nil while it waits for its sender to come back.
         var holder: LedgerHolder?
@@ -62,13 +64,34 @@ struct PartialTransfers {
         table.removeValue(forKey: key)?.file.discard()
     }
 
-    /// The connection `holder` ended: what it was receiving waits for a resume from `now`, unless
-    /// it holds no byte yet (resuming it is the same as starting afresh).
+    /// Keeps the partial files found on disk at start, each waiting for its sender from `now`.
+    mutating func adopt(_ recovered: [RecoveredPartial], now: Instant) {
+        for found in recovered {
+            let point = found.checkpoint
+            insert(.init(name: point.name, size: point.size, file: found.file, hasher: found.hasher, received: point.durable,
+                         lastAck: point.durable, checkpointed: point.durable, lastActivity: now, holder: nil),
+                   for: Key(senderKey: point.senderKey, id: point.id))
+        }
+    }
+
+    /// Makes the bytes the partial of `key` holds durable (`IncomingFile.checkpoint`).
+    mutating func checkpoint(_ key: Key) throws {
+        guard let partial = table[key], partial.received > partial.checkpointed else { return }
+        var prefix = partial.hasher
+        try partial.file.checkpoint(.init(senderKey: key.senderKey, id: key.id, name: partial.name, size: partial.size,
+                                          durable: partial.received, prefixHash: prefix.finalize()))
+        table[key]?.checkpointed = partial.received
+    }
+
+    /// The connection `holder` ended: what it was receiving is checkpointed and waits for a resume
+    /// from `now`, unless it holds no byte yet (resuming it is the same as starting afresh).
     mutating func release(heldBy holder: LedgerHolder, now: Instant) {
         for (key, partial) in table where partial.holder == holder {
             if partial.received == 0 {
                 discard(key)
             } else {
+                // A failed checkpoint leaves the last one: a restart resumes from there.
+                try? checkpoint(key)
                 table[key]?.holder = nil
                 table[key]?.lastActivity = now
             }
@@ -81,6 +104,20 @@ struct PartialTransfers {
         for (key, partial) in table where partial.holder == nil && now.duration(since: partial.lastActivity) > lifetime {
             discard(key)
         }
+    }
+
+    /// The receiver stops: each partial is checkpointed and closed, kept for the next run where
+    /// its store keeps files (`IncomingFile.close`); one that holds no byte is removed.
+    mutating func closeAll() {
+        for (key, partial) in table {
+            if partial.received == 0 {
+                partial.file.discard()
+            } else {
+                try? checkpoint(key)
+                partial.file.closeForResume()
+            }
+        }
+        table.removeAll()
     }
 
     mutating func discardAll() {

@@ -54,6 +54,23 @@ public final class ReceiverLedger {
         folders.expire(now: now)
     }
 
+    /// Keeps the partial files the store found on disk at start (`FileStore.recoverPartials`),
+    /// each waiting for its sender's resume from `now`; returns how many.
+    @discardableResult
+    public func recoverPartials(now: Instant) -> Int {
+        let found = store.recoverPartials(makeHasher: makeHasher)
+        partials.adopt(found, now: now)
+        return found.count
+    }
+
+    /// The receiver stops: partial files are checkpointed and closed, kept for the next run where
+    /// the store keeps them; open folders are removed. A connection still sending such a file has
+    /// the rest of its data ignored.
+    public func closeAll() {
+        partials.closeAll()
+        folders.discardAll()
+    }
+
     /// Discards every partial file and open folder, those of live connections too (shutdown,
     /// interrupt): a connection still sending such a file has the rest of its data ignored.
     public func discardAll() {

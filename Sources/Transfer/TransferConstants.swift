@@ -4,6 +4,9 @@ public enum TransferConstants {
     public static let transferWindow: UInt64 = 262_144
     /// The receiver sends `ack` at least this often (in file bytes).
     public static let ackInterval: UInt64 = 32_768
+    /// A receiver checkpoints a partial file (`IncomingFile.checkpoint`) after this many new
+    /// bytes, and when its link drops: the most a power cut makes it receive again.
+    public static let checkpointInterval: UInt64 = 262_144
     /// Largest `data` payload a sender produces.
     public static let maxDataPerRecord = 4_096
     /// Most file bytes one `zdata` message stands for, and the longest zstd frame it may carry.

@@ -23,6 +23,13 @@ public protocol FileStore: AnyObject {
     /// Prepares a temporary place for an incoming file called `name` (already sanitised).
     /// Throws `StorageError` when the file cannot be stored (too large for the disk, no permission).
     func begin(name: String, size: UInt64?, sender: String) throws -> any IncomingFile
+    /// The partial files an earlier run left and checkpointed, checked against their checkpoints
+    /// (a store that keeps nothing across runs finds none).
+    func recoverPartials(makeHasher: () -> any ContentHasher) -> [RecoveredPartial]
+}
+
+extension FileStore {
+    public func recoverPartials(makeHasher: () -> any ContentHasher) -> [RecoveredPartial] { [] }
 }
 
 /// One incoming file in its temporary place. Nothing is visible under the final name until `commit`.
@@ -33,6 +40,18 @@ public protocol IncomingFile: AnyObject {
     func commit() throws -> String
     /// Removes the temporary file. Safe to call more than once, and after a failed `commit`.
     func discard()
+    /// Makes the first `checkpoint.durable` bytes durable and records `checkpoint` beside them,
+    /// so that a restarted receiver resumes from there. A file that does not outlive its process
+    /// does nothing.
+    func checkpoint(_ checkpoint: PartialCheckpoint) throws
+    /// The receiver stops (after a `checkpoint`): a file that outlives its process is closed and
+    /// kept for the next run; any other is discarded.
+    func closeForResume()
+}
+
+extension IncomingFile {
+    public func checkpoint(_ checkpoint: PartialCheckpoint) throws {}
+    public func closeForResume() { discard() }
 }
 
 /// Computes the whole-file hash (BLAKE2b-256, handed in by the session).

@@ -23,6 +23,8 @@ struct Receive: AsyncParsableCommand {
         the next sender on, without a restart (a directory that then fails these checks trusts \
         nobody until it is fixed).
 
+        A file whose sender went away part-way is kept for a resume, across restarts of blerecv         and power cuts too (--keep-partials, default 168 hours after its last byte): its bytes in         a hidden .blesend-part file in the output folder, synced every 256 KiB and when its link         drops, and a .blesend-keep record beside it. When the sender comes back, with blesend         still running or run again with the same file, only the rest is sent; at start blerecv         checks what it kept (the bytes must hash as recorded, else that file starts over) and         removes its own leftovers that cannot be resumed, never another receiver's.
+
         Several senders are served at once (--max-links, default 3; one place is always kept \
         for a sender that proves a trusted key): over L2CAP channels, and one of them over GATT. \
         A device that connects and opens no transfer channel within 8 s is disconnected; a \
@@ -79,6 +81,11 @@ struct Receive: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where to put received files.", valueName: "dir"))
     var out: String = "."
 
+    @Option(name: .customLong("keep-partials"), help: ArgumentHelp(
+        "Hours a file whose sender went away part-way is kept for a resume, across restarts (0: only while blerecv runs, for 10 minutes).",
+        valueName: "hours"))
+    var keepPartialsHours: Int = 168
+
     @Flag(help: "Exit after one sender has finished.")
     var once = false
 
@@ -126,7 +133,11 @@ struct Receive: AsyncParsableCommand {
         if maxLinks < 2 || maxLinks > 16 { throw ValidationError("--max-links takes 2 to 16") }
         if stdout && output.json { throw ValidationError("--stdout and --json both want standard output; pick one") }
         if stdout && out != "." { throw ValidationError("--stdout and --out exclude each other") }
+        if keepPartialsHours < 0 || keepPartialsHours > 24 * 365 { throw ValidationError("--keep-partials takes 0 to 8760 hours") }
     }
+
+    /// How long partial files are kept across runs; nil: not kept across runs.
+    var keptPartials: Duration? { keepPartialsHours > 0 && !stdout ? .seconds(keepPartialsHours * 3600) : nil }
 
     func run() async throws {
         // Read once, first: the modes stored files get (umask(2) can only be read by setting it).
@@ -148,12 +159,15 @@ struct Receive: AsyncParsableCommand {
                 let directory: DirectoryFileStore
                 do {
                     directory = try DirectoryFileStore(directory: out, overwrite: force, modes: modes,
-                                                       temporaryTag: identity.publicKey.fileTag)
+                                                       temporaryTag: identity.publicKey.fileTag, keepPartials: keptPartials)
                     try directory.checkWritable()
                 } catch { throw CLIError(error) }
                 do { try directory.checkOnlyOwnerWrites() } catch { throw CLIError(error) }
-                let stale = directory.removeStaleTemporaries()
-                if stale > 0 { reporter.logger.notice("removed \(stale) partial file(s) left by an earlier run") }
+                // Kept partials are looked through when the receiver starts (`recoverPartials`).
+                if keptPartials == nil {
+                    let stale = directory.removeStaleTemporaries()
+                    if stale > 0 { reporter.logger.notice("removed \(stale) partial file(s) left by an earlier run") }
+                }
                 store = directory
             }
             let stateFolder = StateLocation.folder(state)
@@ -167,6 +181,7 @@ struct Receive: AsyncParsableCommand {
                 adapter: adapter, l2cap: !noL2CAP, once: once || stdout, privateDiscovery: privateDiscovery,
                 allowPublicAddress: allowPublicAddress,
                 askingInto: ask ? trust : nil, replayMemory: journal, reporter: reporter)
+            if let keptPartials { operation.partialLifetime = keptPartials }
             // --stdout takes one file: one sender at a time, as before.
             operation.maxLinks = stdout ? 2 : maxLinks
             operation.oneLink = oneLink

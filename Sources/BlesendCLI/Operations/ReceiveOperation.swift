@@ -35,6 +35,8 @@ struct ReceiveOperation {
     var replayMemory: (any ReplayMemory)?
     let reporter: Reporter
 
+    /// How long a partial file waits for its sender (`--keep-partials`).
+    var partialLifetime = SessionConfiguration().partialLifetime
     /// How many transfer channels are served at once (`--max-links`).
     var maxLinks = AdmissionConfiguration.defaultMaxLinks
     /// Whether to stay unconnectable while a device is connected (`--one-link`): no spare
@@ -42,7 +44,7 @@ struct ReceiveOperation {
     var oneLink = false
 
     func run() async throws(CLIError) {
-        let configuration = SessionConfiguration()
+        let configuration = SessionConfiguration(partialLifetime: partialLifetime)
         let base = SessionBox(ReceiverSession(identity: identity, trust: trust.store, store: store, configuration: configuration,
                                               asksAboutStrangers: askingInto != nil, replayMemory: replayMemory))
         if privateDiscovery { try await checkAddressPrivacy() }
@@ -74,6 +76,8 @@ struct ReceiveOperation {
         }
         // One clock for the receiver's whole life: partial transfers age on it across connections.
         let clock = MonotonicClock()
+        let kept = base.session.recoverPartials(now: clock.now)
+        if kept > 0 { reporter.logger.notice("\(kept) partial file(s) of an earlier run kept for their senders to resume") }
         guard let server = ReceiverServer(admission: AdmissionConfiguration(maxLinks: maxLinks), clock: clock) else {
             await peripheral.close()
             throw CLIError(.localIO, "no file descriptor left for the receiver's event loop")

@@ -1,0 +1,115 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Transfer
+
+/// The output folder as a `PartialFolder`: every step by name relative to the folder's
+/// descriptor, never following a symlink, on files this user owns. A partial's descriptor is
+/// opened when first used and kept until it is closed, committed or removed.
+extension DirectoryFileStore: PartialFolder {
+    public func create(_ name: String) throws(StorageError) {
+        let fd = openat(directoryFD, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            if errno == EEXIST { throw StorageError(.exists, "\(name) exists") }
+            throw Self.creationError(errno, directory)
+        }
+        partialDescriptors[name] = fd
+    }
+
+    public func write(_ name: String, _ bytes: [UInt8], at offset: UInt64) throws(StorageError) {
+        try writeFully(try descriptor(name), bytes, at: offset, name: name)
+    }
+
+    public func read(_ name: String, at offset: UInt64, count: Int) throws(StorageError) -> [UInt8] {
+        let fd = try descriptor(name)
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress.map { $0 + done }, count - done, off_t(offset) + off_t(done)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw StorageError(.io, "cannot read \(name): \(systemMessage(errno))") }
+            if n == 0 { break }
+            done += n
+        }
+        return Array(bytes.prefix(done))
+    }
+
+    public func length(_ name: String) throws(StorageError) -> UInt64 {
+        var status = stat()
+        guard fstat(try descriptor(name), &status) == 0 else { throw StorageError(.io, "cannot stat \(name): \(systemMessage(errno))") }
+        return UInt64(status.st_size)
+    }
+
+    public func truncate(_ name: String, to length: UInt64) throws(StorageError) {
+        guard ftruncate(try descriptor(name), off_t(length)) == 0 else {
+            throw StorageError(.io, "cannot cut \(name): \(systemMessage(errno))")
+        }
+    }
+
+    public func sync(_ name: String) throws(StorageError) {
+        guard fdatasync(try descriptor(name)) == 0 else { throw StorageError(.io, "cannot sync \(name): \(systemMessage(errno))") }
+    }
+
+    public func replace(_ name: String, with contents: [UInt8]) throws(StorageError) {
+        let next = String(name.dropLast(TemporaryNames.recordSuffix.utf8.count)) + TemporaryNames.newRecordSuffix
+        unlinkat(directoryFD, next, 0)
+        let fd = openat(directoryFD, next, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Self.creationError(errno, directory) }
+        defer { close(fd) }
+        try writeFully(fd, contents, at: 0, name: next)
+        guard fsync(fd) == 0 else { throw StorageError(.io, "cannot sync \(next): \(systemMessage(errno))") }
+        guard renameat(directoryFD, next, directoryFD, name) == 0 else {
+            throw StorageError(.io, "cannot rename \(next): \(systemMessage(errno))")
+        }
+        try syncFolder()
+    }
+
+    public func remove(_ name: String) {
+        closeFile(name)
+        removeEntry(named: Array(name.utf8), in: directoryFD)
+    }
+
+    public func syncFolder() throws(StorageError) {
+        guard fsync(directoryFD) == 0 else { throw StorageError(.io, "cannot sync \(directory): \(systemMessage(errno))") }
+    }
+
+    public func commit(_ name: String, as finalName: String) throws(StorageError) -> String {
+        let fd = try descriptor(name)
+        defer { closeFile(name) }
+        guard fchmod(fd, modes.file) == 0, fsync(fd) == 0 else {
+            throw StorageError(.io, "cannot flush \(finalName): \(systemMessage(errno))")
+        }
+        return try place(fd, temporary: name, as: finalName)
+    }
+
+    public func closeFile(_ name: String) {
+        if let fd = partialDescriptors.removeValue(forKey: name) { Glibc.close(fd) }
+    }
+
+    public func ownNames() -> [String] {
+        let euid = geteuid()
+        return (directoryEntryNames(directoryFD) ?? []).compactMap { name in
+            var status = stat()
+            guard names.isOurs(name), withCName(name, { fstatat(directoryFD, $0, &status, AT_SYMLINK_NOFOLLOW) }) == 0,
+                  status.st_uid == euid else { return nil }
+            return String(validating: name, as: UTF8.self)
+        }
+    }
+
+    public func secondsSinceEpoch() -> UInt64 { UInt64(max(0, time(nil))) }
+
+    /// The open descriptor of `name`: a regular file of this user's, opened without following a
+    /// symlink the first time it is used.
+    private func descriptor(_ name: String) throws(StorageError) -> Int32 {
+        if let fd = partialDescriptors[name] { return fd }
+        let fd = openat(directoryFD, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { throw StorageError(.io, "cannot open \(name): \(systemMessage(errno))") }
+        var status = stat()
+        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, status.st_uid == geteuid() else {
+            Glibc.close(fd)
+            throw StorageError(.io, "\(name) is not a file of this user's")
+        }
+        partialDescriptors[name] = fd
+        return fd
+    }
+}

@@ -1,0 +1,66 @@
+import Transfer
+
+/// What a receiver finds of its partial files at start (`DirectoryFileStore.recoverPartials`):
+/// each record that reads, is not older than `lifetime` and whose data holds the bytes it claims,
+/// hashing to its prefix hash, is a partial to resume (its data cut back to those bytes); every
+/// other temporary and record of this receiver is removed.
+struct PartialRecovery {
+    let folder: any PartialFolder
+    /// Seconds a record is kept after it was written.
+    let lifetime: UInt64
+    let makeHasher: () -> any ContentHasher
+
+    /// Bytes hashed at a time.
+    static let readSize = 65_536
+
+    struct Outcome {
+        var found: [RecoveredPartial] = []
+        /// Temporaries and records removed: damaged, expired, cut short, or left without a record.
+        var removed = 0
+    }
+
+    func run() -> Outcome {
+        var outcome = Outcome()
+        let names = folder.ownNames()
+        var kept: Set<String> = []
+        let now = folder.secondsSinceEpoch()
+        for record in names {
+            guard let data = TemporaryNames.data(forRecord: record) else { continue }
+            if let found = recover(data: data, record: record, now: now) {
+                outcome.found.append(found)
+                kept.formUnion([data, record])
+            }
+        }
+        for name in names where !kept.contains(name) {
+            folder.remove(name)
+            outcome.removed += 1
+        }
+        if outcome.removed > 0 { try? folder.syncFolder() }
+        return outcome
+    }
+
+    private func recover(data: String, record: String, now: UInt64) -> RecoveredPartial? {
+        guard let bytes = try? folder.read(record, at: 0, count: PartialRecord.maxLength + 1),
+              let saved = PartialRecord(decoding: bytes),
+              now < saved.savedAt || now - saved.savedAt <= lifetime,
+              let length = try? folder.length(data), length >= saved.checkpoint.durable
+        else { return nil }
+        var hasher = makeHasher()
+        var offset: UInt64 = 0
+        while offset < saved.checkpoint.durable {
+            let count = Int(min(UInt64(Self.readSize), saved.checkpoint.durable - offset))
+            guard let chunk = try? folder.read(data, at: offset, count: count), chunk.count == count else { return nil }
+            hasher.update(chunk)
+            offset += UInt64(count)
+        }
+        var prefix = hasher
+        guard prefix.finalize() == saved.checkpoint.prefixHash else { return nil }
+        if length > saved.checkpoint.durable {
+            guard (try? folder.truncate(data, to: saved.checkpoint.durable)) != nil else { return nil }
+        }
+        folder.closeFile(data)
+        return RecoveredPartial(checkpoint: saved.checkpoint,
+                                file: DurableIncomingFile(folder: folder, data: data, name: saved.checkpoint.name),
+                                hasher: hasher)
+    }
+}

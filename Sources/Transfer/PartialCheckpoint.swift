@@ -1,0 +1,39 @@
+/// What a receiver records of a partial file at a sync point, so that a restarted receiver can
+/// resume it: whose it is, what it is, and how many of its bytes are on disk for good.
+///
+/// `prefixHash` is the whole-file hash (BLAKE2b-256) of exactly those `durable` bytes: a restarted
+/// receiver hashes them again, both to go on hashing the file from there and to check that the
+/// bytes it finds are the ones it synced (else it starts that file over).
+public struct PartialCheckpoint: Equatable, Sendable {
+    public let senderKey: [UInt8]
+    public let id: TransferID
+    /// The sanitised name it was first offered under (a resume keeps it).
+    public let name: String
+    /// The offered size; nil for a stream.
+    public let size: UInt64?
+    public let durable: UInt64
+    public let prefixHash: [UInt8]
+
+    public init(senderKey: [UInt8], id: TransferID, name: String, size: UInt64?, durable: UInt64, prefixHash: [UInt8]) {
+        self.senderKey = senderKey
+        self.id = id
+        self.name = name
+        self.size = size
+        self.durable = durable
+        self.prefixHash = prefixHash
+    }
+}
+
+/// A partial file a store found on disk at start, checked: its first `checkpoint.durable` bytes
+/// hash to `checkpoint.prefixHash`, and `hasher` has taken them in.
+public struct RecoveredPartial {
+    public let checkpoint: PartialCheckpoint
+    public let file: any IncomingFile
+    public let hasher: any ContentHasher
+
+    public init(checkpoint: PartialCheckpoint, file: any IncomingFile, hasher: any ContentHasher) {
+        self.checkpoint = checkpoint
+        self.file = file
+        self.hasher = hasher
+    }
+}
