@@ -1,12 +1,17 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Pipeline
 import Transfer
 
 /// An outgoing regular file, read with `pread` (so resuming is a seek, not a re-read).
 public final class LocalFileSource: FileSource {
     public let name: String
     public let size: UInt64?
+    /// Device, inode, size and modification time: they change when the file is replaced or
+    /// written, so a run again with the same bytes finds the same stamp (`OutgoingTransferIDs`).
+    public let stamp: [UInt8]
+    public var transferID: TransferID?
     private let fd: Int32
 
     /// Opens `path`; the offered name is its last path component unless `name` is given.
@@ -26,6 +31,12 @@ public final class LocalFileSource: FileSource {
         self.fd = fd
         self.size = UInt64(status.st_size)
         self.name = name
+        var stamp: [UInt8] = []
+        for field in [UInt64(status.st_dev), UInt64(status.st_ino), UInt64(status.st_size),
+                      UInt64(bitPattern: Int64(status.st_mtim.tv_sec)), UInt64(status.st_mtim.tv_nsec)] {
+            stamp.appendBigEndian(field)
+        }
+        self.stamp = stamp
     }
 
     deinit { close(fd) }

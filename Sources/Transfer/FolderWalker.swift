@@ -39,7 +39,11 @@ struct FolderWalker {
                 }
             }
             let id: TransferID
-            if case .commit(let tree, _) = item { id = tree } else { id = makeID() }
+            switch item {
+            case .commit(let tree, _): id = tree
+            case .file(let source): id = source.transferID ?? makeID()
+            default: id = makeID()
+            }
             return (index, item, id)
         }
         return nil

@@ -12,10 +12,14 @@ public protocol FileSource: AnyObject {
     func read(at offset: UInt64, count: Int) throws -> [UInt8]
     /// The receiver holds every byte before `offset`: a stream may forget them.
     func release(before offset: UInt64)
+    /// The transfer id to offer it under, where an earlier run began sending it and its
+    /// receiver may hold a partial to resume; nil: a fresh one.
+    var transferID: TransferID? { get }
 }
 
 extension FileSource {
     public func release(before offset: UInt64) {}
+    public var transferID: TransferID? { nil }
 }
 
 /// Where incoming files go.

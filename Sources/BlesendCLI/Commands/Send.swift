@@ -83,6 +83,11 @@ struct Send: AsyncParsableCommand {
         "Also find receivers started with --private-discovery: try one that lists you first, never one that does not."))
     var privateDiscovery = false
 
+    @Option(help: ArgumentHelp(
+        "Where to keep the transfer ids of files not yet saved, so that a run again resumes them (default: $XDG_STATE_HOME/blesend or ~/.local/state/blesend).",
+        valueName: "dir"))
+    var state: String?
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -110,10 +115,18 @@ struct Send: AsyncParsableCommand {
                     do { items.append(.file(try LocalFileSource(path: file))) } catch { throw CLIError(error) }
                 }
             }
+            let outgoing = OutgoingTransferIDs(stateFolder: StateLocation.folder(state), receiver: receiverKey)
+            if let outgoing {
+                for problem in outgoing.assign(items.compactMap { if case .file(let source) = $0 { source as? LocalFileSource } else { nil } }) {
+                    reporter.warn(problem)
+                }
+            } else {
+                reporter.warn("cannot keep transfer ids in \(StateLocation.folder(state)): a file cut off now starts over when sent again")
+            }
             let radio = RadioOptions(adapter: adapter, transport: transport, minimumRSSI: Int16(minRSSI), scanTimeout: .seconds(timeout))
             let operation = SendOperation(
                 identity: identity, receiverKey: receiverKey, receiverName: Self.peerName(to), items: items,
-                radio: radio, compresses: !noCompress,
+                radio: radio, compresses: !noCompress, outgoing: outgoing,
                 connector: BlueZConnector(radio: radio,
                                           recognises: privateDiscovery ? Self.recogniser(identity: identity, receiver: receiverKey) : nil),
                 reporter: reporter)

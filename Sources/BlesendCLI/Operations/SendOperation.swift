@@ -3,6 +3,7 @@ import Keys
 import Pipeline
 import Session
 import SessionRunner
+import Storage
 import Transfer
 
 /// Scans, connects, runs the sender session, reconnects and resumes after a lost link, reports.
@@ -15,6 +16,8 @@ struct SendOperation {
     let radio: RadioOptions
     /// Ask the receiver for compression (docs/protocol.md §8).
     var compresses = true
+    /// Where files' transfer ids are kept until they are saved (nil: nowhere).
+    var outgoing: OutgoingTransferIDs?
     /// Finds and connects to receivers (BlueZ; a test may pass its own).
     let connector: any PeerConnector
     let reporter: Reporter
@@ -176,6 +179,7 @@ struct SendOperation {
                               set: setProgress(progress, plus: acknowledged))
         case .transfer(.fileSaved(let index, let storedName, let size)):
             let item = items[index]
+            if case .file(let source as LocalFileSource) = item { outgoing?.forget(source) }
             let start = progress.started[index]?.at ?? progress.begin
             let seconds = (ContinuousClock.now - start).seconds
             progress.savedFiles += 1
