@@ -87,7 +87,7 @@ let package = Package(
                 path: "Sources/Tools/MemoryTransport"),
         // In-memory files for tests, benchmarks and vectors (the file system edge's protocols, no
         // disk), and a socket-pair transport.
-        .target(name: "TestDoubles", dependencies: ["Transfer", "Pipeline", "SocketIO", "State", "Handshake"], path: "Sources/Tools/TestDoubles"),
+        .target(name: "TestDoubles", dependencies: ["Transfer", "Pipeline", "SocketIO", "State", "Handshake", "Storage"], path: "Sources/Tools/TestDoubles"),
         // Loopback runs with reconnects, attacker relays, scripted peers.
         .target(name: "Simulation", dependencies: [
             "Session", "MemoryTransport", "Pipeline", "Transfer", "Keys", .product(name: "DequeModule", package: "swift-collections"),
@@ -127,7 +127,7 @@ let package = Package(
         .testTarget(name: "TransferTests", dependencies: ["Transfer", "TestDoubles", "Pipeline"]),
         .testTarget(name: "KeysTests", dependencies: ["Keys"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Keys", "Sodium", "CSodium"]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "Transfer"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "Transfer", "TestDoubles", "Sodium", "Pipeline"]),
         .testTarget(name: "StateTests", dependencies: ["State", "Handshake", "TestDoubles"]),
         .testTarget(name: "SessionTests", dependencies: [
             "Session", "Simulation", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline", "Zstd",

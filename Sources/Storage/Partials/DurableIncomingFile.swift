@@ -10,33 +10,35 @@ import Transfer
 ///   a crash there is either a partial to resume or the stored file, never both (a resume would
 ///   store it a second time).
 /// A restart that finds the data longer than its record says cuts it back (`PartialRecovery`).
-final class DurableIncomingFile: IncomingFile {
+public final class DurableIncomingFile: IncomingFile {
     private let folder: any PartialFolder
-    let data: String
-    let record: String
+    public let data: String
+    public let record: String
     /// The name it is stored under (a resume keeps the first offer's).
     private let name: String
     private var open = true
 
-    init(folder: any PartialFolder, data: String, name: String) {
+    /// The file whose bytes go to `data` in `folder` (a name `TemporaryNames` made, created
+    /// already), to be stored as `name`.
+    public init(folder: any PartialFolder, data: String, name: String) {
         self.folder = folder
         self.data = data
         self.record = TemporaryNames.record(for: data)
         self.name = name
     }
 
-    func write(_ bytes: [UInt8], at offset: UInt64) throws {
+    public func write(_ bytes: [UInt8], at offset: UInt64) throws {
         guard open else { throw StorageError(.io, "file already closed") }
         try folder.write(data, bytes, at: offset)
     }
 
-    func checkpoint(_ checkpoint: PartialCheckpoint) throws {
+    public func checkpoint(_ checkpoint: PartialCheckpoint) throws {
         guard open else { throw StorageError(.io, "file already closed") }
         try folder.sync(data)
         try folder.replace(record, with: PartialRecord(checkpoint: checkpoint, savedAt: folder.secondsSinceEpoch()).encoded())
     }
 
-    func commit() throws -> String {
+    public func commit() throws -> String {
         guard open else { throw StorageError(.io, "file already closed") }
         open = false
         do {
@@ -53,13 +55,13 @@ final class DurableIncomingFile: IncomingFile {
         }
     }
 
-    func closeForResume() {
+    public func closeForResume() {
         guard open else { return }
         open = false
         folder.closeFile(data)
     }
 
-    func discard() {
+    public func discard() {
         open = false
         folder.remove(data)
         folder.remove(record)

@@ -4,22 +4,28 @@ import Transfer
 /// each record that reads, is not older than `lifetime` and whose data holds the bytes it claims,
 /// hashing to its prefix hash, is a partial to resume (its data cut back to those bytes); every
 /// other temporary and record of this receiver is removed.
-struct PartialRecovery {
+public struct PartialRecovery {
     let folder: any PartialFolder
     /// Seconds a record is kept after it was written.
     let lifetime: UInt64
     let makeHasher: () -> any ContentHasher
 
+    public init(folder: any PartialFolder, lifetime: UInt64, makeHasher: @escaping () -> any ContentHasher) {
+        self.folder = folder
+        self.lifetime = lifetime
+        self.makeHasher = makeHasher
+    }
+
     /// Bytes hashed at a time.
     static let readSize = 65_536
 
-    struct Outcome {
-        var found: [RecoveredPartial] = []
+    public struct Outcome {
+        public var found: [RecoveredPartial] = []
         /// Temporaries and records removed: damaged, expired, cut short, or left without a record.
-        var removed = 0
+        public var removed = 0
     }
 
-    func run() -> Outcome {
+    public func run() -> Outcome {
         var outcome = Outcome()
         let names = folder.ownNames()
         var kept: Set<String> = []
