@@ -1,0 +1,68 @@
+import Foundation
+import Keys
+import Pipeline
+import Session
+import Storage
+import TestDoubles
+import Testing
+import Transfer
+
+/// A receiver killed mid-file (no shutdown: its partial file is left as the last checkpoint left
+/// it) and started again on the same folder: it finds the partial, and the sender, still running,
+/// resumes it from that checkpoint; the stored file is the one sent, and nothing else is left.
+@Test func aReceiverKilledMidFileAndStartedAgainResumesFromItsLastCheckpoint() throws {
+    let resumedAt = try restartMidFile(stopping: false)
+    // Two checkpoints (every 256 KiB) were behind the 600,000 bytes acknowledged.
+    #expect(resumedAt >= 2 * TransferConstants.checkpointInterval && resumedAt <= 600_000 + TransferConstants.transferWindow,
+            "resumed at \(resumedAt)")
+}
+
+/// Stopped rather than killed (the link lost, then `shutdown`, as SIGTERM does): the partial is
+/// checkpointed at every byte it holds, and the restart resumes from there.
+@Test func aReceiverStoppedMidFileResumesFromEveryByteItHad() throws {
+    let resumedAt = try restartMidFile(stopping: true)
+    #expect(resumedAt >= 600_000 && resumedAt % TransferConstants.checkpointInterval != 0, "resumed at \(resumedAt)")
+}
+
+/// Sends 1 MB, stops the receiver once 600,000 bytes are acknowledged (`stopping`: link lost and
+/// shut down; else dropped as a SIGKILL leaves it), starts it again on the same folder, and lets
+/// the sender resume; returns where it resumed.
+private func restartMidFile(stopping: Bool) throws -> UInt64 {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("blesend-restart-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let receiverID = Identity.generate(), alice = Identity.generate()
+    let trust = TrustStore(peers: [.init(name: "alice", key: alice.publicKey)])
+    func receiver() throws -> ReceiverSession {
+        let store = try DirectoryFileStore(directory: directory, modes: FileModes(umask: 0o022), temporaryTag: "test",
+                                           keepPartials: .seconds(3_600))
+        return ReceiverSession(identity: receiverID, trust: trust, store: store)
+    }
+    let data = bytes(1_000_000, seed: 23)
+    var sender = SenderSession(identity: alice, receiverKey: receiverID.publicKey, files: [MemoryFileSource(name: "big.bin", bytes: data)])
+
+    let first = try receiver()
+    var before = [try InterleavedConnection(sender: sender, receiver: first, now: .zero)]
+    var now = interleave(&before, from: .zero) { connections in
+        connections[0].senderEvents.contains { if case .transfer(.progress(_, _, let acked)) = $0 { acked >= 600_000 } else { false } }
+    }
+    sender = before[0].sender
+    sender.linkLost()
+    if stopping {
+        before[0].receiver.linkLost(now: now)
+        before[0].receiver.shutdown()
+    }
+
+    now = now.advanced(by: .seconds(1))
+    var second = try receiver()
+    #expect(second.recoverPartials(now: now) == 1)
+    var after = [try InterleavedConnection(sender: sender, receiver: second, now: now)]
+    interleave(&after, from: now)
+    #expect(after[0].isDone, "\(String(describing: after[0].receiverError))")
+    let resumedAt = try #require(after[0].startOffsets.first)
+    #expect(after[0].storedNames == ["big.bin"])
+    #expect(FileManager.default.contents(atPath: directory + "/big.bin") == Data(data))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["big.bin"], "no temporary or record left")
+    second.shutdown()
+    return resumedAt
+}
