@@ -34,6 +34,8 @@ mkfile m12.bin $((12 * 1024 * 1024))
 # The power cycles and the sender's SIGKILL: long enough to be cut over L2CAP (they strike at
 # 256 KiB acknowledged; up to 950 KiB had gone through by then). 8 MiB until 2026-11-26.
 mkfile m4.bin $((4 * 1024 * 1024))
+# The SIGKILLs at 45 % (issue 23): 8 MiB over GATT.
+mkfile m8.bin $((8 * 1024 * 1024))
 for f in a b c e; do mkfile "m1$f.bin" $((1024 * 1024)); done
 mkfile k20.bin $((20 * 1024))
 mkfile k24.bin $((24 * 1024))
@@ -41,7 +43,7 @@ mkfile k300.bin $((300 * 1024))
 
 # ---- helpers ----
 # temporaries DIR: the hidden partial files in DIR, one per line
-temporaries() { find "$1" -maxdepth 1 -name '.*.blesend-part' -printf '%f\n' 2>/dev/null; }
+temporaries() { find "$1" -maxdepth 1 \( -name '.*.blesend-part' -o -name '.*.blesend-keep*' \) -printf '%f\n' 2>/dev/null; }
 no_temporaries() { [ -z "$(temporaries "$1")" ]; }
 # outdir NAME: a fresh receiving folder (a case may run more than once per boot: faults.sh hostile hostile)
 outdir() { mktemp -d "$W/out-$1.XXXX"; }
@@ -187,54 +189,56 @@ case_three_cuts() {
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
 }
 
+# ratio_ok BYTES SIZE: BYTES is at most 1.10 x SIZE
+ratio_ok() { [ "$(( $1 * 100 ))" -le "$(( $2 * 110 ))" ]; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
+
+# Issue 23: 8 MiB over GATT, blerecv SIGKILLed at 45 % and started again at once. Its partial file
+# (synced every 256 KiB) is found at start; blesend, still running, reconnects and resumes: the
+# file arrives identical and blesend's file data on the air is at most 1.10 x the file.
 case_receiver_killed() {
-  begin "fault: receiver SIGKILLed mid-transfer, restarted, resend identical"
-  local out; out=$(outdir rkill)
+  begin "fault: receiver SIGKILLed at 45 % of 8 MiB over GATT, started again at once: blesend finishes by itself, identical, <= 1.10 x on the air"
+  local out size=$((8 * 1024 * 1024)) air at
+  out=$(outdir rkill)
   start_recv rkill "$out" -v || fail "receiver did not start"
-  send_bg rkill --json --to "$RPUB" "$W/files/m1b.bin"
-  wait_progress "$SLOG.out" $((256 * 1024)) 60 "$SPID" || fail "no progress before the kill"
+  send_bg rkill --json --no-compress --transport gatt --to "$RPUB" "$W/files/m8.bin"
+  wait_progress "$SLOG.out" $((size * 45 / 100)) 120 "$SPID" || fail "no progress to 45 % before the kill"
   kill -9 "$RECV_PID"; wait "$RECV_PID" 2>/dev/null
   RECV_PID=""
-  log "blerecv SIGKILLed at $(max_progress "$SLOG.out") bytes; out dir: $(ls -A "$out" | tr '\n' ' ')"
-  check "m1b.bin appeared at the target path after the kill" absent "$out/m1b.bin"
-  local stale names t
-  names=$(temporaries "$out")
-  stale=$(printf '%s' "$names" | grep -c .)
-  sleep 1
+  at=$(max_progress "$SLOG.out")
+  log "blerecv SIGKILLed at $at bytes acknowledged; out dir: $(ls -A "$out" | tr '\n' ' ')"
+  check "m8.bin appeared at the target path after the kill" absent "$out/m8.bin"
   start_recv rkill2 "$out" -v || fail "receiver did not restart"
-  if [ "$stale" -gt 0 ]; then
-    check "restarted blerecv did not report removing $stale stale temporary" grep -q "removed $stale partial file" "$RECV_LOG.err"
-    for t in $names; do check "stale temporary $t survived the restart" absent "$out/$t"; done
-  fi
-  finish_send 150
-  local first=$SRC
-  if [ "$SRC" != "$EXIT_SUCCESS" ]; then
-    check "first blesend exit $SRC, want $EXIT_SUCCESS or $EXIT_LINK_LOST (link lost)" [ "$SRC" = "$EXIT_LINK_LOST" ]
-    check "first blesend: no 'error:' line" has_error_line "$SLOG.err"
-    send_run rkill-again --json --to "$RPUB" "$W/files/m1b.bin"
-    check "resend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  fi
-  log "stale temporaries at the kill: $stale; first blesend exit $first (0 = it reconnected to the new receiver by itself)"
-  check "m1b.bin differs or missing" same "$W/files/m1b.bin" "$out/m1b.bin"
+  check "the restarted blerecv did not take up the partial file" grep -q "1 partial file(s) of an earlier run kept" "$RECV_LOG.err"
+  finish_send 180
+  check "blesend exit $SRC, want $EXIT_SUCCESS (it reconnects to the restarted receiver by itself)" [ "$SRC" = "$EXIT_SUCCESS" ]
+  air=$(json_get "$SLOG.out" done air_bytes)
+  log "killed at $at; resumed at $(json_get "$SLOG.out" resumed offset); air bytes ${air:-?} for $size: $(ratio "${air:-0}" "$size") x"
+  echo "# METRIC receiver_killed_air_ratio=$(ratio "${air:-0}" "$size")"
+  check "air bytes ${air:-none} above 1.10 x $size" ratio_ok "${air:-999999999}" "$size"
+  check "m8.bin differs or missing" same "$W/files/m8.bin" "$out/m8.bin"
   stop_recv
   check "temporaries left: $(temporaries "$out")" no_temporaries "$out"
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
 }
 
+# Issue 23: the same with blesend SIGKILLed at 45 % and run again. The receiver notices the dead
+# sender and keeps its partial; the new run offers the file under the same transfer id (kept in
+# blesend's state folder) and resumes. What the killed run sent is at most what the receiver held
+# when the new run resumed plus one transfer window (256 KiB), so the link carried at most
+# resumed + 256 KiB + the new run's air bytes.
 case_sender_killed() {
-  begin "fault: sender SIGKILLed mid-transfer, nothing partial, next send works"
-  local out t_kill noticed=""
+  begin "fault: sender SIGKILLed at 45 % of 8 MiB over GATT, run again: it resumes, identical, <= 1.10 x on the air"
+  local out t_kill noticed="" size=$((8 * 1024 * 1024)) resumed air bound
   out=$(outdir skill)
   start_recv skill "$out" -v || fail "receiver did not start"
-  # 4 MiB: on BlueZ 5.82 / kernel 6.12 (image trixie) a 1 MiB file was all through the channel
-  # before the SIGKILL landed (progress 950272 of 1 MiB at the kill, the whole file stored).
-  send_bg skill --json --to "$RPUB" "$W/files/m4.bin"
-  wait_progress "$SLOG.out" $((256 * 1024)) 60 "$SPID" || fail "no progress before the kill"
+  send_bg skill --json --no-compress --transport gatt --to "$RPUB" "$W/files/m8.bin"
+  wait_progress "$SLOG.out" $((size * 45 / 100)) 120 "$SPID" || fail "no progress to 45 % before the kill"
   local ends_before; ends_before=$(grep -c 'connection ended\|link lost' "$RECV_LOG.err")
   kill -9 "$SPID"; wait "$SPID" 2>/dev/null
   t_kill=$(now)
   log "blesend SIGKILLed at $(max_progress "$SLOG.out") bytes; out dir: $(ls -A "$out" | tr '\n' ' ')"
-  check "m4.bin appeared at the target path" absent "$out/m4.bin"
+  check "m8.bin appeared at the target path" absent "$out/m8.bin"
   # How soon does the receiver notice? (Its idle timeout is 30 s; the ARQ gives up after 20 s.)
   if wait_lines "$RECV_LOG.err" 'connection ended|link lost' $((ends_before + 1)) 45; then
     noticed=$(elapsed "$t_kill")
@@ -242,10 +246,16 @@ case_sender_killed() {
   log "receiver noticed the dead sender after ${noticed:-more than 45 }s; temporaries meanwhile: $(temporaries "$out" | wc -l)"
   echo "# METRIC sender_kill_noticed_s=${noticed:-none}"
   check "receiver did not notice the dead sender within 45 s" [ -n "$noticed" ]
-  send_run skill-next --json --to "$RPUB" "$W/files/m4.bin"
+  send_run skill-next --json --no-compress --transport gatt --to "$RPUB" "$W/files/m8.bin"
   check "next blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  check "m4.bin differs or missing" same "$W/files/m4.bin" "$out/m4.bin"
-  check "more than m4.bin in the folder: $(ls "$out" | tr '\n' ' ')" [ "$(ls "$out")" = m4.bin ]
+  resumed=$(json_get "$SLOG.out" resumed offset); air=$(json_get "$SLOG.out" done air_bytes)
+  bound=$(( ${resumed:-0} + 262144 + ${air:-$size} ))
+  log "the new run resumed at ${resumed:-0}, sent ${air:-?}: the link carried at most $bound for $size: $(ratio "$bound" "$size") x"
+  echo "# METRIC sender_killed_air_ratio_bound=$(ratio "$bound" "$size")"
+  check "the new run did not resume (no resumed event)" [ -n "$resumed" ]
+  check "at most $bound bytes on the air, above 1.10 x $size" ratio_ok "$bound" "$size"
+  check "m8.bin differs or missing" same "$W/files/m8.bin" "$out/m8.bin"
+  check "more than m8.bin in the folder: $(ls -A "$out" | tr '\n' ' ')" [ "$(ls -A "$out")" = m8.bin ]
   stop_recv
   check "temporaries left after the receiver stopped: $(temporaries "$out")" no_temporaries "$out"
   end "$SLOG.err" "$RECV_LOG.err"
