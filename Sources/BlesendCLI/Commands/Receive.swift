@@ -13,9 +13,8 @@ struct Receive: AsyncParsableCommand {
         abstract: "Receive files from trusted senders.",
         discussion: """
         Advertises the blesend service and accepts files only from senders whose public keys are \
-        in the trust directory (one NAME.pub per sender). Files are written to a file with no \
-        name in the output folder and appear under their name only after the whole file is \
-        verified. An existing file is never replaced unless --force; the new one gets a number \
+        in the trust directory (one NAME.pub per sender). Files are written to a hidden file in \
+        the output folder and appear under their name only after the whole file is verified. An existing file is never replaced unless --force; the new one gets a number \
         (report-1.pdf). Stored files get 0666 minus the umask (0777 minus the umask if the sender \
         marked them executable). An output folder other users may write is refused (exit 71), and \
         so is a trust directory or .pub file anyone but its owner may write (exit 65). The trust \
