@@ -5,7 +5,8 @@ import Dispatch
 import Storage
 import Synchronization
 
-/// Ctrl-C and SIGTERM: remove partial files, release BlueZ objects, exit with the documented code.
+/// Ctrl-C and SIGTERM: remove partial files (those not kept for a resume across runs), release
+/// BlueZ objects, exit with the documented code.
 final class Interrupts: Sendable {
     static let shared = Interrupts()
 
@@ -44,10 +45,17 @@ final class Interrupts: Sendable {
         }
     }
 
+    /// Whether partial files outlive the process (blerecv's `--keep-partials`): an interrupt then
+    /// leaves them, as their last sync left them, for a resume.
+    private let partialsKept = Mutex(false)
+
+    func keepPartials() { partialsKept.withLock { $0 = true } }
+
     /// What an interrupt prints on standard error: on a terminal it first clears a progress line
     /// that may be drawn there; anywhere else (a log, a pipe, the journal) no control codes.
-    static func interruptedLine(standardErrorIsTerminal: Bool) -> String {
-        (standardErrorIsTerminal ? "\r\u{1B}[2K" : "") + "interrupted: partial files removed\n"
+    static func interruptedLine(standardErrorIsTerminal: Bool, partialsKept: Bool = false) -> String {
+        (standardErrorIsTerminal ? "\r\u{1B}[2K" : "")
+            + (partialsKept ? "interrupted: partial files kept for a resume\n" : "interrupted: partial files removed\n")
     }
 
     private func handle(_ signalNumber: Int32) {
@@ -55,7 +63,7 @@ final class Interrupts: Sendable {
         // Files first: they must not survive even if BlueZ hangs.
         OpenTemporaries.shared.removeAll()
         let work = cleanups.withLock { Array($0.values) }
-        Console.err(Self.interruptedLine(standardErrorIsTerminal: isatty(2) == 1))
+        Console.err(Self.interruptedLine(standardErrorIsTerminal: isatty(2) == 1, partialsKept: partialsKept.withLock { $0 }))
         let done = DispatchSemaphore(value: 0)
         Task {
             await withTaskGroup(of: Void.self) { group in

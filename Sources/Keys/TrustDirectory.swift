@@ -54,6 +54,9 @@ public struct TrustDirectory: Sendable {
         }
     }
 
+    /// Makes the next `refresh()` read the keys again even if nothing seems changed (a reload).
+    public mutating func forget() { seen = nil }
+
     /// What `stat` says of the directory and of each `.pub` file in it.
     struct Snapshot: Equatable {
         struct Stamp: Equatable {

@@ -14,6 +14,7 @@ import Transfer
     #expect(plain == "interrupted: partial files removed\n")
     #expect(!plain.contains("\u{1B}") && !plain.contains("\r"))
     #expect(Interrupts.interruptedLine(standardErrorIsTerminal: true) == "\r\u{1B}[2Kinterrupted: partial files removed\n")
+    #expect(Interrupts.interruptedLine(standardErrorIsTerminal: false, partialsKept: true) == "interrupted: partial files kept for a resume\n")
 }
 
 /// The real `blerecv`, advertising on a private bus served by the stand-in bluetoothd, stopped
@@ -40,7 +41,7 @@ func sigtermWritesNoControlCodesToAPipe() async throws {
     await bluetoothd.connection.close()
     #expect(bluetoothd.calls.withLock { $0 }.contains("RegisterAdvertisement"), "it was waiting for senders: \(run.stderr)")
     #expect(run.status == 128 + SIGTERM, "\(run.stderr)")
-    #expect(run.stderr.contains("interrupted: partial files removed"), "\(run.stderr)")
+    #expect(run.stderr.contains("interrupted: partial files kept for a resume"), "\(run.stderr)")
     #expect(!run.stderr.contains("\u{1B}") && !run.stderr.contains("\r"), "\(run.stderr.debugDescription)")
 }
 

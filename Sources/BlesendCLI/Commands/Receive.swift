@@ -180,7 +180,10 @@ struct Receive: AsyncParsableCommand {
                 adapter: adapter, l2cap: !noL2CAP, once: once || stdout, privateDiscovery: privateDiscovery,
                 allowPublicAddress: allowPublicAddress,
                 askingInto: ask ? trust : nil, replayMemory: journal, reporter: reporter)
-            if let keptPartials { operation.partialLifetime = keptPartials }
+            if let keptPartials {
+                operation.partialLifetime = keptPartials
+                Interrupts.shared.keepPartials()
+            }
             // --stdout takes one file: one sender at a time, as before.
             operation.maxLinks = stdout ? 2 : maxLinks
             operation.oneLink = oneLink

@@ -15,6 +15,9 @@ final class LiveTrust: Sendable {
     /// The peers trusted now.
     var store: TrustStore { directory.withLock { $0.store } }
 
+    /// The next `refresh` reads the directory again whatever its state (SIGHUP).
+    func forget() { directory.withLock { $0.forget() } }
+
     /// Reads the directory again if it changed; the store that goes with the answer.
     func refresh() -> (TrustDirectory.Refresh, TrustStore) {
         directory.withLock { directory in (directory.refresh(), directory.store) }

@@ -76,6 +76,10 @@ struct ReceiveOperation {
         }
         // One clock for the receiver's whole life: partial transfers age on it across connections.
         let clock = MonotonicClock()
+        ReloadSignal.install { [trust, reporter] in
+            trust.forget()
+            reporter.logger.notice("SIGHUP: the trust directory \(trust.path) is read again before the next handshake")
+        }
         let kept = base.session.recoverPartials(now: clock.now)
         if kept > 0 { reporter.logger.notice("\(kept) partial file(s) of an earlier run kept for their senders to resume") }
         guard let server = ReceiverServer(admission: AdmissionConfiguration(maxLinks: maxLinks), clock: clock) else {
