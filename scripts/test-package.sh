@@ -195,6 +195,20 @@ for _ in $(seq 50); do [ -f "$got" ] && break; sleep 0.2; done
 check "the file arrives intact in /var/lib/blesend/incoming" cmp -s "$W/$name" "$got"
 check "the received file is blesend's" test "$(stat -c %U "$got" 2>/dev/null)" = blesend
 
+if [ "$mode" = systemd ]; then
+  # 6. systemctl reload: SIGHUP reads the trust directory again; blerecv stays the same process.
+  pid=$(systemctl show -p MainPID --value blerecv.service)
+  systemctl reload blerecv.service || bad "systemctl reload blerecv"
+  for _ in $(seq 50); do recv_log | grep -q "SIGHUP: the trust directory" && break; sleep 0.2; done
+  check "systemctl reload: blerecv says it reads the trust directory again" bash -c 'recv_log() { journalctl -u blerecv.service --no-pager -o cat; }; recv_log | grep -q "SIGHUP: the trust directory"'
+  check "systemctl reload: blerecv is the same process" test "$(systemctl show -p MainPID --value blerecv.service)" = "$pid"
+  # 7. Wants=, not Requires=: a restart of bluetoothd leaves blerecv running; it registers again.
+  systemctl restart bluetooth.service || bad "systemctl restart bluetooth"
+  for _ in $(seq 100); do recv_log | grep -q "bluetoothd is back" && break; sleep 0.2; done
+  check "after systemctl restart bluetooth, blerecv is the same process" test "$(systemctl show -p MainPID --value blerecv.service)" = "$pid"
+  check "after systemctl restart bluetooth, blerecv registered again" bash -c 'journalctl -u blerecv.service --no-pager -o cat | grep -q "bluetoothd is back"'
+fi
+
 if [ $FAILED = 0 ]; then echo "test-package: passed"; else
   echo "# receiver log:"; recv_log | tail -n 30 | sed 's/^/#   recv | /'
   echo "test-package: FAILED"
