@@ -33,6 +33,7 @@ struct FileStreamer {
             return sent(.data(bytes), fileBytes: bytes.count, of: &file)
         }
         let source = file.source
+        try file.hash.catchUp(to: file.nextOffset, from: source)
         var count = encoder.chunkSize(limit: dataLimit, compressing: compressing)
         if let size = source.size {
             count = Int(min(UInt64(count), size &- min(size, file.nextOffset)))

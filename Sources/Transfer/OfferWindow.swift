@@ -62,7 +62,7 @@ struct OfferWindow {
     // MARK: - Answers
 
     /// The receiver's `accept` of `id` at `offset`: the item, and where its transfer resumed (0 for
-    /// its first accept).
+    /// a fresh start).
     mutating func accept(_ id: TransferID, offset: UInt64) throws(TransferError) -> (Outgoing, resumedAt: UInt64) {
         // Answers come in the order of the offers.
         guard let i = unsettled.firstIndex(where: { $0.link.offered && !$0.link.accepted }), unsettled[i].id == id else {
@@ -73,14 +73,14 @@ struct OfferWindow {
             // Its data is on the way from byte 0: only a fresh start fits.
             guard offset == 0 else { throw .cannotResume(offset: offset) }
         } else {
-            guard offset <= file.highestSent else { throw .cannotResume(offset: offset) }
+            let resumable = file.resumesEarlierRun ? max(file.highestSent, file.source.size ?? 0) : file.highestSent
+            guard offset <= resumable else { throw .cannotResume(offset: offset) }
             // A stream forgets what the receiver acknowledged; it cannot go back before that.
             if file.source.size == nil, offset < file.acknowledged { throw .cannotResume(offset: offset) }
             file.nextOffset = offset
             file.acknowledged = offset
         }
-        let resumedAt = file.everAccepted ? offset : 0
-        file.everAccepted = true
+        let resumedAt = offset
         file.link.accepted = true
         unsettled[i] = file
         return (file, resumedAt)

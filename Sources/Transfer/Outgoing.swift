@@ -18,7 +18,6 @@ struct Outgoing {
     var nextOffset: UInt64 = 0
     var highestSent: UInt64 = 0
     var acknowledged: UInt64 = 0
-    var everAccepted = false
     var link = LinkState()
 
     init(index: Int, item: OutgoingItem, id: TransferID, hash: RunningHash) {
@@ -26,6 +25,13 @@ struct Outgoing {
         self.item = item
         self.id = id
         self.hash = hash
+    }
+
+    /// A file of known size offered under the transfer id of an earlier run (`FileSource.transferID`):
+    /// the receiver may hold bytes that run sent, so it may resume anywhere up to its size (the
+    /// bytes before are read and hashed here first), and its offer waits for the `accept`.
+    var resumesEarlierRun: Bool {
+        if case .file(let source) = item { source.transferID != nil && source.size != nil } else { false }
     }
 
     /// A folder or a commit: settled by `confirm` or `reject` alone, nothing follows its offer.
@@ -70,6 +76,22 @@ struct RunningHash {
 
     init(_ hasher: any ContentHasher) {
         self.hasher = hasher
+    }
+
+    /// Hashes the bytes of `source` from where the hash stands up to `offset`: a file resumed
+    /// from an earlier run, whose first bytes that run sent.
+    mutating func catchUp(to offset: UInt64, from source: any FileSource) throws(TransferError) {
+        while hashedUpTo < offset {
+            let count = Int(min(65_536, offset - hashedUpTo))
+            let bytes: [UInt8]
+            do {
+                bytes = try source.read(at: hashedUpTo, count: count)
+            } catch {
+                throw .sourceFailed(FileSourceError(.unreadable, name: source.name, cause: StorageError(adapting: error)))
+            }
+            guard !bytes.isEmpty, bytes.count <= count else { throw .sourceFailed(FileSourceError(.shrank, name: source.name)) }
+            absorb(bytes, at: hashedUpTo)
+        }
     }
 
     /// Adds the bytes of `bytes` (read at `offset`) not hashed yet.

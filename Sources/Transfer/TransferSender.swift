@@ -203,7 +203,7 @@ public struct TransferSender {
         file.link.offered = true
         if file.carriesNoData {
             file.markSentWhole()
-        } else if eager {
+        } else if eager && !file.resumesEarlierRun {
             file.link.eager = true
             streamer.restart()
         }

@@ -127,7 +127,6 @@ private final class FaultySource: FileSource {
     var window = OfferWindow()
     var file = outgoing(0, MemoryFileSource(name: "s", bytes: pattern(100), asStream: true), id: 1)
     file.link.offered = true
-    file.everAccepted = true
     file.highestSent = 80
     file.acknowledged = 40
     window.append(file)

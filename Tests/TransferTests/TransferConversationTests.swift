@@ -127,6 +127,53 @@ func resumeAfterACutResendsAtMostOneWindow(cutAfter: Int) throws {
     #expect(resent <= TransferConstants.transferWindow, "resent \(resent) bytes after sending \(firstTry)")
 }
 
+/// A sender killed mid-file and run again (a new `TransferSender`) offers the file under the id
+/// the first run chose (`FileSource.transferID`): the receiver resumes its partial, the new run
+/// hashes the bytes before the resume point from the file and sends only the rest, and the file
+/// arrives whole. Under a fresh id it would have started over.
+@Test func aSenderRunAgainWithTheSameTransferIDResumesWhatAnEarlierRunSent() throws {
+    let bytes = pattern(300_000)
+    let first = MemoryFileSource(name: "big", bytes: bytes)
+    var conversation = Conversation(files: [first])
+    #expect(try conversation.runConnection(cutAfter: 40) == false)
+    let firstRun = conversation.dataBytesSent
+    let id = TransferID(bytes: Array(repeating: 1, count: 16))!
+
+    let again = MemoryFileSource(name: "big", bytes: bytes)
+    again.transferID = id
+    conversation.sender = TransferSender(files: [again], makeHasher: { TestHasher() }, makeID: { TransferID(halves: (9, 9)) })
+    conversation.dataBytesSent = 0
+    #expect(try conversation.runConnection())
+    #expect(conversation.store.committed["big"] == bytes)
+    let resumedAt = conversation.senderEvents.compactMap { if case .fileStarted(_, _, _, let at) = $0 { at } else { nil } }.last
+    #expect(resumedAt.map { $0 > 0 && $0 <= firstRun } == true, "resumed at \(String(describing: resumedAt))")
+    #expect(conversation.dataBytesSent == UInt64(bytes.count) - (resumedAt ?? 0))
+}
+
+/// The id of an earlier run lets the receiver resume anywhere up to the size, never beyond it;
+/// a file without such an id (or a stream) still resumes only where this run sent.
+@Test func onlyAFileUnderAnEarlierRunsIDMayResumePastWhatThisRunSent() throws {
+    var window = OfferWindow()
+    let kept = MemoryFileSource(name: "k", bytes: pattern(100))
+    kept.transferID = TransferID(halves: (1, 1))
+    var file = outgoingForTests(0, kept, id: TransferID(halves: (1, 1)))
+    file.link.offered = true
+    window.append(file)
+    #expect(throws: TransferError.cannotResume(offset: 101)) { try window.accept(TransferID(halves: (1, 1)), offset: 101) }
+    let (resumed, at) = try window.accept(TransferID(halves: (1, 1)), offset: 70)
+    #expect(at == 70 && resumed.nextOffset == 70)
+
+    var fresh = OfferWindow()
+    var other = outgoingForTests(0, MemoryFileSource(name: "f", bytes: pattern(100)), id: TransferID(halves: (2, 2)))
+    other.link.offered = true
+    fresh.append(other)
+    #expect(throws: TransferError.cannotResume(offset: 70)) { try fresh.accept(TransferID(halves: (2, 2)), offset: 70) }
+}
+
+private func outgoingForTests(_ index: Int, _ source: any FileSource, id: TransferID) -> Outgoing {
+    Outgoing(index: index, item: .file(source), id: id, hash: RunningHash(TestHasher()))
+}
+
 @Test func aStreamResumesToo() throws {
     let bytes = pattern(200_000)
     var conversation = Conversation(files: [MemoryFileSource(name: "s", bytes: bytes, asStream: true)])

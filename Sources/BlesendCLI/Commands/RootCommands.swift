@@ -32,7 +32,7 @@ public struct BlerecvCommand: AsyncParsableCommand {
           blerecv doctor                                   # is Bluetooth set up right?
         """,
         version: BlesendVersion.line(tool: "blerecv"),
-        subcommands: [Receive.self, Trust.self, ReceiverDoctor.self],
+        subcommands: [Receive.self, Trust.self, Partials.self, ReceiverDoctor.self],
         defaultSubcommand: Receive.self)
 
     public init() {}

@@ -4,6 +4,7 @@ import Transfer
 public final class MemoryFileSource: FileSource {
     public let name: String
     public let bytes: [UInt8]
+    public var transferID: TransferID?
     private let announcesSize: Bool
 
     /// - Parameter asStream: offer it as a stream of unknown size.

@@ -1,0 +1,95 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import Keys
+import Storage
+import Transfer
+
+/// `blerecv partials [--out DIR] [--remove]`: the partial files this receiver keeps for a resume.
+struct Partials: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List, or remove, the partial files kept for their senders to resume.",
+        discussion: """
+        A file whose sender went away part-way is kept, hidden in the output folder, for a resume \
+        (blerecv --keep-partials, default 168 hours after its last sync). This lists them: name, \
+        bytes kept of the size offered, sender, and when each expires. --remove deletes them; do \
+        it while blerecv is stopped (a file it is receiving now would be cut off and started \
+        over). Only this receiver's files (those of its key, --key) are shown or removed, never \
+        those of another receiver sharing the folder.
+
+        Examples:
+          blerecv partials --out ~/Downloads --trust keys
+          blerecv partials --out ~/Downloads --json
+          sudo -u blesend blerecv partials --key /var/lib/blesend/id --out /var/lib/blesend/incoming --remove
+        """)
+
+    @Option(help: ArgumentHelp("The receiver's output folder.", valueName: "dir"))
+    var out: String = "."
+
+    @Option(help: ArgumentHelp("The receiver's secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id).", valueName: "path"))
+    var key: String?
+
+    @Option(help: ArgumentHelp("The trust directory, to show senders by name.", valueName: "dir"))
+    var trust: String?
+
+    @Option(name: .customLong("keep-partials"), help: ArgumentHelp("blerecv's --keep-partials, for when each expires.", valueName: "hours"))
+    var keepPartialsHours: Int = 168
+
+    @Flag(help: "Remove them.")
+    var remove = false
+
+    @Flag(help: "One JSON object per line: event \"partial\" for each (docs/json-events.md).")
+    var json = false
+
+    func run() async throws {
+        try await runReporting(tool: "blerecv") { () async throws(CLIError) in
+            let identity = try KeyLocation.loadIdentity(key)
+            let folder: DirectoryFileStore
+            do {
+                folder = try DirectoryFileStore(directory: out, modes: FileModes(umask: 0o077), temporaryTag: identity.publicKey.fileTag)
+            } catch {
+                throw CLIError(error)
+            }
+            let names = trust.flatMap { try? TrustStore.load(directory: $0) }?.peers ?? []
+            let kept = folder.keptPartials()
+            let now = folder.secondsSinceEpoch()
+            for partial in kept {
+                let point = partial.record.checkpoint
+                let sender = PublicKey(bytes: point.senderKey)
+                let name = sender.flatMap { key in names.first { $0.key == key }?.name }
+                let expires = partial.record.savedAt + UInt64(keepPartialsHours) * 3600
+                if json {
+                    Console.out(JSONLine("partial", [
+                        ("name", .string(point.name)), ("bytes", .of(point.durable)), ("total", .of(point.size)),
+                        ("peer", name.map(JSONLine.Value.string) ?? .null), ("fingerprint", .string(sender?.fingerprint ?? "")),
+                        ("saved_at", .of(partial.record.savedAt)), ("expires_at", .of(expires)), ("removed", .bool(remove)),
+                    ]).text + "\n")
+                } else {
+                    var line = "\(point.name)  \(Formatting.bytes(point.durable))"
+                    if let size = point.size, size > 0 {
+                        line += " of \(Formatting.bytes(size)) (\(point.durable * 100 / size) %)"
+                    }
+                    line += "  from \(name ?? "an unknown sender") [\(sender?.fingerprint ?? "?")]"
+                    line += "  synced \(Self.span(now > partial.record.savedAt ? now - partial.record.savedAt : 0)) ago"
+                    line += now < expires ? ", expires in \(Self.span(expires - now))" : ", expired (removed at blerecv's next start)"
+                    Console.out(line + "\n")
+                }
+            }
+            if remove {
+                let removed = folder.removeOwnTemporaries()
+                if !json { Console.err("blerecv: removed \(kept.count) partial file(s) (\(removed) hidden file(s)) from \(out)\n") }
+            } else if kept.isEmpty && !json {
+                Console.err("blerecv: no partial files of this receiver in \(out)\n")
+            }
+        }
+    }
+
+    /// `3 d 4 h`, `5 h 12 min`, `12 min`, `40 s`.
+    static func span(_ seconds: UInt64) -> String {
+        let (days, hours, minutes) = (seconds / 86_400, seconds / 3_600 % 24, seconds / 60 % 60)
+        if days > 0 { return "\(days) d \(hours) h" }
+        if hours > 0 { return "\(hours) h \(minutes) min" }
+        return minutes > 0 ? "\(minutes) min" : "\(seconds) s"
+    }
+}
