@@ -208,6 +208,9 @@ case_receiver_killed() {
   at=$(max_progress "$SLOG.out")
   log "blerecv SIGKILLed at $at bytes acknowledged; out dir: $(ls -A "$out" | tr '\n' ' ')"
   check "m8.bin appeared at the target path after the kill" absent "$out/m8.bin"
+  "$RECV" partials --key "$W/keys/receiver" --out "$out" --trust "$W/trust" --json > "$W/logs/partials.out" 2> "$W/logs/partials.err"
+  log "blerecv partials: $(cat "$W/logs/partials.out" "$W/logs/partials.err")"
+  check "blerecv partials does not list m8.bin from the trusted sender" grep -q '"event":"partial","name":"m8.bin".*"peer":"sender"' "$W/logs/partials.out"
   start_recv rkill2 "$out" -v || fail "receiver did not restart"
   check "the restarted blerecv did not take up the partial file" grep -q "1 partial file(s) of an earlier run kept" "$RECV_LOG.err"
   finish_send 180
