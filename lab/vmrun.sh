@@ -18,6 +18,9 @@
 # BT_CONTROLLERS=bumble: the virtual controllers are bumble's, run on this machine (bumble-link.py,
 # BT_NCTRL of them, default 2, plus BT_BUMBLE_RAW for a bumble host) and handed to the guest as PCI
 # serial ports; bt-up.sh attaches them instead of starting btvirt. Not with --systemd.
+# BLESEND_LAB_DISK=FILE: FILE (raw) is the guest's /dev/vda, a virtio disk whose writes reach
+# FILE as the guest flushes them (cache=writeback: what the guest synced is in FILE, what it did
+# not may be lost), for tests that kill the VM as a power cut would (Tests/Lab/power-loss.sh).
 # --systemd (image trixie only): systemd is PID 1 (guest-systemd.sh) and starts D-Bus, btvirt and
 # bluetooth.service itself, as on an installed system; without it guest-init.sh is PID 1 and the
 # command (run-suite.sh, through bt-up.sh) starts them.
@@ -129,6 +132,9 @@ case "${BT_CONTROLLERS:-btvirt}" in
   *) die "BT_CONTROLLERS must be btvirt or bumble";;
 esac
 
+DISK_ARGS=()
+[ -n "${BLESEND_LAB_DISK:-}" ] && DISK_ARGS=(-drive "file=$BLESEND_LAB_DISK,if=virtio,format=raw,cache=writeback")
+
 SRC_ARGS=()
 [ -n "$SRC" ] && SRC_ARGS=(-fsdev "local,id=src,path=$SRC,security_model=none,readonly=on,multidevs=remap"
                            -device virtio-9p-pci,fsdev=src,mount_tag=src)
@@ -144,7 +150,7 @@ timeout --foreground -k 5 "$TIMEOUT" qemu-system-x86_64 "${ACCEL_ARGS[@]}" -m "$
   "${SRC_ARGS[@]}" \
   -fsdev local,id=out,path="$RUN",security_model=none,multidevs=remap \
   -device virtio-9p-pci,fsdev=out,mount_tag=out \
-  -device virtio-rng-pci "${BT_ARGS[@]}" < /dev/null | tr -d '\r'
+  -device virtio-rng-pci "${BT_ARGS[@]}" "${DISK_ARGS[@]}" < /dev/null | tr -d '\r'
 qemu_rc=${PIPESTATUS[0]}
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 

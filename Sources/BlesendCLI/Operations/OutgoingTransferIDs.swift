@@ -66,16 +66,23 @@ struct OutgoingTransferIDs {
         return n == TransferConstants.idLength ? TransferID(bytes: bytes.prefix(n)) : nil
     }
 
-    /// Writes the entry under a new name and renames it into place: never half an id.
+    /// Writes the entry under a new name, syncs it, renames it into place and syncs the folder:
+    /// never half an id, and a power cut after the first bytes went keeps it.
     private func writeEntry(_ path: String, _ id: TransferID) -> Bool {
         let temporary = path + ".new"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return false }
         let written = id.bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
         close(fd)
-        guard written == id.bytes.count, rename(temporary, path) == 0 else {
+        guard written == id.bytes.count, synced, rename(temporary, path) == 0 else {
             unlink(temporary)
             return false
+        }
+        let folderFD = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folderFD >= 0 {
+            fsync(folderFD)
+            close(folderFD)
         }
         return true
     }
