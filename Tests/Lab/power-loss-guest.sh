@@ -31,7 +31,7 @@ start_recv() {   # start_recv NAME: blerecv on hci0, until it listens (30 s)
   return 1
 }
 send() {   # send NAME: blesend on hci1, its JSON in $OUT/send-NAME.out
-  timeout 300 "$BIN/blesend" --adapter hci1 --to "$P/keys/receiver.pub" --state "$P/sstate" --json --no-compress \
+  timeout 300 "$BIN/blesend" --adapter hci1 --key "$P/keys/sender" --to "$P/keys/receiver.pub" --state "$P/sstate" --json --no-compress \
     "$P/files/m8.bin" > "$OUT/send-$1.out" 2> "$OUT/send-$1.err"
 }
 
