@@ -54,7 +54,7 @@ let package = Package(
         .target(name: "Discovery", dependencies: ["Keys", "Sodium"]),
         .target(name: "Storage", dependencies: ["Pipeline", "Transfer", "CFileCalls", "Sodium"]),
         // What a receiver keeps on disk across restarts: the replay journal.
-        .target(name: "State", dependencies: ["Handshake", "Sodium"]),
+        .target(name: "State", dependencies: ["Handshake", "Pipeline", "Sodium"]),
         .target(name: "Session", dependencies: [
             "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium", "Zstd",
             .product(name: "DequeModule", package: "swift-collections"),
@@ -137,7 +137,7 @@ let package = Package(
         ]),
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
         .testTarget(name: "CLITests", dependencies: [
-            "BlesendCLI", "BlueZ", "L2CAP", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Transfer", "Pipeline", "Keys", "TestSupport", "Discovery", "Sodium",
+            "BlesendCLI", "BlueZ", "L2CAP", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Transfer", "Pipeline", "Keys", "TestSupport", "Discovery", "Sodium", "State",
             "BluetoothdStandIn", .product(name: "Logging", package: "swift-log"),
         ]),
         // The attack table of docs/threat-model.md: one test per row, real pipeline, real folders.

@@ -35,6 +35,14 @@ public final class DirectoryFileStore: FileStore {
     /// How long a partial file is kept across runs (`recoverPartials`); nil: partial files live
     /// only as long as the process, with no name (the kernel frees them when it ends).
     public let keepPartials: Duration?
+    /// What is kept free on the folder's file system (`checkFreeSpace`, `checkReserve`).
+    public var reserve = DiskReserve(bytes: 0)
+    /// Reads the folder's file system status (`fstatvfs`); tests swap it.
+    var fileSystemStatus: (Int32, UnsafeMutablePointer<statvfs>) -> Int32 = { fstatvfs($0, $1) }
+    /// Bytes written since the reserve was last checked.
+    private var writtenSinceCheck = 0
+    /// The reserve is looked at again after this many bytes written.
+    static let reserveCheckInterval = 1 << 20
     /// Descriptors of the partial files kept across runs, by name (`PartialFolder`).
     var partialDescriptors: [String: Int32] = [:]
     /// The first way of linking a nameless file (`linkDescriptor`); tests swap it.
@@ -109,7 +117,7 @@ public final class DirectoryFileStore: FileStore {
 
     public func begin(name: String, size: UInt64?, sender: String) throws -> any IncomingFile {
         guard isSafeComponent(name) else { throw StorageError(.io, "unsafe file name") }
-        try checkFreeSpace(size, for: name, in: directory) { fstatvfs(directoryFD, $0) }
+        try checkFreeSpace(size, for: name, in: directory, reserve: reserve) { fileSystemStatus(directoryFD, $0) }
         if keepPartials != nil { return try beginDurable(name: name) }
         if unnamedFiles {
             let fd = blesend_open_unnamed(directoryFD, 0o600)
@@ -150,6 +158,15 @@ public final class DirectoryFileStore: FileStore {
         return withoutActuallyEscaping(makeHasher) { makeHasher in
             PartialRecovery(folder: self, lifetime: UInt64(keepPartials.components.seconds), makeHasher: makeHasher).run().found
         }
+    }
+
+    /// Counts `count` bytes written to a file of `name`; every `reserveCheckInterval` bytes,
+    /// throws `noSpace` once the file system has no more than the reserve free.
+    func checkReserve(afterWriting count: Int, to name: String) throws(StorageError) {
+        writtenSinceCheck += count
+        guard writtenSinceCheck >= Self.reserveCheckInterval else { return }
+        writtenSinceCheck = 0
+        try checkFreeSpace(nil, for: name, in: directory, reserve: reserve) { fileSystemStatus(directoryFD, $0) }
     }
 
     static func creationError(_ code: Int32, _ directory: String) -> StorageError {

@@ -23,6 +23,7 @@ final class DirectoryIncomingFile: IncomingFile {
 
     func write(_ bytes: [UInt8], at offset: UInt64) throws {
         guard fd >= 0 else { throw StorageError(.io, "file already closed") }
+        try store.checkReserve(afterWriting: bytes.count, to: name)
         try writeFully(fd, bytes, at: offset, name: name)
     }
 

@@ -8,6 +8,8 @@ import Transfer
 public final class LocalFileSource: FileSource {
     public let name: String
     public let size: UInt64?
+    /// The path it was opened by (for the history).
+    public let path: String
     /// Device, inode, size and modification time: they change when the file is replaced or
     /// written, so a run again with the same bytes finds the same stamp (`OutgoingTransferIDs`).
     public let stamp: [UInt8]
@@ -31,6 +33,7 @@ public final class LocalFileSource: FileSource {
         self.fd = fd
         self.size = UInt64(status.st_size)
         self.name = name
+        self.path = path
         var stamp: [UInt8] = []
         for field in [UInt64(status.st_dev), UInt64(status.st_ino), UInt64(status.st_size),
                       UInt64(bitPattern: Int64(status.st_mtim.tv_sec)), UInt64(status.st_mtim.tv_nsec)] {

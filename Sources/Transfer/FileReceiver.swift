@@ -232,7 +232,7 @@ struct FileReceiver {
         }
         _ = ledger.partials.remove(key)
         ledger.completedFiles.remember(.init(storedName: storedName, size: partial.received), for: key)
-        events.append(.fileSaved(sender: sender.name, name: partial.name, storedName: storedName, size: partial.received))
+        events.append(.fileSaved(sender: sender.name, name: partial.name, storedName: storedName, size: partial.received, hash: hash))
         return .confirm(id: key.id, status: .saved, storedName: storedName)
     }
 

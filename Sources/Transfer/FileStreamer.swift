@@ -69,8 +69,12 @@ struct FileStreamer {
         file.nextOffset += UInt64(fileBytes)
         fileBytesSent += UInt64(fileBytes)
         switch message {
-        case .data(let bytes): payloadBytesSent += UInt64(bytes.count)
-        case .zdata(_, let frame): payloadBytesSent += UInt64(frame.count)
+        case .data(let bytes):
+            payloadBytesSent += UInt64(bytes.count)
+            file.airBytes += UInt64(bytes.count)
+        case .zdata(_, let frame):
+            payloadBytesSent += UInt64(frame.count)
+            file.airBytes += UInt64(frame.count)
         default: break
         }
         return message

@@ -18,6 +18,8 @@ struct Outgoing {
     var nextOffset: UInt64 = 0
     var highestSent: UInt64 = 0
     var acknowledged: UInt64 = 0
+    /// Bytes that carried its data on the air (`data` payloads, `zdata` frames), resends included.
+    var airBytes: UInt64 = 0
     var link = LinkState()
 
     init(index: Int, item: OutgoingItem, id: TransferID, hash: RunningHash) {

@@ -18,7 +18,7 @@ public struct TransferReceiver {
     public enum Event: Equatable, Sendable {
         case fileStarted(sender: String, name: String, size: UInt64?, resumedAt: UInt64)
         case progress(name: String, received: UInt64, size: UInt64?)
-        case fileSaved(sender: String, name: String, storedName: String, size: UInt64)
+        case fileSaved(sender: String, name: String, storedName: String, size: UInt64, hash: [UInt8])
         case fileFailed(sender: String, name: String, FileFailure)
         /// A sent folder is in place under `storedName`, with `files` files in it.
         case folderSaved(sender: String, name: String, storedName: String, files: Int)

@@ -15,7 +15,9 @@ public struct TransferSender {
     public enum Event: Equatable, Sendable {
         case fileStarted(index: Int, name: String, size: UInt64?, resumedAt: UInt64)
         case progress(index: Int, sent: UInt64, acknowledged: UInt64)
-        case fileSaved(index: Int, storedName: String, size: UInt64)
+        /// `airBytes`: the file data this sender put on the air for it (compressed or not, resent
+        /// bytes included), on every connection of this run.
+        case fileSaved(index: Int, storedName: String, size: UInt64, hash: [UInt8], airBytes: UInt64)
         /// A folder item is in place: a folder of a tree inside the receiver's hidden copy, or, for
         /// a commit, the whole tree in the receiver's output folder under `storedName`.
         case folderSaved(index: Int, storedName: String)
@@ -155,7 +157,7 @@ public struct TransferSender {
             let file = try window.confirm(id)
             let event: Event
             switch (status, file.carriesNoData) {
-            case (.saved, false): event = .fileSaved(index: file.index, storedName: storedName, size: file.highestSent)
+            case (.saved, false): event = .fileSaved(index: file.index, storedName: storedName, size: file.highestSent, hash: file.hash.digest ?? [], airBytes: file.airBytes)
             case (.saved, true): event = .folderSaved(index: file.index, storedName: storedName)
             case (.hashMismatch, _): event = .fileFailed(index: file.index, .integrity)
             case (.couldNotStore, _): event = .fileFailed(index: file.index, .receiverCouldNotStore)

@@ -139,7 +139,7 @@ extension ReceiverSession.Event {
         return nil
     }
     var savedAs: String? {
-        if case .transfer(.fileSaved(_, _, let stored, _)) = self { return stored }
+        if case .transfer(.fileSaved(_, _, let stored, _, _)) = self { return stored }
         return nil
     }
 }
@@ -150,7 +150,7 @@ extension SenderSession.Event {
         return nil
     }
     var savedAs: String? {
-        if case .transfer(.fileSaved(_, let stored, _)) = self { return stored }
+        if case .transfer(.fileSaved(_, let stored, _, _, _)) = self { return stored }
         return nil
     }
 }

@@ -1,10 +1,13 @@
 import BlueZ
+import Foundation
 import Keys
 import Logging
 import MemoryTransport
 import Pipeline
 import Session
 import SessionRunner
+import Sodium
+import State
 import Synchronization
 import TestDoubles
 import Testing
@@ -101,6 +104,29 @@ struct SendOperationTests {
         await connector.finish()
         #expect(connector.connections == 3)
         #expect(store.committed["big.bin"] == data)
+    }
+
+    /// The history: one entry per file, synced as the receiver confirms it, saying it resumed,
+    /// with the whole-file hash and what went on the air (the resends after two cuts included).
+    @Test func aSentFileIsWrittenIntoTheHistory() async throws {
+        let folder = "/tmp/blesend-history-\(UInt64.random(in: 0...UInt64.max))"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let data = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 5 &+ 1) }
+        let connector = FakeConnector(receiver: receiver(), cuts: [200, 400])
+        let reporter = Reporter(options: .init(quiet: true, tool: "blesend"), logger: Logger(label: "test"), writeError: { _ in })
+        var operation = operation([MemoryFileSource(name: "big.bin", bytes: data)], connector: connector)
+        operation.history = History(folder: folder, name: History.sentName, reporter: reporter)
+        try await operation.run()
+        await connector.finish()
+        let entries = try HistoryJournal(disk: try PosixJournalDisk(folder: folder), name: History.sentName).entries()
+        #expect(entries.count == 1)
+        let entry = try #require(entries.first)
+        var hash = BLAKE2b(outputLength: 32)
+        hash.update(data)
+        #expect(entry.direction == .sent && entry.outcome == .saved && entry.resumed && entry.size == 300_000)
+        #expect(entry.hash == hash.finalize() && entry.path == "big.bin" && entry.peer == "r")
+        #expect(entry.fingerprint == receiverID.publicKey.fingerprint)
+        #expect((entry.airBytes ?? 0) > 300_000, "two cuts resend something: \(String(describing: entry.airBytes))")
     }
 
     @Test func aReceiverGoneAfterALostLinkEndsWithLinkLost() async throws {

@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 SIZE=$((8 * 1024 * 1024))
-bad=0 wrong=0 failed_starts=0 resumed_files=0 resumed_list=""
+bad=0 wrong=0 duplicates=0 failed_starts=0 resumed_files=0 resumed_list=""
 
 progress() {   # progress FILE: the highest "bytes" of a progress event in blesend's JSON
   grep -o '"event":"progress"[^}]*"bytes":[0-9]*' "$1" 2>/dev/null | grep -o '[0-9]*$' | sort -n | tail -n 1
@@ -61,10 +61,11 @@ for i in $(seq 1 "$N"); do
   echo "moment $i: cut at ${at:-0} bytes acknowledged (target $target, +${extra_ms} ms); ${result:-no result (exit $rc)}"
   case "$result" in *start=failed*|"") failed_starts=$((failed_starts + 1));; esac
   w=$(sed -n 's/.* wrong=\([0-9]*\).*/\1/p' <<< "$result"); wrong=$((wrong + ${w:-0}))
+  d=$(sed -n 's/.* duplicates=\([0-9]*\).*/\1/p' <<< "$result"); duplicates=$((duplicates + ${d:-0}))
   r=$(sed -n 's/.* resumed=\([0-9]*\).*/\1/p' <<< "$result")
   if [ "${r:-0}" -gt 0 ]; then resumed_files=$((resumed_files + 1)); resumed_list="$resumed_list ${r}"; fi
   [ "$rc" = 0 ] || bad=$((bad + 1))
   rm -f "$disk"
 done
-echo "# power loss: $N moments; wrong files committed $wrong; blerecv failed to start $failed_starts; resumed $resumed_files (from bytes:${resumed_list:- none}); moments not ok $bad"
+echo "# power loss: $N moments; wrong files committed $wrong; identical copies stored twice $duplicates; blerecv failed to start $failed_starts; resumed $resumed_files (from bytes:${resumed_list:- none}); moments not ok $bad"
 [ "$bad" = 0 ] && [ "$wrong" = 0 ] && [ "$failed_starts" = 0 ]

@@ -31,7 +31,7 @@ struct SocketPortTests {
         let receiving = receive(receiver, over: b)
         var saved: [Int] = []
         let sent = try await EndpointRunner.runSender(&sender, over: a) { event in
-            if case .transfer(.fileSaved(let index, _, _)) = event { saved.append(index) }
+            if case .transfer(.fileSaved(let index, _, _, _, _)) = event { saved.append(index) }
         }
         await a.close()
         let received = try await receiving.value

@@ -87,7 +87,7 @@ struct InterleavedConnection {
     /// What the sender learnt its files were stored as, in order.
     var storedNames: [String] {
         senderEvents.compactMap { event in
-            if case .transfer(.fileSaved(_, let stored, _)) = event { return stored }
+            if case .transfer(.fileSaved(_, let stored, _, _, _)) = event { return stored }
             return nil
         }
     }

@@ -125,7 +125,7 @@ private func authenticated(_ events: [ReceiverSession.Event], as name: String) -
     #expect(FileManager.default.contents(atPath: directory + "/" + bobName) == Data(fromBob))
     // The receiver's event carries both names, from which the CLI says "exists: saved as".
     let renamed = connections.flatMap(\.receiverEvents).compactMap { event -> String? in
-        if case .transfer(.fileSaved(_, "report.pdf", let stored, _)) = event, stored != "report.pdf" { return stored }
+        if case .transfer(.fileSaved(_, "report.pdf", let stored, _, _)) = event, stored != "report.pdf" { return stored }
         return nil
     }
     #expect(renamed == ["report-1.pdf"])

@@ -106,3 +106,43 @@ func listing(_ dir: String) throws -> [String] {
     #expect(throws: StorageError.self) { try stream.read(at: 100, count: 10) }
     try handle.close()
 }
+
+/// The reserve: an offer that would eat into it is refused; a stream (or a file growing past what
+/// the disk had) is stopped once the free space is down to it; the default is 5 %, at most 1 GiB.
+@Test func theDiskReserveRefusesOffersAndStopsStreamsThatWouldEatIntoIt() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let store = try testStore(dir)
+    // A file system of 100 MiB in 4 KiB blocks whose free space shrinks as the store writes.
+    var free: UInt64 = 30 << 20
+    store.fileSystemStatus = { _, status in
+        status.pointee = statvfs()
+        status.pointee.f_frsize = 4_096
+        status.pointee.f_blocks = (100 << 20) / 4_096
+        status.pointee.f_bavail = UInt(free / 4_096)
+        return 0
+    }
+    #expect(DiskReserve().keep(ofTotal: 100 << 20) == 5 << 20)
+    #expect(DiskReserve().keep(ofTotal: 1 << 40) == 1 << 30)
+    store.reserve = DiskReserve(bytes: 20 << 20)
+    #expect(throws: StorageError(.noSpace, "")) { _ = try store.begin(name: "big.bin", size: 11 << 20, sender: "alice") }
+    let fits = try store.begin(name: "fits.bin", size: 9 << 20, sender: "alice")
+    fits.discard()
+
+    let stream = try store.begin(name: "stream.bin", size: nil, sender: "alice")
+    var written = 0
+    let chunk = [UInt8](repeating: 7, count: 65_536)
+    do {
+        while written < 40 << 20 {
+            try stream.write(chunk, at: UInt64(written))
+            written += chunk.count
+            free -= UInt64(chunk.count)
+        }
+        Issue.record("the stream was never stopped")
+    } catch let error as StorageError {
+        #expect(error.code == .noSpace && error.detail.contains("--reserve"), "\(error)")
+    }
+    // Stopped within one check interval (1 MiB) of reaching the reserve.
+    #expect(written >= 10 << 20 && written <= 11 << 20, "stopped after \(written) bytes")
+    stream.discard()
+}

@@ -38,7 +38,7 @@ private func offer(_ files: inout FileReceiver, _ name: String, size: UInt64?, e
     #expect(events == [
         .fileStarted(sender: "alice", name: "a.bin", size: 40_000, resumedAt: 0),
         .progress(name: "a.bin", received: 40_000, size: 40_000),
-        .fileSaved(sender: "alice", name: "a.bin", storedName: "a.bin", size: 40_000),
+        .fileSaved(sender: "alice", name: "a.bin", storedName: "a.bin", size: 40_000, hash: hash(bytes)),
     ])
     // Offered again (its confirm was lost): answered from memory, then confirmed again.
     events = []

@@ -173,7 +173,7 @@ private func ledger(_ store: MemoryFileStore, lifetime: Duration = .seconds(10),
 
 private extension TransferReceiver.Event {
     var savedName: String? {
-        if case .fileSaved(_, _, let stored, _) = self { return stored }
+        if case .fileSaved(_, _, let stored, _, _) = self { return stored }
         return nil
     }
 }

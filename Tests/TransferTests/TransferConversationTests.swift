@@ -90,7 +90,10 @@ func filesArriveByteIdentical(size: Int) throws {
     #expect(try conversation.runConnection())
     #expect(conversation.store.committed["f.bin"] == bytes)
     #expect(conversation.store.openTemporaries == 0)
-    #expect(conversation.senderEvents.contains(.fileSaved(index: 0, storedName: "f.bin", size: UInt64(size))))
+    var expected = TestHasher()
+    expected.update(bytes)
+    #expect(conversation.senderEvents.contains(.fileSaved(index: 0, storedName: "f.bin", size: UInt64(size), hash: expected.finalize(),
+                                                          airBytes: UInt64(size))))
 }
 
 @Test func streamsOfUnknownSizeArrive() throws {

@@ -80,6 +80,11 @@ struct Receive: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Where to put received files.", valueName: "dir"))
     var out: String = "."
 
+    @Option(help: ArgumentHelp(
+        "MiB to keep free on the output folder's file system: a file that would eat into them is refused, a stream stopped (default: 5 % of it, at most 1024).",
+        valueName: "MiB"))
+    var reserve: Int?
+
     @Option(name: .customLong("keep-partials"), help: ArgumentHelp(
         "Hours a file whose sender went away part-way is kept for a resume, across restarts (0: only while blerecv runs, for 10 minutes).",
         valueName: "hours"))
@@ -132,6 +137,7 @@ struct Receive: AsyncParsableCommand {
         if maxLinks < 2 || maxLinks > 16 { throw ValidationError("--max-links takes 2 to 16") }
         if stdout && output.json { throw ValidationError("--stdout and --json both want standard output; pick one") }
         if stdout && out != "." { throw ValidationError("--stdout and --out exclude each other") }
+        if let reserve, reserve < 0 || reserve > 1 << 30 { throw ValidationError("--reserve takes 0 or more MiB") }
         if keepPartialsHours < 0 || keepPartialsHours > 24 * 365 { throw ValidationError("--keep-partials takes 0 to 8760 hours") }
     }
 
@@ -162,6 +168,7 @@ struct Receive: AsyncParsableCommand {
                     try directory.checkWritable()
                 } catch { throw CLIError(error) }
                 do { try directory.checkOnlyOwnerWrites() } catch { throw CLIError(error) }
+                directory.reserve = DiskReserve(bytes: reserve.map { UInt64($0) << 20 })
                 // Kept partials are looked through when the receiver starts (`recoverPartials`).
                 if keptPartials == nil {
                     let stale = directory.removeStaleTemporaries()
@@ -180,6 +187,7 @@ struct Receive: AsyncParsableCommand {
                 adapter: adapter, l2cap: !noL2CAP, once: once || stdout, privateDiscovery: privateDiscovery,
                 allowPublicAddress: allowPublicAddress,
                 askingInto: ask ? trust : nil, replayMemory: journal, reporter: reporter)
+            operation.history = History(folder: stateFolder, name: History.receivedName, reporter: reporter)
             if let keptPartials {
                 operation.partialLifetime = keptPartials
                 Interrupts.shared.keepPartials()

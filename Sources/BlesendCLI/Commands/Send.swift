@@ -127,6 +127,7 @@ struct Send: AsyncParsableCommand {
             let operation = SendOperation(
                 identity: identity, receiverKey: receiverKey, receiverName: Self.peerName(to), items: items,
                 radio: radio, compresses: !noCompress, outgoing: outgoing,
+                history: History(folder: StateLocation.folder(state), name: History.sentName, reporter: reporter),
                 connector: BlueZConnector(radio: radio,
                                           recognises: privateDiscovery ? Self.recogniser(identity: identity, receiver: receiverKey) : nil),
                 reporter: reporter)

@@ -33,6 +33,8 @@ struct ReceiveOperation {
     var askingInto: String?
     /// Where accepted message 1 timestamps are kept across restarts (`StateLocation`).
     var replayMemory: (any ReplayMemory)?
+    /// Where each file received or failed is written down (`blerecv history`).
+    var history: History?
     let reporter: Reporter
 
     /// How long a partial file waits for its sender (`--keep-partials`).
@@ -126,6 +128,7 @@ struct ReceiveOperation {
             for await chore in chores { await chore.carryOut(peripheral: peripheral, channels: channels, reporter: reporter, adapter: adapter) }
         }
         let report = ReceiveReport(reporter: reporter, outDirectory: outDirectory)
+        report.history = history
         let trustNews = TrustNews(reporter: reporter)
         await server.run(makeSession: {
             // A key added to or removed from the trust directory counts from this handshake on.
@@ -159,7 +162,7 @@ struct ReceiveOperation {
             report.admission(action) { channels.device(of: $0) }
             switch action {
             case .admit(let channel), .answerBusy(let channel, _, _):
-                _ = report.opened(channel, device: channels.device(of: channel))
+                _ = report.opened(channel, device: channels.device(of: channel), transport: channels.transport(of: channel))
             case .refuse(let channel, _):
                 chores.yield(.end(channel, disconnect: true, handshakeTimedOut: false))
             case .disconnect(let device, _):

@@ -2,6 +2,7 @@ import Admission
 import Pipeline
 import Session
 import SessionRunner
+import State
 import Transfer
 
 /// What `blerecv` says about its senders (the lines for people, `--json` events, the `-v` log),
@@ -23,12 +24,20 @@ final class ReceiveReport: @unchecked Sendable {
         var request: ApprovalRequest?
         /// Why the admission policy closed it, if it did.
         var closedBy: ChannelCloseReason?
+        /// Its sender's fingerprint, once it authenticated, and the transport (for the history).
+        var fingerprint = ""
+        let transport: String
 
-        init(device: String?) { self.device = device }
+        init(device: String?, transport: String = "") {
+            self.device = device
+            self.transport = transport
+        }
     }
 
     let reporter: Reporter
     let outDirectory: String?
+    /// Where each file stored or failed is written down (`blerecv history`).
+    var history: History?
     private(set) var channels: [ChannelID: Channel] = [:]
     var saved = 0
     var failures: [CLIError] = []
@@ -42,8 +51,8 @@ final class ReceiveReport: @unchecked Sendable {
         self.outDirectory = outDirectory
     }
 
-    func opened(_ channel: ChannelID, device: String?) -> Channel {
-        let state = Channel(device: device)
+    func opened(_ channel: ChannelID, device: String?, transport: String = "") -> Channel {
+        let state = Channel(device: device, transport: transport)
         channels[channel] = state
         return state
     }
@@ -115,6 +124,7 @@ final class ReceiveReport: @unchecked Sendable {
             state.request = request
         case .authenticated(let sender, let fingerprint):
             state.authenticated = true
+            state.fingerprint = fingerprint
             reporter.event(JSONLine("handshake", [("peer", .string(sender)), ("fingerprint", .string(fingerprint))]))
             reporter.say("blerecv: \(sender) connected [\(fingerprint)]")
         case .refused(let reason):
@@ -160,7 +170,7 @@ final class ReceiveReport: @unchecked Sendable {
         case .progress(let name, let received, let size):
             let start = state.current?.at ?? ContinuousClock.now
             reporter.progress(name: name, done: received, total: size, startedAt: start, startOffset: state.current?.offset ?? 0)
-        case .fileSaved(let sender, let name, let storedName, let size) where name.contains("/"):
+        case .fileSaved(let sender, let name, let storedName, let size, _) where name.contains("/"):
             // A file of a folder: the folder appears (and is reported) once all of it is there.
             saved += 1
             reporter.event(JSONLine("file-done", [
@@ -178,7 +188,8 @@ final class ReceiveReport: @unchecked Sendable {
             var line = "blerecv: received folder \(name)/  \(files) file\(files == 1 ? "" : "s")  from \(sender)  -> \(path)"
             if storedName != name { line += "  (\(name) exists: saved as \(storedName))" }
             reporter.say(line)
-        case .fileSaved(let sender, let name, let storedName, let size):
+            record(.saved, peer: sender, path: path + "/", size: 0, hash: [], on: state)
+        case .fileSaved(let sender, let name, let storedName, let size, let hash):
             saved += 1
             let seconds = state.current.map { (ContinuousClock.now - $0.at).seconds } ?? 0
             let path = outDirectory.map { "\($0)/\(storedName)" } ?? "-"
@@ -190,15 +201,27 @@ final class ReceiveReport: @unchecked Sendable {
             line += "  \(Formatting.rate(seconds > 0 ? Double(size) / seconds : 0))  from \(sender)  -> \(path)"
             if storedName != name { line += "  (\(name) exists: saved as \(storedName))" }
             reporter.say(line)
+            record(.saved, peer: sender, path: path, size: size, hash: hash, on: state)
             state.current = nil
         case .fileFailed(let sender, let name, let failure):
             let error = CLIError(receiving: failure, name: "\(name) from \(sender)")
             failures.append(error)
             reporter.error(error)
+            record(.failed, peer: sender, path: outDirectory.map { "\($0)/\(name)" } ?? name, size: state.current?.size ?? 0, hash: [],
+                   detail: error.message, on: state)
         case .sessionEnded(let sender):
             state.sessionEnded = true
             reporter.event(JSONLine("done", [("peer", .string(sender)), ("files", .int(Int64(saved)))]))
             reporter.logger.info("\(sender) finished")
         }
+    }
+
+    /// Writes the file (or folder) that channel `state` stored, or failed, into the history.
+    private func record(_ outcome: HistoryEntry.Outcome, peer: String, path: String, size: UInt64, hash: [UInt8],
+                        detail: String = "", on state: Channel) {
+        history?.record(HistoryEntry(time: History.now, direction: .received, outcome: outcome,
+                                     resumed: (state.current?.offset ?? 0) > 0, size: size, airBytes: nil, hash: hash,
+                                     peer: peer, fingerprint: state.fingerprint, path: path, transport: state.transport,
+                                     detail: detail))
     }
 }

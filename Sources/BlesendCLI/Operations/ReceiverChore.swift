@@ -80,6 +80,11 @@ final class OpenChannels: Sendable {
 
     func device(of channel: ChannelID) -> String? { state.withLock { $0.links[channel]?.device } }
 
+    /// `l2cap` or `gatt`; empty for a channel not known.
+    func transport(of channel: ChannelID) -> String {
+        state.withLock { $0.links[channel]?.transportDescription.kind.rawValue } ?? ""
+    }
+
     /// Whether a channel of `device` is kept (nil: unknown device, taken as yes).
     func holds(device: String?) -> Bool {
         guard let device else { return true }

@@ -3,6 +3,7 @@ import Keys
 import Pipeline
 import Session
 import SessionRunner
+import State
 import Storage
 import Transfer
 
@@ -18,6 +19,8 @@ struct SendOperation {
     var compresses = true
     /// Where files' transfer ids are kept until they are saved (nil: nowhere).
     var outgoing: OutgoingTransferIDs?
+    /// Where each file sent or failed is written down (`blesend history`).
+    var history: History?
     /// Finds and connects to receivers (BlueZ; a test may pass its own).
     let connector: any PeerConnector
     let reporter: Reporter
@@ -38,6 +41,9 @@ struct SendOperation {
         var totalBytes: UInt64 = 0
         /// Files and bytes of each tree saved so far, for the folder's summary line.
         var treeFiles: [TransferID: (files: Int, bytes: UInt64)] = [:]
+        /// For the history: the transport of the current connection, the files that resumed.
+        var transport = ""
+        var resumed: Set<Int> = []
     }
 
     func run() async throws(CLIError) {
@@ -82,6 +88,7 @@ struct SendOperation {
             let cleanup = Interrupts.shared.add { await link.close() }
             reporter.connected(device: link.device, transport: link.transportDescription,
                                l2capFallback: link.l2capFallback.map { "\($0)" })
+            progress.transport = link.transportDescription.kind.rawValue
             let before = progress.acknowledged
             let ending: EndpointRunner.Ending
             do {
@@ -167,6 +174,7 @@ struct SendOperation {
             break
         case .transfer(.fileStarted(let index, let name, _, let resumedAt)):
             if resumedAt > 0 {
+                progress.resumed.insert(index)
                 reporter.event(JSONLine("resumed", [("name", .string(name)), ("offset", .of(resumedAt))]))
                 reporter.logger.info("resuming \(name) at byte \(resumedAt)")
             }
@@ -177,9 +185,10 @@ struct SendOperation {
             let start = progress.started[index] ?? (ContinuousClock.now, 0)
             reporter.progress(name: item.displayName, done: acknowledged, total: item.source?.size, startedAt: start.at, startOffset: 0,
                               set: setProgress(progress, plus: acknowledged))
-        case .transfer(.fileSaved(let index, let storedName, let size)):
+        case .transfer(.fileSaved(let index, let storedName, let size, let hash, let airBytes)):
             let item = items[index]
             if case .file(let source as LocalFileSource) = item { outgoing?.forget(source) }
+            record(.saved, index: index, size: size, hash: hash, airBytes: airBytes, progress: progress)
             let start = progress.started[index]?.at ?? progress.begin
             let seconds = (ContinuousClock.now - start).seconds
             progress.savedFiles += 1
@@ -217,8 +226,20 @@ struct SendOperation {
             let error = CLIError(failure, name: items[index].displayName)
             progress.failures.append(error)
             reporter.error(error)
+            record(.failed, index: index, size: items[index].source?.size ?? 0, hash: [], airBytes: nil, detail: error.message,
+                   progress: progress)
         case .transfer(.finished):
             break
         }
+    }
+
+    /// Writes item `index`, saved or failed, into the history.
+    private func record(_ outcome: HistoryEntry.Outcome, index: Int, size: UInt64, hash: [UInt8], airBytes: UInt64?,
+                        detail: String = "", progress: Progress) {
+        let item = items[index]
+        let path = (item.source as? LocalFileSource)?.path ?? item.displayName
+        history?.record(HistoryEntry(time: History.now, direction: .sent, outcome: outcome, resumed: progress.resumed.contains(index),
+                                     size: size, airBytes: airBytes, hash: hash, peer: receiverName,
+                                     fingerprint: receiverKey.fingerprint, path: path, transport: progress.transport, detail: detail))
     }
 }

@@ -17,6 +17,7 @@ extension DirectoryFileStore: PartialFolder {
     }
 
     public func write(_ name: String, _ bytes: [UInt8], at offset: UInt64) throws(StorageError) {
+        try checkReserve(afterWriting: bytes.count, to: "a file")
         try writeFully(try descriptor(name), bytes, at: offset, name: name)
     }
 

@@ -50,7 +50,7 @@ public enum Replay {
 
     private static func settles(_ index: Int, stored: Bool, _ event: SenderSession.Event) -> Bool {
         switch event {
-        case .transfer(.fileSaved(let saved, _, _)): stored && saved == index
+        case .transfer(.fileSaved(let saved, _, _, _, _)): stored && saved == index
         case .transfer(.fileFailed(let failed, _)): !stored && failed == index
         default: false
         }

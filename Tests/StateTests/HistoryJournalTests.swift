@@ -1,0 +1,62 @@
+import Handshake
+import State
+import TestDoubles
+import Testing
+
+private func entry(_ i: Int) -> HistoryEntry {
+    HistoryEntry(time: 1_700_000_000 + UInt64(i), direction: i % 2 == 0 ? .sent : .received, outcome: i % 5 == 4 ? .failed : .saved,
+                 resumed: i % 3 == 0, size: UInt64(i) * 1_000, airBytes: i % 4 == 0 ? nil : UInt64(i) * 1_100,
+                 hash: i % 5 == 4 ? [] : [UInt8](repeating: UInt8(i), count: 32), peer: "peer-\(i)",
+                 fingerprint: "4807 b78a d4e6 cc2f 1781 5a1c 6f36 720e", path: "/out/file-\(i) ümlaut.bin",
+                 transport: i % 2 == 0 ? "l2cap" : "gatt", detail: i % 5 == 4 ? "the hash did not match" : "")
+}
+
+@Test func aHistoryReadsBackWhatWasAppendedInOrder() throws {
+    let disk = SimulatedJournalDisk()
+    let history = try HistoryJournal(disk: disk, name: "history")
+    for i in 0..<10 { try history.append(entry(i)) }
+    #expect(try HistoryJournal(disk: disk, name: "history").entries() == (0..<10).map(entry))
+}
+
+@Test func aHistoryStaysWithinItsBoundKeepingTheNewest() throws {
+    let disk = SimulatedJournalDisk()
+    let history = try HistoryJournal(disk: disk, name: "history", maxBytes: 4_096)
+    for i in 0..<200 { try history.append(entry(i)) }
+    let kept = try history.entries()
+    #expect(try #require(try disk.read("history")).count <= 4_096)
+    #expect(kept.last == entry(199) && kept.count >= 10)
+    #expect(kept == (200 - kept.count..<200).map(entry), "the newest, in order, none lost between them")
+}
+
+/// ALICE-style: 40 appends (with compactions at a 4 KiB bound) stopped by a crash after each
+/// step that writes, restarted from each way a power cut may leave the disk: the history always
+/// opens; what it reads is entries that were appended, in order, ending with the last one whose
+/// append returned, or a later one; and it goes on appending.
+@Test func aCrashAfterAnyStepKeepsEveryEntryWhoseAppendReturned() throws {
+    let clean = SimulatedJournalDisk()
+    let history = try HistoryJournal(disk: clean, name: "history", maxBytes: 4_096)
+    for i in 0..<40 { try history.append(entry(i)) }
+    let total = clean.steps
+    for crashAfter in 0..<total {
+        for loss in SimulatedJournalDisk.Loss.allCases {
+            let disk = SimulatedJournalDisk()
+            disk.crashAfter = crashAfter
+            var returned = -1
+            if let history = try? HistoryJournal(disk: disk, name: "history", maxBytes: 4_096) {
+                for i in 0..<40 {
+                    guard (try? history.append(entry(i))) != nil else { break }
+                    returned = i
+                }
+            }
+            let context = "crash after step \(crashAfter), \(loss)"
+            let restarted = try HistoryJournal(disk: disk.afterPowerCut(loss), name: "history", maxBytes: 4_096)
+            let read = try restarted.entries()
+            let indices = read.map { Int($0.time - 1_700_000_000) }
+            #expect(read == indices.map(entry), "\(context): an entry that was never appended")
+            #expect(indices == indices.sorted() && Set(indices).count == indices.count, "\(context): out of order")
+            if returned >= 0 { #expect(indices.last.map { $0 >= returned } == true, "\(context): lost entry \(returned): \(indices)") }
+            try restarted.append(entry(99))
+            #expect(try restarted.entries().last == entry(99), "\(context)")
+        }
+    }
+}
