@@ -137,7 +137,7 @@ let package = Package(
         ]),
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
         .testTarget(name: "CLITests", dependencies: [
-            "BlesendCLI", "BlueZ", "L2CAP", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Transfer", "Pipeline", "Keys", "TestSupport", "Discovery", "Sodium", "State",
+            "BlesendCLI", "BlueZ", "L2CAP", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Transfer", "Pipeline", "Keys", "TestSupport", "Discovery", "Sodium", "State", "Storage",
             "BluetoothdStandIn", .product(name: "Logging", package: "swift-log"),
         ]),
         // The attack table of docs/threat-model.md: one test per row, real pipeline, real folders.

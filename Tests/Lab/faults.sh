@@ -259,6 +259,15 @@ case_sender_killed() {
   check "at most $bound bytes on the air, above 1.10 x $size" ratio_ok "$bound" "$size"
   check "m8.bin differs or missing" same "$W/files/m8.bin" "$out/m8.bin"
   check "more than m8.bin in the folder: $(ls -A "$out" | tr '\n' ' ')" [ "$(ls -A "$out")" = m8.bin ]
+  # The history of both tools tells what happened: sent and received, resumed, the same BLAKE2b.
+  "$SEND" history --json --since 10m > "$W/logs/history-sent.out" 2>&1
+  "$RECV" history --json --since 10m > "$W/logs/history-received.out" 2>&1
+  local sent_hash received_hash
+  sent_hash=$(grep "\"path\":\"$W/files/m8.bin\"" "$W/logs/history-sent.out" | grep '"result":"saved","resumed":true' | grep -o '"blake2b":"[0-9a-f]*"' | tail -n 1)
+  received_hash=$(grep "\"path\":\"$out/m8.bin\"" "$W/logs/history-received.out" | grep '"result":"saved"' | grep -o '"blake2b":"[0-9a-f]*"' | tail -n 1)
+  log "history: sent $(tail -n 1 "$W/logs/history-sent.out"); received $(tail -n 1 "$W/logs/history-received.out")"
+  check "blesend history has no resumed, saved m8.bin with a hash" [ -n "$sent_hash" ]
+  check "blerecv history has no saved m8.bin with the same hash as blesend's" [ -n "$received_hash" -a "$sent_hash" = "$received_hash" ]
   stop_recv
   check "temporaries left after the receiver stopped: $(temporaries "$out")" no_temporaries "$out"
   end "$SLOG.err" "$RECV_LOG.err"
