@@ -273,6 +273,37 @@ case_sender_killed() {
   end "$SLOG.err" "$RECV_LOG.err"
 }
 
+# On demand (not in CASES; faults.sh durability_cost): the cost of durable partials. 8 MiB over
+# L2CAP (the fastest transport: the syncs weigh most there), blerecv with its default
+# --keep-partials (synced every 256 KiB) and with --keep-partials 0 (nameless, never synced),
+# ROUNDS times each in alternating order, in one boot; goodput from blesend's file-done seconds.
+case_durability_cost() {
+  begin "benchmark: goodput with durable partials vs without (8 MiB over L2CAP, ${COST_ROUNDS:-3} rounds each, one boot)"
+  local size=$((8 * 1024 * 1024)) round mode out secs durable=() memory=()
+  for round in $(seq 1 "${COST_ROUNDS:-3}"); do
+    for mode in $([ $((round % 2)) = 1 ] && echo "durable memory" || echo "memory durable"); do
+      out=$(outdir "cost-$mode")
+      if [ "$mode" = durable ]; then start_recv "cost-$mode" "$out" || fail "receiver did not start"
+      else start_recv "cost-$mode" "$out" --keep-partials 0 || fail "receiver did not start"; fi
+      send_run "cost-$mode-$round" --json --no-compress --to "$RPUB" "$W/files/m8.bin"
+      secs=$(json_get "$SLOG.out" file-done seconds)
+      check "$mode round $round: blesend exit $SRC" [ "$SRC" = "$EXIT_SUCCESS" ]
+      check "$mode round $round: m8.bin differs" same "$W/files/m8.bin" "$out/m8.bin"
+      stop_recv
+      log "$mode round $round: $(goodput "$size" "${secs:-0}") KiB/s (${secs}s)"
+      if [ "$mode" = durable ]; then durable+=("${secs:-0}"); else memory+=("${secs:-0}"); fi
+    done
+  done
+  local md mm ratio
+  md=$(printf '%s\n' "${durable[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+  mm=$(printf '%s\n' "${memory[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+  ratio=$(awk -v d="$md" -v m="$mm" 'BEGIN { printf "%.3f", m / d }')
+  log "median seconds: durable $md (${durable[*]}), without $mm (${memory[*]}): goodput ratio durable / without = $ratio"
+  echo "# METRIC durability_goodput_ratio=$ratio"
+  check "goodput with durable partials is $ratio x that without (want >= 0.97)" awk -v r="$ratio" 'BEGIN { exit !(r >= 0.97) }'
+  end "$SLOG.err"
+}
+
 # power_cycle_case NAME hciN FILE: a transfer while hciN is powered off for 2 s
 power_cycle() {
   local name=$1 hci=$2 file=$3 out

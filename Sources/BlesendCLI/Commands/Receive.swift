@@ -73,7 +73,7 @@ struct Receive: AsyncParsableCommand {
     var key: String?
 
     @Option(help: ArgumentHelp(
-        "Where to keep what must survive a restart: the replay guard (default: $STATE_DIRECTORY, else $XDG_STATE_HOME/blesend or ~/.local/state/blesend).",
+        "Where to keep what must survive a restart: the replay guard and the history (default: $STATE_DIRECTORY, else $XDG_STATE_HOME/blesend or ~/.local/state/blesend).",
         valueName: "dir"))
     var state: String?
 

@@ -84,7 +84,7 @@ struct Send: AsyncParsableCommand {
     var privateDiscovery = false
 
     @Option(help: ArgumentHelp(
-        "Where to keep the transfer ids of files not yet saved, so that a run again resumes them (default: $XDG_STATE_HOME/blesend or ~/.local/state/blesend).",
+        "Where to keep the history and the transfer ids of files not yet saved, so that a run again resumes them (default: $XDG_STATE_HOME/blesend or ~/.local/state/blesend).",
         valueName: "dir"))
     var state: String?
 
