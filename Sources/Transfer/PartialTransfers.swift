@@ -2,8 +2,10 @@ import Pipeline
 
 /// The files a receiver is receiving or was receiving when their links dropped, kept for a
 /// resume and keyed by (authenticated sender key, transfer id), so that nobody but their sender
-/// can continue them. Bounded twice: at most `maxPerSender` waiting per sender (a new one removes
-/// that sender's least recently active), and each one for `lifetime` after its last activity.
+/// can continue them. Bounded three times: at most `maxPerSender` waiting per sender (a new one
+/// removes that sender's least recently active), at most `maxTotal` waiting in all (a new one
+/// removes the least recently active of anyone's), and each one for `lifetime` after its last
+/// activity.
 ///
 /// A partial that a live connection is receiving has that connection as its `holder`: expiry and
 /// eviction pass it by (another connection's `linkLost` runs them), so at most one more per live
@@ -30,11 +32,16 @@ struct PartialTransfers {
 
     let lifetime: Duration
     let maxPerSender: Int
+    let maxTotal: Int
     private var table: [Key: Partial] = [:]
 
-    init(lifetime: Duration, maxPerSender: Int) {
+    /// Partials waiting in all, of every sender, unless told otherwise.
+    static let defaultMaxTotal = 64
+
+    init(lifetime: Duration, maxPerSender: Int, maxTotal: Int = defaultMaxTotal) {
         self.lifetime = lifetime
         self.maxPerSender = max(1, maxPerSender)
+        self.maxTotal = max(1, maxTotal)
     }
 
     var count: Int { table.count }
@@ -50,6 +57,12 @@ struct PartialTransfers {
         let own = table.filter { $0.key.senderKey == key.senderKey && $0.key != key && $0.value.holder == nil }
         if own.count >= maxPerSender {
             for (old, _) in own.sorted(by: { $0.value.lastActivity < $1.value.lastActivity }).prefix(own.count - maxPerSender + 1) {
+                discard(old)
+            }
+        }
+        let waiting = table.filter { $0.key != key && $0.value.holder == nil }
+        if waiting.count >= maxTotal {
+            for (old, _) in waiting.sorted(by: { $0.value.lastActivity < $1.value.lastActivity }).prefix(waiting.count - maxTotal + 1) {
                 discard(old)
             }
         }

@@ -132,3 +132,20 @@ private final class ForeignErrorStore: FileStore {
     #expect(events.last == .fileFailed(sender: "alice", name: "t.bin", .tampered))
     #expect(files.partialCount == 0 && store.openTemporaries == 0 && !files.isReceiving)
 }
+
+/// Partials are bounded in all, not only per sender: beyond `maxTotal` waiting, a new one
+/// removes the least recently active of anyone's (never one a live connection holds).
+@Test func partialsAreBoundedInAllAcrossSenders() {
+    let store = MemoryFileStore()
+    var table = PartialTransfers(lifetime: .seconds(3_600), maxPerSender: 4, maxTotal: 3)
+    for n in 0..<5 {
+        let key = PartialTransfers.Key(senderKey: [UInt8(n)], id: TransferID(halves: (UInt64(n), 0)))
+        let file = try! store.begin(name: "f\(n)", size: 10, sender: "s\(n)")
+        table.insert(.init(name: "f\(n)", size: 10, file: file, hasher: TestHasher(), received: 1,
+                           lastActivity: Instant(nanoseconds: UInt64(n)), holder: nil), for: key)
+    }
+    #expect(table.count == 3)
+    #expect(store.openTemporaries == 3, "the two oldest were discarded with their files")
+    #expect(table[PartialTransfers.Key(senderKey: [0], id: TransferID(halves: (0, 0)))] == nil)
+    #expect(table[PartialTransfers.Key(senderKey: [4], id: TransferID(halves: (4, 0)))] != nil)
+}
