@@ -181,6 +181,7 @@ private func recover(_ folder: SimulatedPartialFolder, lifetime: UInt64 = 3_600)
         let found = try #require(recovered.first)
         #expect(found.checkpoint.senderKey == senderKey && found.checkpoint.id == id && found.checkpoint.durable == 2_000)
         #expect(try receive(into: found.file, from: 2_000, hasher: found.hasher) == "report.pdf")
+        #expect(second.partialDescriptors.isEmpty, "descriptors left open: \(second.partialDescriptors.keys.sorted())")
     }
     #expect(try Array(Data(contentsOf: URL(fileURLWithPath: dir + "/report.pdf"))) == content)
     // Only the other receiver's temporary is left.

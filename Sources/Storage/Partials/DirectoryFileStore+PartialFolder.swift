@@ -62,6 +62,8 @@ extension DirectoryFileStore: PartialFolder {
         guard renameat(directoryFD, next, directoryFD, name) == 0 else {
             throw StorageError(.io, "cannot rename \(next): \(systemMessage(errno))")
         }
+        // A descriptor kept for the old file under that name would read what it replaced.
+        closeFile(name)
         try syncFolder()
     }
 

@@ -46,8 +46,9 @@ public struct PartialRecovery {
     }
 
     private func recover(data: String, record: String, now: UInt64) -> RecoveredPartial? {
-        guard let bytes = try? folder.read(record, at: 0, count: PartialRecord.maxLength + 1),
-              let saved = PartialRecord(decoding: bytes),
+        let bytes = try? folder.read(record, at: 0, count: PartialRecord.maxLength + 1)
+        folder.closeFile(record)
+        guard let bytes, let saved = PartialRecord(decoding: bytes),
               now < saved.savedAt || now - saved.savedAt <= lifetime,
               let length = try? folder.length(data), length >= saved.checkpoint.durable
         else { return nil }
