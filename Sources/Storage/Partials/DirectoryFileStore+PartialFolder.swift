@@ -56,11 +56,17 @@ extension DirectoryFileStore: PartialFolder {
         unlinkat(directoryFD, next, 0)
         let fd = openat(directoryFD, next, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Self.creationError(errno, directory) }
-        defer { close(fd) }
-        try writeFully(fd, contents, at: 0, name: next)
-        guard fsync(fd) == 0 else { throw StorageError(.io, "cannot sync \(next): \(systemMessage(errno))") }
-        guard renameat(directoryFD, next, directoryFD, name) == 0 else {
-            throw StorageError(.io, "cannot rename \(next): \(systemMessage(errno))")
+        do throws(StorageError) {
+            defer { close(fd) }
+            try writeFully(fd, contents, at: 0, name: next)
+            guard fsync(fd) == 0 else { throw StorageError(.io, "cannot sync \(next): \(systemMessage(errno))") }
+            guard renameat(directoryFD, next, directoryFD, name) == 0 else {
+                throw StorageError(.io, "cannot rename \(next): \(systemMessage(errno))")
+            }
+        } catch {
+            // A disk full (or any failure) leaves no half-written record behind.
+            unlinkat(directoryFD, next, 0)
+            throw error
         }
         // A descriptor kept for the old file under that name would read what it replaced.
         closeFile(name)
