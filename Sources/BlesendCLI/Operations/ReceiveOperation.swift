@@ -80,7 +80,7 @@ struct ReceiveOperation {
         let clock = MonotonicClock()
         ReloadSignal.install { [trust, reporter] in
             trust.forget()
-            reporter.logger.notice("SIGHUP: the trust directory \(trust.path) is read again before the next handshake")
+            reporter.say("blerecv: SIGHUP: the trust directory \(trust.path) is read again before the next handshake")
         }
         let kept = base.session.recoverPartials(now: clock.now)
         if kept > 0 { reporter.logger.notice("\(kept) partial file(s) of an earlier run kept for their senders to resume") }
