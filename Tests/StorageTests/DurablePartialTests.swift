@@ -120,13 +120,19 @@ private func recover(_ folder: SimulatedPartialFolder, lifetime: UInt64 = 3_600)
     }
 }
 
-@Test func recoveryRemovesExpiredDamagedAndUnrecordedTemporaries() throws {
+/// A folder holding the first 1,000 bytes of `content`, checkpointed.
+private func folderWithAPartialOf1000Bytes() throws -> SimulatedPartialFolder {
     let folder = SimulatedPartialFolder()
     try folder.create(dataName)
     let file = DurableIncomingFile(folder: folder, data: dataName, name: "report.pdf")
     try file.write(Array(content.prefix(1_000)), at: 0)
     try file.checkpoint(PartialCheckpoint(senderKey: senderKey, id: id, name: "report.pdf", size: 5_000, durable: 1_000,
                                           prefixHash: hash(Array(content.prefix(1_000)))))
+    return folder
+}
+
+@Test func recoveryRemovesExpiredDamagedAndUnrecordedTemporaries() throws {
+    let folder = try folderWithAPartialOf1000Bytes()
     // A temporary with no record: nothing says what it is.
     try folder.create(".other.test-ghijkl.blesend-part")
 
@@ -142,12 +148,7 @@ private func recover(_ folder: SimulatedPartialFolder, lifetime: UInt64 = 3_600)
 }
 
 @Test func recoveryStartsAFileOverWhoseBytesDoNotHashAsRecorded() throws {
-    let folder = SimulatedPartialFolder()
-    try folder.create(dataName)
-    let file = DurableIncomingFile(folder: folder, data: dataName, name: "report.pdf")
-    try file.write(Array(content.prefix(1_000)), at: 0)
-    try file.checkpoint(PartialCheckpoint(senderKey: senderKey, id: id, name: "report.pdf", size: 5_000, durable: 1_000,
-                                          prefixHash: hash(Array(content.prefix(1_000)))))
+    let folder = try folderWithAPartialOf1000Bytes()
     try folder.write(dataName, [0xFF], at: 500)
     let outcome = recover(folder)
     #expect(outcome.found.isEmpty && outcome.removed == 2)

@@ -23,14 +23,7 @@ public final class SimulatedJournalDisk: JournalDisk {
         case renamesKept
     }
 
-    private final class File {
-        var current: [UInt8]
-        var durable: [UInt8]
-        init(current: [UInt8], durable: [UInt8]) {
-            self.current = current
-            self.durable = durable
-        }
-    }
+    private typealias File = SimulatedFile
 
     private var current: [String: File] = [:]
     private var durable: [String: File] = [:]

@@ -10,14 +10,7 @@ import Transfer
 public final class SimulatedPartialFolder: PartialFolder {
     public typealias Loss = SimulatedJournalDisk.Loss
 
-    private final class File {
-        var current: [UInt8]
-        var durable: [UInt8]
-        init(current: [UInt8], durable: [UInt8]) {
-            self.current = current
-            self.durable = durable
-        }
-    }
+    private typealias File = SimulatedFile
 
     /// Names to files, as they are now and as the folder's last sync left them.
     private var current: [String: File] = [:]
