@@ -54,7 +54,7 @@ let package = Package(
         .target(name: "Discovery", dependencies: ["Keys", "Sodium"]),
         .target(name: "Storage", dependencies: ["Pipeline", "Transfer", "CFileCalls", "Sodium"]),
         // What a receiver keeps on disk across restarts: the replay journal.
-        .target(name: "State", dependencies: ["Handshake", "Pipeline", "Sodium"]),
+        .target(name: "State", dependencies: ["Handshake", "Pipeline", "Sodium", "Transfer"]),
         .target(name: "Session", dependencies: [
             "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium", "Zstd",
             .product(name: "DequeModule", package: "swift-collections"),
@@ -128,7 +128,7 @@ let package = Package(
         .testTarget(name: "KeysTests", dependencies: ["Keys"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Keys", "Sodium", "CSodium"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Transfer", "TestDoubles", "Sodium", "Pipeline"]),
-        .testTarget(name: "StateTests", dependencies: ["State", "Handshake", "TestDoubles"]),
+        .testTarget(name: "StateTests", dependencies: ["State", "Handshake", "TestDoubles", "Transfer"]),
         .testTarget(name: "SessionTests", dependencies: [
             "Session", "Simulation", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline", "Zstd",
         ]),

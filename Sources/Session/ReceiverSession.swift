@@ -56,12 +56,15 @@ public struct ReceiverSession {
     /// user's answer, `approvalNeeded`, instead of being refused: docs/protocol.md §8.5).
     /// `replayMemory` keeps the replay guard across restarts: what it recalls is known replayed
     /// from the start, and every timestamp accepted is remembered there before message 2 is
-    /// written (nil: in memory only, forgotten at exit).
+    /// written (nil: in memory only, forgotten at exit). `completedMemory` keeps the transfers
+    /// completed across restarts, so that a file stored just before one is not stored twice.
     public init(identity: Identity, trust: TrustStore, store: any FileStore,
                 configuration: SessionConfiguration = .init(), maxFileSize: UInt64 = 1 << 40, decompresses: Bool = true,
-                asksAboutStrangers: Bool = false, replayMemory: (any ReplayMemory)? = nil) {
+                asksAboutStrangers: Bool = false, replayMemory: (any ReplayMemory)? = nil,
+                completedMemory: (any CompletedMemory)? = nil) {
         let ledger = ReceiverLedger(store: store, makeHasher: { FileHasher() }, maxFileSize: maxFileSize,
-                                    partialLifetime: configuration.partialLifetime, trees: store as? any TreeStore)
+                                    partialLifetime: configuration.partialLifetime, trees: store as? any TreeStore,
+                                    completedMemory: completedMemory)
         self.init(identity: identity, shared: ReceiverSharedState(trust: trust, ledger: ledger, replayMemory: replayMemory),
                   configuration: configuration,
                   decompresses: decompresses, asksAboutStrangers: asksAboutStrangers)

@@ -232,6 +232,8 @@ struct FileReceiver {
         }
         _ = ledger.partials.remove(key)
         ledger.completedFiles.remember(.init(storedName: storedName, size: partial.received), for: key)
+        // Best effort: if it is not kept, a restart before the sender hears `confirm` costs a copy.
+        try? ledger.completedMemory?.remember(.init(senderKey: key.senderKey, id: key.id, storedName: storedName, size: partial.received))
         events.append(.fileSaved(sender: sender.name, name: partial.name, storedName: storedName, size: partial.received, hash: hash))
         return .confirm(id: key.id, status: .saved, storedName: storedName)
     }

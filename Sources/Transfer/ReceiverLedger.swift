@@ -20,6 +20,8 @@ public final class ReceiverLedger {
     let maxFileSize: UInt64
     var partials: PartialTransfers
     var completedFiles = CompletedTransfers()
+    /// Where completed transfers are kept across restarts (nil: in memory only).
+    let completedMemory: (any CompletedMemory)?
     var folders: OpenFolders
     var completedFolders = CompletedTransfers()
     private var holders: UInt64 = 0
@@ -31,9 +33,17 @@ public final class ReceiverLedger {
     ///     temporary file and a descriptor; a new one beyond this removes that sender's least
     ///     recently active one that no live connection uses. An honest sender has one at a time.
     ///   - trees: with it, folders are taken and built there.
+    ///   - completedMemory: keeps completed transfers across restarts; what it recalls is answered
+    ///     as completed from the start.
     public init(store: any FileStore, makeHasher: @escaping () -> any ContentHasher, maxFileSize: UInt64 = 1 << 40,
-                partialLifetime: Duration = .seconds(600), maxPartialsPerSender: Int = 4, trees: (any TreeStore)? = nil) {
+                partialLifetime: Duration = .seconds(600), maxPartialsPerSender: Int = 4, trees: (any TreeStore)? = nil,
+                completedMemory: (any CompletedMemory)? = nil) {
         self.store = store
+        self.completedMemory = completedMemory
+        for done in completedMemory?.recalled ?? [] {
+            completedFiles.remember(.init(storedName: done.storedName, size: done.size),
+                                    for: PartialTransfers.Key(senderKey: done.senderKey, id: done.id))
+        }
         self.trees = trees
         self.makeHasher = makeHasher
         self.maxFileSize = maxFileSize

@@ -1,6 +1,7 @@
 import Handshake
 import State
 import TestDoubles
+import Transfer
 import Testing
 
 private func entry(_ i: Int) -> HistoryEntry {
@@ -59,4 +60,22 @@ private func entry(_ i: Int) -> HistoryEntry {
             #expect(try restarted.entries().last == entry(99), "\(context)")
         }
     }
+}
+
+/// The completed-transfers memory: what a receiver stored is recalled after a reopen, in order;
+/// a damaged tail is skipped; past its bound the newest are kept.
+@Test func completedTransfersAreRecalledAfterAReopen() throws {
+    let disk = SimulatedJournalDisk()
+    let journal = try CompletedJournal(disk: disk, name: "completed", maxBytes: 4_096)
+    #expect(journal.recalled.isEmpty)
+    let done = (0..<100).map { i in
+        CompletedTransfer(senderKey: [UInt8](repeating: UInt8(i % 3), count: 32), id: TransferID(halves: (UInt64(i), 7)),
+                          storedName: "file-\(i).bin", size: UInt64(i) * 10)
+    }
+    for transfer in done { try journal.remember(transfer) }
+    let again = try CompletedJournal(disk: disk, name: "completed", maxBytes: 4_096).recalled
+    #expect(again.last == done.last && again.count >= 10)
+    #expect(again == Array(done.suffix(again.count)))
+    try disk.append("completed", [0, 0, 0, 9, 1, 2])
+    #expect(try CompletedJournal(disk: disk, name: "completed", maxBytes: 4_096).recalled == again)
 }

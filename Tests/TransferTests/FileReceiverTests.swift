@@ -149,3 +149,33 @@ private final class ForeignErrorStore: FileStore {
     #expect(table[PartialTransfers.Key(senderKey: [0], id: TransferID(halves: (0, 0)))] == nil)
     #expect(table[PartialTransfers.Key(senderKey: [4], id: TransferID(halves: (4, 0)))] != nil)
 }
+
+/// A `CompletedMemory` in memory, as a restarted receiver finds it.
+private final class KeptCompleted: CompletedMemory {
+    var recalled: [CompletedTransfer] = []
+    func remember(_ transfer: CompletedTransfer) throws { recalled.append(transfer) }
+}
+
+/// A file stored just before a restart, whose sender never heard `confirm`: the restarted
+/// receiver (a new ledger recalling the completed transfers) answers its re-offer as completed,
+/// with the stored name, instead of storing it a second time.
+@Test func aFileStoredBeforeARestartIsConfirmedAgainNotStoredTwice() throws {
+    let store = MemoryFileStore()
+    let kept = KeptCompleted()
+    var files = FileReceiver(ledger: ReceiverLedger(store: store, makeHasher: { TestHasher() }, completedMemory: kept),
+                             chunks: ChunkDecoder(decompressor: nil))
+    var events: [TransferReceiver.Event] = []
+    let bytes = pattern(5_000)
+    _ = offer(&files, "a.bin", size: 5_000, events: &events)
+    _ = try files.receive(.raw(bytes), compressing: false, now: .zero, from: alice, events: &events)
+    _ = try files.done(sampleID, hash: hash(bytes), from: alice, events: &events)
+    #expect(kept.recalled == [CompletedTransfer(senderKey: alice.key, id: sampleID, storedName: "a.bin", size: 5_000)])
+
+    var restarted = FileReceiver(ledger: ReceiverLedger(store: store, makeHasher: { TestHasher() }, completedMemory: kept),
+                                 chunks: ChunkDecoder(decompressor: nil))
+    events = []
+    #expect(restarted.recall(alice.key(for: sampleID), size: 5_000, now: .zero, from: alice, events: &events)
+            == .accept(id: sampleID, offset: 5_000))
+    #expect(try restarted.done(sampleID, hash: [], from: alice, events: &events) == [.confirm(id: sampleID, status: .saved, storedName: "a.bin")])
+    #expect(store.committed.count == 1)
+}

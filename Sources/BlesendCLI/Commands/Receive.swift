@@ -188,6 +188,7 @@ struct Receive: AsyncParsableCommand {
                 allowPublicAddress: allowPublicAddress,
                 askingInto: ask ? trust : nil, replayMemory: journal, reporter: reporter)
             operation.history = History(folder: stateFolder, name: History.receivedName, reporter: reporter)
+            if !stdout { operation.completedMemory = StateLocation.completedJournal(in: stateFolder, for: identity, reporter: reporter) }
             if let keptPartials {
                 operation.partialLifetime = keptPartials
                 Interrupts.shared.keepPartials()

@@ -13,6 +13,17 @@ enum StateLocation {
         return (environment("HOME") ?? ".") + "/.local/state/blesend"
     }
 
+    /// The completed transfers of the receiver with `identity` in `folder`; nil (said, not fatal)
+    /// when they cannot be kept there: a file stored just before a restart may then be stored twice.
+    static func completedJournal(in folder: String, for identity: Identity, reporter: Reporter) -> CompletedJournal? {
+        do {
+            return try CompletedJournal(disk: try PosixJournalDisk(folder: folder), name: "completed-\(identity.publicKey.fileTag)")
+        } catch {
+            reporter.logger.warning("cannot keep completed transfers in \(folder) (\(error)); a file stored just before a restart may be stored again")
+            return nil
+        }
+    }
+
     /// The replay journal of the receiver with `identity` in `folder` (one per receiver key, so
     /// that receivers with different keys may share a folder).
     static func replayJournal(in folder: String, for identity: Identity) throws(CLIError) -> ReplayJournal {

@@ -35,6 +35,8 @@ struct ReceiveOperation {
     var replayMemory: (any ReplayMemory)?
     /// Where each file received or failed is written down (`blerecv history`).
     var history: History?
+    /// Where completed transfers are kept across restarts (`StateLocation`).
+    var completedMemory: (any CompletedMemory)?
     let reporter: Reporter
 
     /// How long a partial file waits for its sender (`--keep-partials`).
@@ -48,7 +50,8 @@ struct ReceiveOperation {
     func run() async throws(CLIError) {
         let configuration = SessionConfiguration(partialLifetime: partialLifetime)
         let base = SessionBox(ReceiverSession(identity: identity, trust: trust.store, store: store, configuration: configuration,
-                                              asksAboutStrangers: askingInto != nil, replayMemory: replayMemory))
+                                              asksAboutStrangers: askingInto != nil, replayMemory: replayMemory,
+                                              completedMemory: completedMemory))
         if privateDiscovery { try await checkAddressPrivacy() }
         let peripheral: GattPeripheral
         do {

@@ -1,0 +1,41 @@
+import Handshake
+import Pipeline
+import Transfer
+
+/// A `CompletedMemory` on disk: one `RecordJournal` record (magic `BSDONE01`) per file a receiver
+/// stored, synced after the file got its name: sender key (32), transfer id (16), size (u64),
+/// stored name (u16 length, UTF-8). At most `maxBytes` (the newest kept); the ledger keeps the
+/// newest 256 of what it recalls.
+public final class CompletedJournal: CompletedMemory {
+    public static let magic = Array("BSDONE01".utf8)
+    private let journal: RecordJournal
+    public let recalled: [CompletedTransfer]
+
+    public init(disk: any JournalDisk, name: String, maxBytes: Int = 64 << 10) throws(ReplayMemoryFailure) {
+        journal = try RecordJournal(disk: disk, name: name, magic: Self.magic, maxBytes: maxBytes)
+        recalled = try journal.records().compactMap { try? Self.decode($0) }
+    }
+
+    public func remember(_ transfer: CompletedTransfer) throws {
+        try journal.append(Self.encode(transfer))
+    }
+
+    static func encode(_ transfer: CompletedTransfer) -> [UInt8] {
+        var body = transfer.senderKey + transfer.id.bytes
+        body.appendBigEndian(transfer.size)
+        let name = Array(transfer.storedName.utf8.prefix(1_024))
+        body.appendBigEndian(UInt16(name.count))
+        return body + name
+    }
+
+    static func decode(_ body: [UInt8]) throws(ByteReaderError) -> CompletedTransfer? {
+        var reader = ByteReader(body)
+        let key = Array(try reader.readBytes(32))
+        guard let id = TransferID(bytes: try reader.readBytes(TransferConstants.idLength)) else { return nil }
+        let size = try reader.readUInt64()
+        let name = try reader.readBytes(Int(try reader.readUInt16()))
+        try reader.expectEnd()
+        guard let storedName = String(validating: name, as: UTF8.self) else { return nil }
+        return CompletedTransfer(senderKey: key, id: id, storedName: storedName, size: size)
+    }
+}
