@@ -14,7 +14,8 @@ struct Receive: AsyncParsableCommand {
         discussion: """
         Advertises the blesend service and accepts files only from senders whose public keys are \
         in the trust directory (one NAME.pub per sender). Files are written to a hidden file in \
-        the output folder and appear under their name only after the whole file is verified. An existing file is never replaced unless --force; the new one gets a number \
+        the output folder and appear under their name only after the whole file is verified. An \
+        existing file is never replaced unless --force; the new one gets a number \
         (report-1.pdf). Stored files get 0666 minus the umask (0777 minus the umask if the sender \
         marked them executable). An output folder other users may write is refused (exit 71), and \
         so is a trust directory or .pub file anyone but its owner may write (exit 65). The trust \
@@ -22,7 +23,13 @@ struct Receive: AsyncParsableCommand {
         the next sender on, without a restart (a directory that then fails these checks trusts \
         nobody until it is fixed).
 
-        A file whose sender went away part-way is kept for a resume, across restarts of blerecv         and power cuts too (--keep-partials, default 168 hours after its last byte): its bytes in         a hidden .blesend-part file in the output folder, synced every 256 KiB and when its link         drops, and a .blesend-keep record beside it. When the sender comes back, with blesend         still running or run again with the same file, only the rest is sent; at start blerecv         checks what it kept (the bytes must hash as recorded, else that file starts over) and         removes its own leftovers that cannot be resumed, never another receiver's.
+        A file whose sender went away part-way is kept for a resume, across restarts of blerecv and \
+        power cuts too (--keep-partials, default 168 hours after its last byte): its bytes in a \
+        hidden .blesend-part file in the output folder, synced every 256 KiB and when its link \
+        drops, and a .blesend-keep record beside it. When the sender comes back, with blesend still \
+        running or run again with the same file, only the rest is sent; at start blerecv checks what \
+        it kept (the bytes must hash as recorded, else that file starts over) and removes its own \
+        leftovers that cannot be resumed, never another receiver's.
 
         Several senders are served at once (--max-links, default 3; one place is always kept \
         for a sender that proves a trusted key): over L2CAP channels, and one of them over GATT. \
