@@ -35,8 +35,31 @@ public final class DirectoryIncomingTree {
     private var enteredFolderKeys: Set<[UInt8]> = []
     /// Files begun but neither committed nor discarded: the tree cannot be committed around them.
     private var openFiles = 0
+    /// Where what was settled in it is recorded, when the store keeps partials across runs: then
+    /// every folder made and every file's folder entry is synced before it is recorded.
+    private let journal: TreeJournal?
 
-    init(store: DirectoryFileStore, topName: String) throws(StorageError) {
+    /// The folder a store recovered at start (`TreeRecovery`): its staging folder `stagingName`
+    /// open at `stagingFD`, its folders (all of them, and those that arrived as `folder` items)
+    /// and `openFiles` files to resume.
+    init(recovering stagingName: String, stagingFD: Int32, store: DirectoryFileStore, topName: String, journal: TreeJournal,
+         folders: [[String]], entered: [[String]], openFiles: Int) throws(StorageError) {
+        let outputFD = fcntl(store.directoryFD, F_DUPFD_CLOEXEC, 0)
+        guard outputFD >= 0 else { throw StorageError(.io, "cannot hold \(store.directory): \(systemMessage(errno))") }
+        self.topName = topName
+        self.directory = store.directory
+        self.modes = store.modes
+        self.outputFD = outputFD
+        self.stagingFD = stagingFD
+        self.stagingName = stagingName
+        self.stagingToken = nil
+        self.journal = journal
+        self.openFiles = openFiles
+        for folder in folders { noteCreated(folder, key: Array(Self.text(folder).utf8)) }
+        enteredFolderKeys = Set(entered.map { Array(Self.text($0).utf8) })
+    }
+
+    init(store: DirectoryFileStore, topName: String, head: TreeRecord) throws(StorageError) {
         guard isSafeComponent(topName) else { throw StorageError(.io, "unsafe folder name") }
         let directory = store.directory
         let outputFD = fcntl(store.directoryFD, F_DUPFD_CLOEXEC, 0)
@@ -65,13 +88,26 @@ public final class DirectoryIncomingTree {
             close(outputFD)
             throw StorageError(.io, "cannot open the folder just created in \(directory): \(systemMessage(code))")
         }
+        // Kept across runs: recorded beside it, and left by an interrupt (not an open temporary).
+        var journal: TreeJournal?
+        if store.keepPartials != nil {
+            do {
+                journal = try TreeJournal.create(in: store, name: TemporaryNames.record(for: stagingName), head: head)
+            } catch {
+                close(stagingFD)
+                removeEntry(named: Array(stagingName.utf8), in: outputFD)
+                close(outputFD)
+                throw error
+            }
+        }
         self.topName = topName
         self.directory = directory
         self.modes = store.modes
         self.outputFD = outputFD
         self.stagingFD = stagingFD
         self.stagingName = stagingName
-        self.stagingToken = OpenTemporaries.shared.insert(stagingName, in: outputFD)
+        self.journal = journal
+        self.stagingToken = journal == nil ? OpenTemporaries.shared.insert(stagingName, in: outputFD) : nil
     }
 
     deinit {
@@ -81,7 +117,7 @@ public final class DirectoryIncomingTree {
 
     /// Creates the folder at `components` (relative to the top folder; empty means the top folder
     /// itself, which exists already), and any missing folder above it.
-    public func makeFolder(_ components: [String]) throws(StorageError) {
+    public func makeFolder(_ components: [String], id: TransferID) throws(StorageError) {
         guard let name = components.last else { return }
         let key = try Self.key(components)
         guard !enteredFolderKeys.contains(key) else { throw StorageError(.exists, "\(Self.text(components)) arrived twice") }
@@ -89,6 +125,7 @@ public final class DirectoryIncomingTree {
         defer { close(parent) }
         if mkdirat(parent, name, 0o700) == 0 {
             noteCreated(components, key: key)
+            try syncEntries(parent, Self.text(components))
         } else {
             let code = errno
             guard code == EEXIST else { throw Self.creationError(code, Self.text(components)) }
@@ -99,13 +136,14 @@ public final class DirectoryIncomingTree {
                 throw StorageError(.exists, "\(Self.text(components)) is already taken")
             }
         }
+        try journal?.append(.folder(id: id, path: components))
         enteredFolderKeys.insert(key)
     }
 
     /// Creates the file at `components` (relative to the top folder), and any missing folder above
     /// it. Its `commit` finishes it in place (flushed, `FileModes.file`, or `.executable` when
     /// `executable`) and returns its path relative to the top folder; it becomes visible only with the tree's `commit`.
-    public func beginFile(_ components: [String], size: UInt64?, executable: Bool) throws(StorageError) -> any IncomingFile {
+    public func beginFile(_ components: [String], id: TransferID, size: UInt64?, executable: Bool) throws(StorageError) -> any IncomingFile {
         guard let name = components.last else { throw StorageError(.io, "a file needs a name") }
         _ = try Self.key(components)
         guard stagingFD >= 0 else { throw StorageError(.io, "the folder was already committed or discarded") }
@@ -119,9 +157,19 @@ public final class DirectoryIncomingTree {
             throw Self.creationError(code, path)
         }
         openFiles += 1
-        return TreeIncomingFile(tree: self, parent: parent, fd: fd, name: name, path: path,
-                                mode: executable ? modes.executable : modes.file)
+        return TreeIncomingFile(tree: self, parent: parent, fd: fd, id: id, components: components, executable: executable)
     }
+
+    /// Whether what is settled in it is recorded for a later run.
+    var keepsAcrossRuns: Bool { journal != nil }
+
+    /// Records `record` (a file's checkpoint or its end) where the folder is kept across runs.
+    func record(_ record: TreeRecord) throws(StorageError) {
+        try journal?.append(record)
+    }
+
+    /// The mode a file gets when it is finished.
+    func fileMode(executable: Bool) -> mode_t { executable ? modes.executable : modes.file }
 
     /// Moves the whole folder into place; returns the name it got (`topName`, or numbered).
     public func commit() throws(StorageError) -> String {
@@ -151,6 +199,12 @@ public final class DirectoryIncomingTree {
         close(stagingFD)
         stagingFD = -1
         OpenTemporaries.shared.remove(stagingToken)
+        // After the rename: a crash in between leaves a journal without its folder, which the
+        // next start removes; the other order could lose the whole folder.
+        if let journal {
+            journal.remove()
+            fsync(outputFD)
+        }
         return stored
     }
 
@@ -165,7 +219,18 @@ public final class DirectoryIncomingTree {
         close(stagingFD)
         stagingFD = -1
         removeEntry(named: Array(stagingName.utf8), in: outputFD)
+        journal?.remove()
         OpenTemporaries.shared.remove(stagingToken)
+    }
+
+    /// Kept across runs: closed and left as it is for the next run (after its files'
+    /// `closeForResume`); otherwise removed.
+    public func closeForResume() {
+        guard let journal else { return discard() }
+        guard stagingFD >= 0 else { return }
+        close(stagingFD)
+        stagingFD = -1
+        journal.close()
     }
 
     func fileEnded() { openFiles -= 1 }
@@ -180,6 +245,12 @@ public final class DirectoryIncomingTree {
             let path = Array(components[...index])
             if creating, mkdirat(current, name, 0o700) == 0 {
                 noteCreated(path, key: try Self.key(path))
+                do throws(StorageError) {
+                    try syncEntries(current, Self.text(path))
+                } catch {
+                    close(current)
+                    throw error
+                }
             } else if creating, errno != EEXIST {
                 let code = errno
                 close(current)
@@ -198,6 +269,13 @@ public final class DirectoryIncomingTree {
             current = next
         }
         return current
+    }
+
+    /// Kept across runs: syncs the folder `fd`, so that an entry just made in it (`made`) outlives
+    /// a power cut before anything that depends on it is recorded.
+    func syncEntries(_ fd: Int32, _ made: String) throws(StorageError) {
+        guard journal != nil else { return }
+        guard fsync(fd) == 0 else { throw StorageError(.io, "cannot sync the folder of \(made): \(systemMessage(errno))") }
     }
 
     private func noteCreated(_ components: [String], key: [UInt8]) {
@@ -221,7 +299,7 @@ public final class DirectoryIncomingTree {
         return Array(text(components).utf8)
     }
 
-    private static func text(_ components: some Collection<String>) -> String {
+    static func text(_ components: some Collection<String>) -> String {
         components.joined(separator: "/")
     }
 
@@ -237,12 +315,12 @@ public final class DirectoryIncomingTree {
 extension DirectoryFileStore: TreeStore {
     /// Starts receiving a folder to be stored as `topName` (already sanitised) in this directory.
     /// Folders are never replaced, not even with `overwrite`: a taken name gets a number.
-    public func beginTree(topName: String) throws(StorageError) -> DirectoryIncomingTree {
-        try DirectoryIncomingTree(store: self, topName: topName)
+    public func beginTree(topName: String, sender: [UInt8], id: TransferID, top: [UInt8]) throws(StorageError) -> DirectoryIncomingTree {
+        try DirectoryIncomingTree(store: self, topName: topName, head: .head(senderKey: sender, id: id, top: top, name: topName))
     }
 
-    public func beginTree(named topName: String) throws -> any IncomingTree {
-        try beginTree(topName: topName)
+    public func beginTree(named topName: String, sender: [UInt8], id: TransferID, top: [UInt8]) throws -> any IncomingTree {
+        try beginTree(topName: topName, sender: sender, id: id, top: top)
     }
 }
 

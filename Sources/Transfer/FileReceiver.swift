@@ -100,7 +100,8 @@ struct FileReceiver {
         do {
             switch destination {
             case .store(let name): file = try ledger.store.begin(name: name, size: size, sender: sender.name)
-            case .tree(_, let tree, let below, let executable): file = try tree.beginFile(below, size: size, executable: executable)
+            case .tree(_, let tree, let below, let executable):
+                file = try tree.beginFile(below, id: key.id, size: size, executable: executable)
             }
         } catch {
             let error = StorageError(adapting: error)

@@ -43,7 +43,7 @@ struct FolderAssembler {
             }
             ledger.folders.makeRoom(for: sender.key, by: holder)
             do {
-                let incoming = try trees.beginTree(named: name)
+                let incoming = try trees.beginTree(named: name, sender: sender.key, id: tree, top: path)
                 ledger.folders[treeKey] = OpenFolders.Folder(tree: incoming, top: path, name: name, lastActivity: now, holders: [holder])
             } catch {
                 events.append(.fileFailed(sender: sender.name, name: name, .couldNotStore(StorageError(adapting: error))))
@@ -54,7 +54,7 @@ struct FolderAssembler {
                 return refuse(id, name: name, .noFolder, from: sender, events: &events)
             }
             do {
-                try tree.tree.makeFolder(Array(parsed.components.dropFirst()))
+                try tree.tree.makeFolder(Array(parsed.components.dropFirst()), id: id)
             } catch {
                 let error = StorageError(adapting: error)
                 if error.code == .exists { return refuse(id, name: name, .exists, from: sender, events: &events) }
@@ -97,6 +97,9 @@ struct FolderAssembler {
             return .confirm(id: tree, status: .couldNotStore, storedName: "")
         }
         ledger.completedFolders.remember(.init(storedName: stored, size: 0), for: treeKey)
+        // Best effort, as for a file: if it is not kept, a restart before the sender hears
+        // `confirm` makes its `commit` answered "no such tree" although the folder is in place.
+        try? ledger.completedMemory?.remember(.init(senderKey: treeKey.senderKey, id: tree, storedName: stored, size: 0))
         events.append(.folderSaved(sender: sender.name, name: building.name, storedName: stored, files: building.files))
         return .confirm(id: tree, status: .saved, storedName: stored)
     }

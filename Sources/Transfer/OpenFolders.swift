@@ -87,6 +87,24 @@ struct OpenFolders {
         table.removeAll()
     }
 
+    /// The receiver stops: each folder is closed, kept for the next run where its store keeps
+    /// folders (`IncomingTree.closeForResume`).
+    mutating func closeAll() {
+        for folder in table.values { folder.tree.closeForResume() }
+        table.removeAll()
+    }
+
+    /// Keeps a folder found on disk at start, waiting for its sender from `now`; beyond
+    /// `maxPerSender` of a sender, the least recently active is removed first.
+    mutating func adopt(_ recovered: RecoveredTree, now: Instant) {
+        let mine = table.filter { $0.key.senderKey == recovered.senderKey }
+        if mine.count >= maxPerSender, let oldest = mine.min(by: { $0.value.lastActivity < $1.value.lastActivity }) {
+            discard(oldest.key)
+        }
+        table[Key(senderKey: recovered.senderKey, id: recovered.id)] =
+            Folder(tree: recovered.tree, top: recovered.top, name: recovered.name, files: recovered.files.count, lastActivity: now)
+    }
+
     private mutating func discard(_ key: Key) {
         table.removeValue(forKey: key)?.tree.discard()
     }

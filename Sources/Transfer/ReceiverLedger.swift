@@ -40,9 +40,11 @@ public final class ReceiverLedger {
                 completedMemory: (any CompletedMemory)? = nil) {
         self.store = store
         self.completedMemory = completedMemory
+        // Files and committed folders alike (ids are random: a file's never names a folder).
         for done in completedMemory?.recalled ?? [] {
-            completedFiles.remember(.init(storedName: done.storedName, size: done.size),
-                                    for: PartialTransfers.Key(senderKey: done.senderKey, id: done.id))
+            let key = PartialTransfers.Key(senderKey: done.senderKey, id: done.id)
+            completedFiles.remember(.init(storedName: done.storedName, size: done.size), for: key)
+            completedFolders.remember(.init(storedName: done.storedName, size: done.size), for: key)
         }
         self.trees = trees
         self.makeHasher = makeHasher
@@ -64,21 +66,36 @@ public final class ReceiverLedger {
         folders.expire(now: now)
     }
 
-    /// Keeps the partial files the store found on disk at start (`FileStore.recoverPartials`),
-    /// each waiting for its sender's resume from `now`; returns how many.
+    /// Keeps the partial files and folders the stores found on disk at start
+    /// (`FileStore.recoverPartials`, `TreeStore.recoverTrees`), each waiting for its sender's
+    /// resume from `now`; what of a folder was settled is answered as completed, as it was before
+    /// the restart. Returns how many partial files and folders.
     @discardableResult
     public func recoverPartials(now: Instant) -> Int {
         let found = store.recoverPartials(makeHasher: makeHasher)
         partials.adopt(found, now: now)
-        return found.count
+        let trees = trees?.recoverTrees(makeHasher: makeHasher) ?? []
+        for tree in trees {
+            folders.adopt(tree, now: now)
+            for folder in tree.folders {
+                completedFolders.remember(.init(storedName: folder.storedName, size: 0),
+                                          for: PartialTransfers.Key(senderKey: tree.senderKey, id: folder.id))
+            }
+            for file in tree.files {
+                completedFiles.remember(.init(storedName: file.path, size: file.size),
+                                        for: PartialTransfers.Key(senderKey: tree.senderKey, id: file.id))
+            }
+            partials.adopt(tree.partials, now: now)
+        }
+        return found.count + trees.count
     }
 
-    /// The receiver stops: partial files are checkpointed and closed, kept for the next run where
-    /// the store keeps them; open folders are removed. A connection still sending such a file has
-    /// the rest of its data ignored.
+    /// The receiver stops: partial files are checkpointed and closed, and open folders closed,
+    /// kept for the next run where the stores keep them. A connection still sending such a file
+    /// has the rest of its data ignored.
     public func closeAll() {
         partials.closeAll()
-        folders.discardAll()
+        folders.closeAll()
     }
 
     /// Discards every partial file and open folder, those of live connections too (shutdown,

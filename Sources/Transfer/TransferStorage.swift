@@ -67,19 +67,35 @@ public protocol ContentHasher {
 /// Where incoming folders go (extension `folders`, docs/protocol.md §8.4).
 public protocol TreeStore: AnyObject {
     /// Starts an incoming folder called `topName` (already reduced by the name policy) in a hidden
-    /// place; nothing is visible until `commit`.
-    func beginTree(named topName: String) throws -> any IncomingTree
+    /// place; nothing is visible until `commit`. `sender`, `id` and `top` (the top folder's path
+    /// as it travelled) name it for a store that keeps folders across runs (`recoverTrees`).
+    func beginTree(named topName: String, sender: [UInt8], id: TransferID, top: [UInt8]) throws -> any IncomingTree
+    /// The folders an earlier run left and kept, checked (a store that keeps nothing across runs
+    /// finds none).
+    func recoverTrees(makeHasher: () -> any ContentHasher) -> [RecoveredTree]
+}
+
+extension TreeStore {
+    public func recoverTrees(makeHasher: () -> any ContentHasher) -> [RecoveredTree] { [] }
 }
 
 /// One incoming folder in its hidden place.
 public protocol IncomingTree: AnyObject {
-    /// Creates the folder at `components` below the top folder (missing parents too).
-    func makeFolder(_ components: [String]) throws
-    /// Starts the file at `components` below the top folder; its `commit` finishes it inside the
-    /// folder and returns its path there.
-    func beginFile(_ components: [String], size: UInt64?, executable: Bool) throws -> any IncomingFile
+    /// Creates the folder at `components` below the top folder (missing parents too); `id` is the
+    /// `folder` item's transfer id.
+    func makeFolder(_ components: [String], id: TransferID) throws
+    /// Starts the file at `components` below the top folder (`id`: the `entry`'s transfer id); its
+    /// `commit` finishes it inside the folder and returns its path there.
+    func beginFile(_ components: [String], id: TransferID, size: UInt64?, executable: Bool) throws -> any IncomingFile
     /// Moves the whole folder into place without replacing anything; returns the name it got.
     func commit() throws -> String
     /// Removes the folder and everything in it. Safe to call more than once.
     func discard()
+    /// The receiver stops (after its files' `closeForResume`): a folder kept across runs is
+    /// closed and left for the next run; any other is discarded.
+    func closeForResume()
+}
+
+extension IncomingTree {
+    public func closeForResume() { discard() }
 }

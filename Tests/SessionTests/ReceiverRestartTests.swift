@@ -66,3 +66,63 @@ private func restartMidFile(stopping: Bool) throws -> UInt64 {
     second.shutdown()
     return resumedAt
 }
+
+/// A receiver restarted in the middle of a folder (killed: its objects kept alive, as a SIGKILL
+/// runs no clean-up; or stopped): started again on the same folder, it finds the folder and its
+/// file part-way, and the sender, still running, finishes it; the folder arrives identical, with
+/// nothing hidden left beside it.
+@Test(arguments: [false, true])
+func aReceiverRestartedMidFolderTakesItUpWhereItWas(stopping: Bool) throws {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("blesend-restart-\(UUID().uuidString)").path
+    let source = root + "/src/album", directory = root + "/out"
+    defer { try? FileManager.default.removeItem(atPath: root) }
+    let files: [String: [UInt8]] = ["a.txt": Array("first".utf8), "big.bin": bytes(1_000_000, seed: 29),
+                                    "sub/c.txt": Array("after the big one".utf8), "sub/deeper/d.txt": Array("last".utf8)]
+    for (path, content) in files {
+        let url = URL(fileURLWithPath: source + "/" + path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(content).write(to: url)
+    }
+    try FileManager.default.createDirectory(atPath: source + "/empty", withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let receiverID = Identity.generate(), alice = Identity.generate()
+    let trust = TrustStore(peers: [.init(name: "alice", key: alice.publicKey)])
+    func receiver() throws -> ReceiverSession {
+        let store = try DirectoryFileStore(directory: directory, modes: FileModes(umask: 0o022), temporaryTag: "test",
+                                           keepPartials: .seconds(3_600))
+        return ReceiverSession(identity: receiverID, trust: trust, store: store)
+    }
+    var sender = SenderSession(identity: alice, receiverKey: receiverID.publicKey,
+                               items: try LocalTree(listing: source).outgoingItems(tree: randomTransferID()))
+
+    let first = try receiver()
+    var before = [try InterleavedConnection(sender: sender, receiver: first, now: .zero)]
+    try withExtendedLifetime(first) {
+        var now = interleave(&before, from: .zero) { connections in
+            connections[0].senderEvents.contains { if case .transfer(.progress(_, _, let acked)) = $0 { acked >= 600_000 } else { false } }
+        }
+        sender = before[0].sender
+        sender.linkLost()
+        if stopping {
+            before[0].receiver.linkLost(now: now)
+            before[0].receiver.shutdown()
+        }
+
+        now = now.advanced(by: .seconds(1))
+        var second = try receiver()
+        #expect(second.recoverPartials(now: now) == 1)
+        var after = [try InterleavedConnection(sender: sender, receiver: second, now: now)]
+        interleave(&after, from: now)
+        #expect(after[0].isDone, "\(String(describing: after[0].receiverError))")
+        let resumedAt = try #require(after[0].startOffsets.first)
+        #expect(resumedAt >= 2 * TransferConstants.checkpointInterval, "resumed at \(resumedAt)")
+        let failed = after[0].senderEvents.filter { if case .transfer(.fileFailed) = $0 { true } else { false } }
+        #expect(failed.isEmpty, "\(failed)")
+        for (path, content) in files {
+            #expect(FileManager.default.contents(atPath: directory + "/album/" + path) == Data(content), "\(path)")
+        }
+        #expect(FileManager.default.fileExists(atPath: directory + "/album/empty"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["album"], "no staging folder or journal left")
+        second.shutdown()
+    }
+}

@@ -7,13 +7,13 @@ import Transfer
 @testable import Storage
 
 /// The whole-file hash, as the session hands it in.
-private struct Blake: ContentHasher {
+struct Blake: ContentHasher {
     var state = BLAKE2b(outputLength: 32)
     mutating func update(_ bytes: [UInt8]) { state.update(bytes) }
     mutating func finalize() -> [UInt8] { state.finalize() }
 }
 
-private func hash(_ bytes: [UInt8]) -> [UInt8] {
+func hash(_ bytes: [UInt8]) -> [UInt8] {
     var hasher = Blake()
     hasher.update(bytes)
     return hasher.finalize()

@@ -146,3 +146,21 @@ func listing(_ dir: String) throws -> [String] {
     #expect(written >= 10 << 20 && written <= 11 << 20, "stopped after \(written) bytes")
     stream.discard()
 }
+
+/// Trees as the storage tests build them: the ids a store keeping folders across runs records
+/// do not matter to these tests, so they are fixed.
+extension DirectoryFileStore {
+    func beginTree(topName: String) throws(StorageError) -> DirectoryIncomingTree {
+        try beginTree(topName: topName, sender: [UInt8](repeating: 1, count: 32), id: TransferID(halves: (9, 9)), top: Array(topName.utf8))
+    }
+}
+
+extension DirectoryIncomingTree {
+    func makeFolder(_ components: [String]) throws(StorageError) {
+        try makeFolder(components, id: TransferID(halves: (UInt64(components.count), 1)))
+    }
+
+    func beginFile(_ components: [String], size: UInt64?, executable: Bool) throws(StorageError) -> any IncomingFile {
+        try beginFile(components, id: TransferID(halves: (UInt64(components.count), 2)), size: size, executable: executable)
+    }
+}

@@ -31,7 +31,7 @@ private func entry(_ path: String, id n: UInt8 = 7, in tree: TransferID = tree) 
         return
     }
     #expect(path == "top/sub/f" && below == ["sub", "f"])
-    let file = try incoming.beginFile(below, size: 1, executable: false)
+    let file = try incoming.beginFile(below, id: id(3), size: 1, executable: false)
     try file.write([5], at: 0)
     _ = try file.commit()
     #expect(folders.commit(tree, from: bob, events: &events) == .confirm(id: tree, status: .saved, storedName: "top"))

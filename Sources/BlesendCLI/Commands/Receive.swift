@@ -26,10 +26,11 @@ struct Receive: AsyncParsableCommand {
         A file whose sender went away part-way is kept for a resume, across restarts of blerecv and \
         power cuts too (--keep-partials, default 168 hours after its last byte): its bytes in a \
         hidden .blesend-part file in the output folder, synced every 256 KiB and when its link \
-        drops, and a .blesend-keep record beside it. When the sender comes back, with blesend still \
-        running or run again with the same file, only the rest is sent; at start blerecv checks what \
-        it kept (the bytes must hash as recorded, else that file starts over) and removes its own \
-        leftovers that cannot be resumed, never another receiver's.
+        drops, and a .blesend-keep record beside it. A folder part-way is kept likewise, hidden \
+        with a .blesend-keep journal of the files it finished. When the sender comes back, with \
+        blesend still running or run again with the same file, only the rest is sent; at start \
+        blerecv checks what it kept (the bytes must hash as recorded, else that file starts over) \
+        and removes its own leftovers that cannot be resumed, never another receiver's.
 
         Several senders are served at once (--max-links, default 3; one place is always kept \
         for a sender that proves a trusted key): over L2CAP channels, and one of them over GATT. \

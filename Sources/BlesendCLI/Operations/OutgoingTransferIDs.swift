@@ -4,6 +4,7 @@ import Glibc
 import Keys
 import Session
 import Sodium
+import State
 import Storage
 import Transfer
 
@@ -17,15 +18,18 @@ import Transfer
 /// against the whole-file hash in `done`, so a stale id never commits a wrong file. Losing this
 /// folder costs a resume, nothing else: failures here are reported and the id is a fresh one.
 struct OutgoingTransferIDs {
-    let folder: String
+    /// `outgoing/` of the state folder: one entry a file, written whole (`JournalDisk.replace`).
+    private let disk: PosixJournalDisk
     let receiver: PublicKey
     /// Entries older than this are removed when the folder is opened (sends given up long ago).
     static let lifetime: Int = 30 * 24 * 3600
 
+    var folder: String { disk.folder }
+
     init?(stateFolder: String, receiver: PublicKey) {
-        folder = stateFolder + "/outgoing"
+        guard let disk = try? PosixJournalDisk(folder: stateFolder + "/outgoing") else { return nil }
+        self.disk = disk
         self.receiver = receiver
-        for path in [stateFolder, folder] where mkdir(path, 0o700) != 0 && errno != EEXIST { return nil }
         removeOld()
     }
 
@@ -33,58 +37,32 @@ struct OutgoingTransferIDs {
     func assign(_ sources: [LocalFileSource]) -> [String] {
         var problems: [String] = []
         for source in sources {
-            let path = entryPath(source)
-            if let kept = readEntry(path) {
+            let name = entryName(source)
+            if let bytes = try? disk.read(name), bytes.count == TransferConstants.idLength, let kept = TransferID(bytes: bytes) {
                 source.transferID = kept
                 continue
             }
             let id = randomTransferID()
             source.transferID = id
-            if !writeEntry(path, id) { problems.append("cannot keep the transfer id of \(source.name) in \(folder): \(String(cString: strerror(errno)))") }
+            do {
+                try disk.replace(name, with: id.bytes)
+            } catch {
+                problems.append("cannot keep the transfer id of \(source.name): \(error)")
+            }
         }
         return problems
     }
 
     /// The receiver saved `source`: a later send of it is a new transfer.
     func forget(_ source: LocalFileSource) {
-        unlink(entryPath(source))
+        unlink(folder + "/" + entryName(source))
     }
 
-    private func entryPath(_ source: LocalFileSource) -> String {
+    private func entryName(_ source: LocalFileSource) -> String {
         var hash = BLAKE2b(outputLength: 16)
         hash.update(receiver.bytes)
         hash.update(source.stamp)
-        return folder + "/" + hash.finalize().map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-    }
-
-    private func readEntry(_ path: String) -> TransferID? {
-        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: TransferConstants.idLength + 1)
-        let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        return n == TransferConstants.idLength ? TransferID(bytes: bytes.prefix(n)) : nil
-    }
-
-    /// Writes the entry under a new name, syncs it, renames it into place and syncs the folder:
-    /// never half an id, and a power cut after the first bytes went keeps it.
-    private func writeEntry(_ path: String, _ id: TransferID) -> Bool {
-        let temporary = path + ".new"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return false }
-        let written = id.bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard written == id.bytes.count, synced, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            return false
-        }
-        let folderFD = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if folderFD >= 0 {
-            fsync(folderFD)
-            close(folderFD)
-        }
-        return true
+        return hash.finalize().map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 
     private func removeOld() {

@@ -14,11 +14,11 @@ extension PartialFolder {
     /// This receiver's kept partials whose records read, oldest first.
     public func keptPartials() -> [KeptPartial] {
         let kept = ownNames().compactMap { record -> KeptPartial? in
-            guard let data = TemporaryNames.data(forRecord: record),
-                  let bytes = try? read(record, at: 0, count: PartialRecord.maxLength + 1),
-                  let saved = PartialRecord(decoding: bytes) else { return nil }
-            let length = (try? length(data)) ?? 0
+            guard let data = TemporaryNames.data(forRecord: record) else { return nil }
+            let bytes = try? read(record, at: 0, count: PartialRecord.maxLength + 1)
             closeFile(record)
+            guard let bytes, let saved = PartialRecord(decoding: bytes) else { return nil }
+            let length = (try? length(data)) ?? 0
             closeFile(data)
             return KeptPartial(record: saved, data: data, bytesOnDisk: length)
         }

@@ -3,7 +3,8 @@ import Transfer
 /// What a receiver finds of its partial files at start (`DirectoryFileStore.recoverPartials`):
 /// each record that reads, is not older than `lifetime` and whose data holds the bytes it claims,
 /// hashing to its prefix hash, is a partial to resume (its data cut back to those bytes); every
-/// other temporary and record of this receiver is removed.
+/// other temporary and record of this receiver is removed, except folders kept with a journal
+/// (`TreeRecovery` looks at those).
 public struct PartialRecovery {
     let folder: any PartialFolder
     /// Seconds a record is kept after it was written.
@@ -32,7 +33,11 @@ public struct PartialRecovery {
         let now = folder.secondsSinceEpoch()
         for record in names {
             guard let data = TemporaryNames.data(forRecord: record) else { continue }
-            if let found = recover(data: data, record: record, now: now) {
+            // A folder's journal and its staging folder are `TreeRecovery`'s.
+            if (try? folder.read(record, at: 0, count: TreeJournal.magic.count)) == TreeJournal.magic {
+                folder.closeFile(record)
+                kept.formUnion([data, record])
+            } else if let found = recover(data: data, record: record, now: now) {
                 outcome.found.append(found)
                 kept.formUnion([data, record])
             }

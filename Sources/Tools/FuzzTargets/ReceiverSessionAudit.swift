@@ -65,7 +65,7 @@ final class AuditingFileStore: FileStore {
 }
 
 extension AuditingFileStore: TreeStore {
-    func beginTree(named topName: String) throws -> any IncomingTree {
+    func beginTree(named topName: String, sender: [UInt8], id: TransferID, top: [UInt8]) throws -> any IncomingTree {
         require(allowedSender != nil, "a folder (\(topName)) was begun before a trusted sender authenticated")
         openTrees += 1
         return AuditedTree(store: self)
@@ -79,13 +79,13 @@ final class AuditedTree: IncomingTree {
 
     init(store: AuditingFileStore) { self.store = store }
 
-    func makeFolder(_ components: [String]) throws {
+    func makeFolder(_ components: [String], id: TransferID) throws {
         require(isOpen, "a folder made in a closed tree")
         require(!components.isEmpty && components.allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." && !$0.contains("/") },
                 "unsafe folder path \(components)")
     }
 
-    func beginFile(_ components: [String], size: UInt64?, executable: Bool) throws -> any IncomingFile {
+    func beginFile(_ components: [String], id: TransferID, size: UInt64?, executable: Bool) throws -> any IncomingFile {
         require(isOpen, "a file begun in a closed tree")
         require(!components.isEmpty && components.allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." && !$0.contains("/") },
                 "unsafe file path \(components)")

@@ -4,7 +4,7 @@ import Transfer
 /// `committed` as `top/path` entries (and `folders` as `top/path`), a taken top name numbered
 /// `top-1` like the disk store. Files begun and not finished count in `openTemporaries`.
 extension MemoryFileStore: TreeStore {
-    public func beginTree(named topName: String) throws -> any IncomingTree {
+    public func beginTree(named topName: String, sender: [UInt8], id: TransferID, top: [UInt8]) throws -> any IncomingTree {
         openTrees += 1
         return MemoryIncomingTree(store: self, topName: topName)
     }
@@ -24,14 +24,14 @@ final class MemoryIncomingTree: IncomingTree {
         self.topName = topName
     }
 
-    func makeFolder(_ components: [String]) throws {
+    func makeFolder(_ components: [String], id: TransferID) throws {
         let path = components.joined(separator: "/")
         guard state == .open else { throw StorageError(.io, "folder closed") }
         guard !path.isEmpty else { return }
         guard files[path] == nil, folders.insert(path).inserted else { throw StorageError(.exists, "\(path) exists") }
     }
 
-    func beginFile(_ components: [String], size: UInt64?, executable: Bool) throws -> any IncomingFile {
+    func beginFile(_ components: [String], id: TransferID, size: UInt64?, executable: Bool) throws -> any IncomingFile {
         let path = components.joined(separator: "/")
         guard state == .open else { throw StorageError(.io, "folder closed") }
         guard files[path] == nil, !folders.contains(path) else { throw StorageError(.exists, "\(path) exists") }

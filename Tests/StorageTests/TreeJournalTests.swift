@@ -1,0 +1,101 @@
+import Testing
+import TestDoubles
+import Transfer
+@testable import Storage
+
+private let senderKey = [UInt8](repeating: 9, count: 32)
+private let head = TreeRecord.head(senderKey: senderKey, id: TransferID(halves: (1, 1)), top: Array("photos".utf8), name: "photos")
+private let later: [TreeRecord] = [
+    .folder(id: TransferID(halves: (2, 1)), path: ["2024"]),
+    .checkpoint(id: TransferID(halves: (3, 1)), path: ["2024", "beach.jpg"], size: 9_000, executable: false, durable: 4_096,
+                prefixHash: [UInt8](repeating: 5, count: 32)),
+    .checkpoint(id: TransferID(halves: (4, 1)), path: ["run.sh"], size: nil, executable: true, durable: 0,
+                prefixHash: [UInt8](repeating: 6, count: 32)),
+    .file(id: TransferID(halves: (3, 1)), path: ["2024", "beach.jpg"], size: 9_000),
+]
+
+private func journalBytes(_ records: [TreeRecord], savedAt: UInt64 = 1_000) -> [UInt8] {
+    TreeJournal.magic + records.flatMap { TreeJournal.frame($0, savedAt: savedAt) }
+}
+
+@Test func aTreeJournalRoundTripsEveryRecord() throws {
+    let bytes = journalBytes([head] + later)
+    let read = try #require(TreeJournal.read(bytes))
+    #expect(read.records == [head] + later)
+    #expect(read.savedAt == 1_000)
+    #expect(read.end == UInt64(bytes.count))
+}
+
+@Test func aTreeJournalStopsAtTheFirstDamagedOrCutFrame() throws {
+    let good = journalBytes([head, later[0]])
+    let bytes = good + journalBytes([later[1]]).dropFirst(TreeJournal.magic.count)
+    // A torn last frame: every shorter length reads the first two records, ending where they end.
+    for length in good.count..<bytes.count {
+        let read = try #require(TreeJournal.read(Array(bytes.prefix(length))))
+        #expect(read.records == [head, later[0]])
+        #expect(read.end == UInt64(good.count))
+    }
+    // A flipped bit in the last frame stops reading there; in the head, nothing reads.
+    for index in good.count..<bytes.count {
+        var damaged = bytes
+        damaged[index] ^= 0x10
+        #expect(TreeJournal.read(damaged)?.records == [head, later[0]], "a flipped bit at \(index) went unnoticed")
+    }
+    let headEnd = journalBytes([head]).count
+    for index in 0..<headEnd {
+        var damaged = bytes
+        damaged[index] ^= 0x10
+        #expect(TreeJournal.read(damaged) == nil, "a flipped bit at \(index) of the head went unnoticed")
+    }
+}
+
+@Test func aTreeJournalNeedsOneHeadFirstAndSafePaths() {
+    #expect(TreeJournal.read(journalBytes(later)) == nil)
+    #expect(TreeJournal.read(journalBytes([head, head]))?.records == [head])
+    #expect(TreeJournal.read(journalBytes([head, .folder(id: TransferID(halves: (2, 2)), path: [".."])]))?.records == [head])
+    #expect(TreeJournal.read(journalBytes([head, .file(id: TransferID(halves: (2, 2)), path: ["a", ""], size: 1)]))?.records == [head])
+    #expect(TreeJournal.read(Array("BSKEEP01".utf8) + journalBytes([head]).dropFirst(8)) == nil)
+}
+
+/// ALICE-style: a journal created and appended to, stopped after each step, read after each way a
+/// power cut may leave it: it reads as the head and the records appended, in order, never fewer
+/// than those whose append returned; or, if the cut came before the head was synced, not at all.
+@Test func aCrashAfterAnyStepKeepsEveryTreeRecordWhoseAppendReturned() throws {
+    let name = ".photos.test-abcdef.blesend-keep"
+    let clean = SimulatedPartialFolder()
+    let journal = try TreeJournal.create(in: clean, name: name, head: head)
+    for record in later { try journal.append(record) }
+    let total = clean.steps
+
+    for crashAfter in 0..<total {
+        for loss in SimulatedPartialFolder.Loss.allCases {
+            let folder = SimulatedPartialFolder()
+            folder.crashAfter = crashAfter
+            var returned = 0
+            var created = false
+            if let journal = try? TreeJournal.create(in: folder, name: name, head: head) {
+                created = true
+                for record in later {
+                    guard (try? journal.append(record)) != nil else { break }
+                    returned += 1
+                }
+            }
+            let context = "crash after step \(crashAfter), \(loss)"
+            let restarted = folder.afterPowerCut(loss)
+            let length = (try? restarted.length(name)) ?? 0
+            let bytes = length == 0 ? [] : ((try? restarted.read(name, at: 0, count: Int(length))) ?? [])
+            guard let read = TreeJournal.read(bytes) else {
+                #expect(!created, "\(context): a journal whose creation returned does not read")
+                continue
+            }
+            #expect(read.records.count >= 1 + returned, "\(context): \(read.records.count - 1) records, \(returned) returned")
+            #expect(read.records == Array(([head] + later).prefix(read.records.count)), "\(context)")
+
+            // Appending after the restart goes on from the good end.
+            let reopened = TreeJournal(folder: restarted, name: name, end: read.end)
+            try reopened.append(later[3])
+            let after = try restarted.read(name, at: 0, count: Int(try restarted.length(name)))
+            #expect(TreeJournal.read(after)?.records == read.records + [later[3]], "\(context)")
+        }
+    }
+}

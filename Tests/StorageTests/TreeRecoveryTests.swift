@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+import Transfer
+@testable import Storage
+
+private let sender = [UInt8](repeating: 4, count: 32)
+private let treeID = TransferID(halves: (7, 7))
+private let folderID = TransferID(halves: (7, 8)), doneID = TransferID(halves: (7, 9))
+private let partID = TransferID(halves: (7, 10)), strayID = TransferID(halves: (7, 11))
+private let big: [UInt8] = (0..<3_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }
+
+private func keepingStore(_ dir: String) throws -> DirectoryFileStore {
+    try DirectoryFileStore(directory: dir, modes: FileModes(umask: 0o022), temporaryTag: "test", keepPartials: .seconds(3_600))
+}
+
+/// A folder part-way, left as a crash leaves it: a made folder, a finished file, a file
+/// checkpointed at 1,000 bytes with 1,000 more written after, and a file begun and never
+/// checkpointed. Returns the staging folder's path.
+@discardableResult
+private func leaveAFolderPartWay(in dir: String) throws -> String {
+    let store = try keepingStore(dir)
+    let tree = try store.beginTree(topName: "photos", sender: sender, id: treeID, top: Array("photos".utf8))
+    try tree.makeFolder(["2024"], id: folderID)
+    let done = try tree.beginFile(["2024", "a.txt"], id: doneID, size: 5, executable: false)
+    try done.write(Array("hello".utf8), at: 0)
+    #expect(try done.commit() == "2024/a.txt")
+    let part = try tree.beginFile(["2024", "b.bin"], id: partID, size: UInt64(big.count), executable: true)
+    try part.write(Array(big.prefix(1_000)), at: 0)
+    try part.checkpoint(PartialCheckpoint(senderKey: sender, id: partID, name: "photos/2024/b.bin", size: UInt64(big.count),
+                                          durable: 1_000, prefixHash: hash(Array(big.prefix(1_000)))))
+    try part.write(Array(big[1_000..<2_000]), at: 1_000)
+    let stray = try tree.beginFile(["c.txt"], id: strayID, size: 10, executable: false)
+    try stray.write(Array("x".utf8), at: 0)
+    // Nothing more is recorded: the files and the folder stay as they are.
+    part.closeForResume()
+    stray.closeForResume()
+    tree.closeForResume()
+    let hidden = try listing(dir).filter { $0.hasSuffix(TemporaryNames.suffix) }
+    #expect(hidden.count == 1)
+    #expect(try listing(dir).contains(TemporaryNames.record(for: try #require(hidden.first))))
+    return dir + "/" + (try #require(hidden.first))
+}
+
+@Test func aFolderKeptAcrossRunsIsTakenUpWhereItWas() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    try leaveAFolderPartWay(in: dir)
+
+    let store = try keepingStore(dir)
+    // The partial files' recovery, which runs first, leaves the folder and its journal alone.
+    #expect(store.recoverPartials(makeHasher: { Blake() }).isEmpty)
+    let trees = store.recoverTrees(makeHasher: { Blake() })
+    #expect(trees.count == 1)
+    let tree = try #require(trees.first)
+    #expect(tree.senderKey == sender && tree.id == treeID && tree.top == Array("photos".utf8) && tree.name == "photos")
+    #expect(tree.folders.map(\.id) == [folderID] && tree.folders.map(\.storedName) == ["2024"])
+    #expect(tree.files.map(\.id) == [doneID] && tree.files.map(\.path) == ["2024/a.txt"] && tree.files.map(\.size) == [5])
+    #expect(tree.partials.count == 1)
+    let partial = try #require(tree.partials.first)
+    #expect(partial.checkpoint == PartialCheckpoint(senderKey: sender, id: partID, name: "photos/2024/b.bin", size: UInt64(big.count),
+                                                    durable: 1_000, prefixHash: hash(Array(big.prefix(1_000)))))
+
+    // The sender resumes the file from its checkpoint, then ends the folder.
+    var hasher = partial.hasher
+    try partial.file.write(Array(big[1_000...]), at: 1_000)
+    hasher.update(Array(big[1_000...]))
+    #expect(hasher.finalize() == hash(big))
+    #expect(try partial.file.commit() == "2024/b.bin")
+    #expect(try tree.tree.commit() == "photos")
+
+    #expect(try listing(dir) == ["photos"], "no staging folder or journal left")
+    #expect(try listing(dir + "/photos") == ["2024"], "the file begun and never checkpointed is gone")
+    #expect(try listing(dir + "/photos/2024") == ["a.txt", "b.bin"])
+    #expect(FileManager.default.contents(atPath: dir + "/photos/2024/a.txt") == Data("hello".utf8))
+    #expect(FileManager.default.contents(atPath: dir + "/photos/2024/b.bin") == Data(big))
+    let mode = try FileManager.default.attributesOfItem(atPath: dir + "/photos/2024/b.bin")[.posixPermissions] as? Int
+    #expect(mode == 0o755)
+}
+
+@Test func aKeptFolderWhoseDiskDisagreesWithItsJournalIsRemovedWhole() throws {
+    for damage in ["finished file gone", "finished file cut", "made folder gone", "symlink inside", "journal damaged"] {
+        let dir = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let staging = try leaveAFolderPartWay(in: dir)
+        switch damage {
+        case "finished file gone": try FileManager.default.removeItem(atPath: staging + "/2024/a.txt")
+        case "finished file cut": try Data("hell".utf8).write(to: URL(fileURLWithPath: staging + "/2024/a.txt"))
+        case "made folder gone": try FileManager.default.removeItem(atPath: staging + "/2024")
+        case "symlink inside": try FileManager.default.createSymbolicLink(atPath: staging + "/link", withDestinationPath: "/etc")
+        default:
+            let journal = String(staging.dropLast(TemporaryNames.suffix.utf8.count)) + TemporaryNames.recordSuffix
+            var bytes = try #require(FileManager.default.contents(atPath: journal))
+            bytes[TreeJournal.magic.count + 5] ^= 1
+            try bytes.write(to: URL(fileURLWithPath: journal))
+        }
+        let store = try keepingStore(dir)
+        #expect(store.recoverPartials(makeHasher: { Blake() }).isEmpty, "\(damage)")
+        #expect(store.recoverTrees(makeHasher: { Blake() }).isEmpty, "\(damage)")
+        #expect(try listing(dir).isEmpty, "\(damage): left \(try listing(dir))")
+    }
+}
+
+@Test func aKeptFolderWithAPrefixThatNoLongerHashesResumesThatFileFromTheStart() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let staging = try leaveAFolderPartWay(in: dir)
+    let handle = try #require(FileHandle(forUpdatingAtPath: staging + "/2024/b.bin"))
+    try handle.seek(toOffset: 10)
+    handle.write(Data([0xFF]))
+    try handle.close()
+
+    let trees = try keepingStore(dir).recoverTrees(makeHasher: { Blake() })
+    let tree = try #require(trees.first)
+    #expect(tree.partials.isEmpty)
+    #expect(tree.files.map(\.path) == ["2024/a.txt"])
+    #expect(try listing(staging + "/2024") == ["a.txt"], "the damaged file is removed: its re-offer starts it afresh")
+    let again = try tree.tree.beginFile(["2024", "b.bin"], id: partID, size: UInt64(big.count), executable: true)
+    try again.write(big, at: 0)
+    #expect(try again.commit() == "2024/b.bin")
+    #expect(try tree.tree.commit() == "photos")
+    #expect(FileManager.default.contents(atPath: dir + "/photos/2024/b.bin") == Data(big))
+}
+
+@Test func aJournalWithoutItsFolderIsRemovedAndAStoreThatKeepsNothingLeavesNoJournal() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let staging = try leaveAFolderPartWay(in: dir)
+    try FileManager.default.removeItem(atPath: staging)
+    #expect(try keepingStore(dir).recoverTrees(makeHasher: { Blake() }).isEmpty)
+    #expect(try listing(dir).isEmpty)
+
+    let tree = try testStore(dir).beginTree(topName: "t")
+    #expect(try listing(dir).count == 1, "only the staging folder: no journal")
+    tree.closeForResume()
+    #expect(try listing(dir).isEmpty, "a folder not kept across runs is removed when the receiver stops")
+}
