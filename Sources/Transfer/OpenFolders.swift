@@ -102,7 +102,8 @@ struct OpenFolders {
             discard(oldest.key)
         }
         table[Key(senderKey: recovered.senderKey, id: recovered.id)] =
-            Folder(tree: recovered.tree, top: recovered.top, name: recovered.name, files: recovered.files.count, lastActivity: now)
+            Folder(tree: recovered.tree, top: recovered.top, name: recovered.name,
+                   files: recovered.files.count + recovered.partials.count, lastActivity: now)
     }
 
     private mutating func discard(_ key: Key) {
