@@ -40,6 +40,12 @@ for f in a b c e; do mkfile "m1$f.bin" $((1024 * 1024)); done
 mkfile k20.bin $((20 * 1024))
 mkfile k24.bin $((24 * 1024))
 mkfile k300.bin $((300 * 1024))
+# A folder for the receiver killed mid-folder: small files around a 4 MiB one, and an empty folder.
+mkdir -p "$W/files/album/sub/deeper" "$W/files/album/empty"
+cp "$W/files/k20.bin" "$W/files/album/a.bin"
+cp "$W/files/m4.bin" "$W/files/album/big.bin"
+cp "$W/files/k24.bin" "$W/files/album/sub/c.bin"
+echo "last" > "$W/files/album/sub/deeper/d.txt"
 
 # ---- helpers ----
 # temporaries DIR: the hidden partial files in DIR, one per line
@@ -212,7 +218,7 @@ case_receiver_killed() {
   log "blerecv partials: $(cat "$W/logs/partials.out" "$W/logs/partials.err")"
   check "blerecv partials does not list m8.bin from the trusted sender" grep -q '"event":"partial","name":"m8.bin".*"peer":"sender"' "$W/logs/partials.out"
   start_recv rkill2 "$out" -v || fail "receiver did not restart"
-  check "the restarted blerecv did not take up the partial file" grep -q "1 partial file(s) of an earlier run kept" "$RECV_LOG.err"
+  check "the restarted blerecv did not take up the partial file" grep -q "1 partial file(s) or folder(s) of an earlier run kept" "$RECV_LOG.err"
   finish_send 180
   check "blesend exit $SRC, want $EXIT_SUCCESS (it reconnects to the restarted receiver by itself)" [ "$SRC" = "$EXIT_SUCCESS" ]
   air=$(json_get "$SLOG.out" done air_bytes)
@@ -220,6 +226,34 @@ case_receiver_killed() {
   echo "# METRIC receiver_killed_air_ratio=$(ratio "${air:-0}" "$size")"
   check "air bytes ${air:-none} above 1.10 x $size" ratio_ok "${air:-999999999}" "$size"
   check "m8.bin differs or missing" same "$W/files/m8.bin" "$out/m8.bin"
+  stop_recv
+  check "temporaries left: $(temporaries "$out")" no_temporaries "$out"
+  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
+}
+
+# Issue 23: a folder (4 MiB among small files, over L2CAP), blerecv SIGKILLed at 45 % of its big
+# file and started again at once: it takes the hidden folder up from its journal, blesend (still
+# running) resumes the big file from its last checkpoint and finishes the rest; the folder arrives
+# identical, and nothing hidden is left.
+case_receiver_killed_folder() {
+  begin "fault: receiver SIGKILLed mid-folder, started again at once: blesend finishes it by itself, identical"
+  local out size=$((4 * 1024 * 1024)) resumed
+  out=$(outdir rkillf)
+  start_recv rkillf "$out" -v || fail "receiver did not start"
+  send_bg rkillf --json --no-compress --to "$RPUB" "$W/files/album"
+  wait_progress "$SLOG.out" $((size * 45 / 100)) 120 "$SPID" || fail "no progress to 45 % of big.bin before the kill"
+  kill -9 "$RECV_PID"; wait "$RECV_PID" 2>/dev/null
+  RECV_PID=""
+  log "blerecv SIGKILLed at $(max_progress "$SLOG.out") bytes acknowledged; out dir: $(ls -A "$out" | tr '\n' ' ')"
+  check "album appeared at the target path after the kill" absent "$out/album"
+  start_recv rkillf2 "$out" -v || fail "receiver did not restart"
+  check "the restarted blerecv did not take up the folder" grep -q "1 partial file(s) or folder(s) of an earlier run kept" "$RECV_LOG.err"
+  finish_send 180
+  check "blesend exit $SRC, want $EXIT_SUCCESS (it reconnects to the restarted receiver by itself)" [ "$SRC" = "$EXIT_SUCCESS" ]
+  resumed=$(json_get "$SLOG.out" resumed offset)
+  log "resumed big.bin at ${resumed:-?} of $size"
+  check "big.bin was not resumed (no resumed event with an offset)" [ -n "$resumed" ]
+  check "album differs or missing: $(diff -r "$W/files/album" "$out/album" 2>&1 | head -3)" diff -r "$W/files/album" "$out/album"
   stop_recv
   check "temporaries left: $(temporaries "$out")" no_temporaries "$out"
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
@@ -685,7 +719,7 @@ if [ "${BLESEND_FAULTS_MONITOR:-}" = 1 ]; then
   PIDS+=("$!")
 fi
 
-CASES=(readonly disk_full three_cuts receiver_killed sender_killed sender_killed_rerun hostile replay_after_restart bare silent_subscriber empty_write busy sender_power receiver_power bluetoothd_restart soak)
+CASES=(readonly disk_full three_cuts receiver_killed receiver_killed_folder sender_killed sender_killed_rerun hostile replay_after_restart bare silent_subscriber empty_write busy sender_power receiver_power bluetoothd_restart soak)
 log "faults suite, binaries in $BIN"
 SKIP=()
 while [ "${1:-}" = --skip ]; do SKIP+=("${2:?--skip needs a case name}"); shift 2; done

@@ -56,7 +56,7 @@ case "$phase" in
       echo "RESULT start=failed"; sed 's/^/#   | /' "$OUT/recv-again.err" | tail -n 20
       exit 1
     fi
-    kept=$(grep -o '[0-9]* partial file(s) of an earlier run kept' "$OUT/recv-again.err" | grep -o '^[0-9]*')
+    kept=$(grep -o '[0-9]* partial file(s) or folder(s) of an earlier run kept' "$OUT/recv-again.err" | grep -o '^[0-9]*')
     send again; src=$?
     resumed=$(grep -o '"event":"resumed"[^}]*"offset":[0-9]*' "$OUT/send-again.out" | grep -o '[0-9]*$' | head -n 1)
     identical=no; cmp -s "$P/files/m8.bin" "$P/out/m8.bin" && identical=yes

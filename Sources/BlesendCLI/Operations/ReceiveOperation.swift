@@ -86,7 +86,7 @@ struct ReceiveOperation {
             reporter.say("blerecv: SIGHUP: the trust directory \(trust.path) is read again before the next handshake")
         }
         let kept = base.session.recoverPartials(now: clock.now)
-        if kept > 0 { reporter.logger.notice("\(kept) partial file(s) of an earlier run kept for their senders to resume") }
+        if kept > 0 { reporter.logger.notice("\(kept) partial file(s) or folder(s) of an earlier run kept for their senders to resume") }
         guard let server = ReceiverServer(admission: AdmissionConfiguration(maxLinks: maxLinks), clock: clock) else {
             await peripheral.close()
             throw CLIError(.localIO, "no file descriptor left for the receiver's event loop")
