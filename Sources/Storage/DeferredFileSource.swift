@@ -10,6 +10,10 @@ public final class DeferredFileSource: FileSource {
     public let name: String
     /// The size the listing found; the bytes sent are never more.
     public let size: UInt64?
+    /// The transfer id it goes under, made from the folder's tree id and the file (`outgoingItems`).
+    public var transferID: TransferID?
+    /// An earlier run of the same folder may have sent some of it (`FileSource.sentBefore`).
+    public var sentBefore = false
     private let open: () throws(StorageError) -> LocalFileSource
     private var opened: LocalFileSource?
 
@@ -48,8 +52,11 @@ extension LocalTree {
 
 extension LocalTree {
     /// What a sender sends for this folder (extension `folders`): its folders and files in listing
-    /// order, each file opened only when it is sent, then the commit.
-    public func outgoingItems(tree id: TransferID) -> [OutgoingItem] {
+    /// order, each file opened only when it is sent, then the commit. `fileID`: each file's transfer
+    /// id, made from its entry (whose `stamp` changes with the file), so that a run again under
+    /// the same tree id offers it under the same id; `sentBefore`: such an earlier run began
+    /// sending this folder, and the receiver may hold some of it to resume.
+    public func outgoingItems(tree id: TransferID, fileID: ((LocalTreeEntry) -> TransferID)? = nil, sentBefore: Bool = false) -> [OutgoingItem] {
         guard let top = entries.first?.components.first else { return [] }
         var items: [OutgoingItem] = []
         items.reserveCapacity(entries.count + 1)
@@ -59,6 +66,8 @@ extension LocalTree {
                 items.append(.folder(tree: id, path: entry.wirePath))
             case .file(let size, let executable):
                 let source = DeferredFileSource(name: entry.path, size: size) { () throws(StorageError) in try openFile(entry) }
+                source.transferID = fileID?(entry)
+                source.sentBefore = sentBefore && source.transferID != nil
                 items.append(.treeFile(tree: id, path: entry.wirePath, executable: executable, source: source))
             }
         }

@@ -315,12 +315,12 @@ public final class DirectoryIncomingTree {
 extension DirectoryFileStore: TreeStore {
     /// Starts receiving a folder to be stored as `topName` (already sanitised) in this directory.
     /// Folders are never replaced, not even with `overwrite`: a taken name gets a number.
-    public func beginTree(topName: String, sender: [UInt8], id: TransferID, top: [UInt8]) throws(StorageError) -> DirectoryIncomingTree {
-        try DirectoryIncomingTree(store: self, topName: topName, head: .head(senderKey: sender, id: id, top: top, name: topName))
+    public func beginTree(topName: String, origin: TreeOrigin) throws(StorageError) -> DirectoryIncomingTree {
+        try DirectoryIncomingTree(store: self, topName: topName, head: .head(origin, name: topName))
     }
 
-    public func beginTree(named topName: String, sender: [UInt8], id: TransferID, top: [UInt8]) throws -> any IncomingTree {
-        try beginTree(topName: topName, sender: sender, id: id, top: top)
+    public func beginTree(named topName: String, origin: TreeOrigin) throws -> any IncomingTree {
+        try beginTree(topName: topName, origin: origin)
     }
 }
 

@@ -34,12 +34,7 @@ public final class LocalFileSource: FileSource {
         self.size = UInt64(status.st_size)
         self.name = name
         self.path = path
-        var stamp: [UInt8] = []
-        for field in [UInt64(status.st_dev), UInt64(status.st_ino), UInt64(status.st_size),
-                      UInt64(bitPattern: Int64(status.st_mtim.tv_sec)), UInt64(status.st_mtim.tv_nsec)] {
-            stamp.appendBigEndian(field)
-        }
-        self.stamp = stamp
+        self.stamp = fileStamp(status)
     }
 
     deinit { close(fd) }
@@ -95,4 +90,14 @@ public final class StreamSource: FileSource {
         buffer.removeFirst(drop)
         bufferStart += UInt64(drop)
     }
+}
+
+/// What changes when a file is written or replaced: device, inode, size and modification time.
+func fileStamp(_ status: stat) -> [UInt8] {
+    var stamp: [UInt8] = []
+    for field in [UInt64(status.st_dev), UInt64(status.st_ino), UInt64(status.st_size),
+                  UInt64(bitPattern: Int64(status.st_mtim.tv_sec)), UInt64(status.st_mtim.tv_nsec)] {
+        stamp.appendBigEndian(field)
+    }
+    return stamp
 }

@@ -130,7 +130,8 @@ private struct Walk {
         } else {
             guard faccessat(folder, text, R_OK, 0) == 0 else { return skip(.unreadable(errno: errno)) }
             let executable = status.st_mode & 0o111 != 0
-            entries.append(LocalTreeEntry(components: components, wirePath: wirePath, kind: .file(size: UInt64(status.st_size), executable: executable)))
+            entries.append(LocalTreeEntry(components: components, wirePath: wirePath, kind: .file(size: UInt64(status.st_size), executable: executable),
+                                          stamp: fileStamp(status)))
         }
     }
 }

@@ -14,6 +14,8 @@ public struct LocalTreeEntry: Sendable, Equatable {
     /// `components` as they travel (`RelativePath.wire`): checked, so the receiver accepts them.
     public let wirePath: [UInt8]
     public let kind: Kind
+    /// A file's `fileStamp` at the listing (device, inode, size, modification time); empty for a folder.
+    public var stamp: [UInt8] = []
 
     /// `components` joined with `/`, for messages.
     public var path: String { components.joined(separator: "/") }

@@ -43,7 +43,7 @@ struct FolderAssembler {
             }
             ledger.folders.makeRoom(for: sender.key, by: holder)
             do {
-                let incoming = try trees.beginTree(named: name, sender: sender.key, id: tree, top: path)
+                let incoming = try trees.beginTree(named: name, origin: TreeOrigin(senderKey: sender.key, tree: tree, folder: id, top: path))
                 ledger.folders[treeKey] = OpenFolders.Folder(tree: incoming, top: path, name: name, lastActivity: now, holders: [holder])
             } catch {
                 events.append(.fileFailed(sender: sender.name, name: name, .couldNotStore(StorageError(adapting: error))))

@@ -7,14 +7,16 @@ struct FolderWalker {
 
     private let items: [OutgoingItem]
     private let makeID: () -> TransferID
+    private let makeHasher: () -> any ContentHasher
     /// The next item never offered.
     private var next = 0
     /// Trees whose remaining items are skipped.
     private var failedTrees: Set<TransferID> = []
 
-    init(items: [OutgoingItem], makeID: @escaping () -> TransferID) {
+    init(items: [OutgoingItem], makeID: @escaping () -> TransferID, makeHasher: @escaping () -> any ContentHasher) {
         self.items = items
         self.makeID = makeID
+        self.makeHasher = makeHasher
     }
 
     /// Whether anything is part of a tree (the sender then asks for `folders`).
@@ -41,12 +43,20 @@ struct FolderWalker {
             let id: TransferID
             switch item {
             case .commit(let tree, _): id = tree
-            case .file(let source): id = source.transferID ?? makeID()
-            default: id = makeID()
+            case .file(let source), .treeFile(_, _, _, let source): id = source.transferID ?? makeID()
+            case .folder(let tree, let path): id = folderID(tree: tree, path: path)
             }
             return (index, item, id)
         }
         return nil
+    }
+
+    /// A `folder` item's transfer id, from its tree id and its path: a run again under the same
+    /// tree id (a folder cut off part-way) offers its folders under the ids the receiver kept.
+    private func folderID(tree: TransferID, path: [UInt8]) -> TransferID {
+        var hasher = makeHasher()
+        hasher.update(Array("blesend folder item".utf8) + tree.bytes + path)
+        return TransferID(bytes: hasher.finalize().prefix(TransferConstants.idLength)) ?? makeID()
     }
 
     /// The receiver refused `item`: a refused top folder takes its tree with it.

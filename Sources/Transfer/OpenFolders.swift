@@ -97,12 +97,13 @@ struct OpenFolders {
     /// Keeps a folder found on disk at start, waiting for its sender from `now`; beyond
     /// `maxPerSender` of a sender, the least recently active is removed first.
     mutating func adopt(_ recovered: RecoveredTree, now: Instant) {
-        let mine = table.filter { $0.key.senderKey == recovered.senderKey }
+        let origin = recovered.origin
+        let mine = table.filter { $0.key.senderKey == origin.senderKey }
         if mine.count >= maxPerSender, let oldest = mine.min(by: { $0.value.lastActivity < $1.value.lastActivity }) {
             discard(oldest.key)
         }
-        table[Key(senderKey: recovered.senderKey, id: recovered.id)] =
-            Folder(tree: recovered.tree, top: recovered.top, name: recovered.name,
+        table[Key(senderKey: origin.senderKey, id: origin.tree)] =
+            Folder(tree: recovered.tree, top: origin.top, name: recovered.name,
                    files: recovered.files.count + recovered.partials.count, lastActivity: now)
     }
 

@@ -29,11 +29,12 @@ struct Outgoing {
         self.hash = hash
     }
 
-    /// A file of known size offered under the transfer id of an earlier run (`FileSource.transferID`):
+    /// A file (single, or of a folder) of known size offered under the transfer id of an earlier run (`FileSource.transferID`):
     /// the receiver may hold bytes that run sent, so it may resume anywhere up to its size (the
     /// bytes before are read and hashed here first), and its offer waits for the `accept`.
     var resumesEarlierRun: Bool {
-        if case .file(let source) = item { source.transferID != nil && source.size != nil } else { false }
+        guard let source = item.source else { return false }
+        return source.transferID != nil && source.sentBefore && source.size != nil
     }
 
     /// A folder or a commit: settled by `confirm` or `reject` alone, nothing follows its offer.

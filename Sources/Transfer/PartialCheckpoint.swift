@@ -41,25 +41,22 @@ public struct RecoveredPartial {
 /// A folder a store found on disk at start (`TreeStore.recoverTrees`), checked: what of it was
 /// settled before the restart, and its files part-way, each to resume like a partial file.
 public struct RecoveredTree {
-    public let senderKey: [UInt8]
-    public let id: TransferID
-    /// The top folder's path as it travelled, and its name as reduced (the folder's name for people).
-    public let top: [UInt8]
+    public let origin: TreeOrigin
+    /// The top folder's name as reduced (the folder's name for people).
     public let name: String
     public let tree: any IncomingTree
-    /// Its `folder` items that were made: transfer id, and the last component as stored.
+    /// Its `folder` items below the top folder that were made: transfer id, and the last
+    /// component as stored.
     public let folders: [(id: TransferID, storedName: String)]
     /// Its files that were finished: transfer id, path below the top folder, size.
     public let files: [(id: TransferID, path: String, size: UInt64)]
     /// Its files part-way; each checkpoint's `name` is the file's name for people (`top/path`).
     public let partials: [RecoveredPartial]
 
-    public init(senderKey: [UInt8], id: TransferID, top: [UInt8], name: String, tree: any IncomingTree,
+    public init(origin: TreeOrigin, name: String, tree: any IncomingTree,
                 folders: [(id: TransferID, storedName: String)], files: [(id: TransferID, path: String, size: UInt64)],
                 partials: [RecoveredPartial]) {
-        self.senderKey = senderKey
-        self.id = id
-        self.top = top
+        self.origin = origin
         self.name = name
         self.tree = tree
         self.folders = folders

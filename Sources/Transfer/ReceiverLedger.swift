@@ -76,14 +76,13 @@ public final class ReceiverLedger {
         partials.adopt(found, now: now)
         let trees = trees?.recoverTrees(makeHasher: makeHasher) ?? []
         for tree in trees {
+            let senderKey = tree.origin.senderKey
             folders.adopt(tree, now: now)
-            for folder in tree.folders {
-                completedFolders.remember(.init(storedName: folder.storedName, size: 0),
-                                          for: PartialTransfers.Key(senderKey: tree.senderKey, id: folder.id))
+            for folder in [(tree.origin.folder, tree.name)] + tree.folders {
+                completedFolders.remember(.init(storedName: folder.1, size: 0), for: PartialTransfers.Key(senderKey: senderKey, id: folder.0))
             }
             for file in tree.files {
-                completedFiles.remember(.init(storedName: file.path, size: file.size),
-                                        for: PartialTransfers.Key(senderKey: tree.senderKey, id: file.id))
+                completedFiles.remember(.init(storedName: file.path, size: file.size), for: PartialTransfers.Key(senderKey: senderKey, id: file.id))
             }
             partials.adopt(tree.partials, now: now)
         }

@@ -55,7 +55,7 @@ public struct TransferSender {
     ///   - pipelines: ask for `pipelining`.
     public init(items: [OutgoingItem], makeHasher: @escaping () -> any ContentHasher, makeID: @escaping () -> TransferID,
                 compressor: (any ChunkCompressor)? = nil, pipelines: Bool = false) {
-        walker = FolderWalker(items: items, makeID: makeID)
+        walker = FolderWalker(items: items, makeID: makeID, makeHasher: makeHasher)
         streamer = FileStreamer(encoder: ChunkEncoder(compressor: compressor))
         self.makeHasher = makeHasher
         // Being asked about, or told to come back later, costs this sender nothing: it asks for

@@ -12,14 +12,18 @@ public protocol FileSource: AnyObject {
     func read(at offset: UInt64, count: Int) throws -> [UInt8]
     /// The receiver holds every byte before `offset`: a stream may forget them.
     func release(before offset: UInt64)
-    /// The transfer id to offer it under, where an earlier run began sending it and its
-    /// receiver may hold a partial to resume; nil: a fresh one.
+    /// The transfer id to offer it under (one kept from an earlier run, or one made from what the
+    /// file is); nil: a fresh one.
     var transferID: TransferID? { get }
+    /// Whether an earlier run may have sent some of it under `transferID`, so that its receiver
+    /// may hold a partial to resume: then it is offered and waits for its `accept`.
+    var sentBefore: Bool { get }
 }
 
 extension FileSource {
     public func release(before offset: UInt64) {}
     public var transferID: TransferID? { nil }
+    public var sentBefore: Bool { transferID != nil }
 }
 
 /// Where incoming files go.
@@ -67,9 +71,9 @@ public protocol ContentHasher {
 /// Where incoming folders go (extension `folders`, docs/protocol.md §8.4).
 public protocol TreeStore: AnyObject {
     /// Starts an incoming folder called `topName` (already reduced by the name policy) in a hidden
-    /// place; nothing is visible until `commit`. `sender`, `id` and `top` (the top folder's path
-    /// as it travelled) name it for a store that keeps folders across runs (`recoverTrees`).
-    func beginTree(named topName: String, sender: [UInt8], id: TransferID, top: [UInt8]) throws -> any IncomingTree
+    /// place; nothing is visible until `commit`. `origin` names it for a store that keeps
+    /// folders across runs (`recoverTrees`).
+    func beginTree(named topName: String, origin: TreeOrigin) throws -> any IncomingTree
     /// The folders an earlier run left and kept, checked (a store that keeps nothing across runs
     /// finds none).
     func recoverTrees(makeHasher: () -> any ContentHasher) -> [RecoveredTree]

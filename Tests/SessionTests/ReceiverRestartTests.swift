@@ -2,6 +2,7 @@ import Foundation
 import Keys
 import Pipeline
 import Session
+import Sodium
 import Storage
 import TestDoubles
 import Testing
@@ -67,6 +68,29 @@ private func restartMidFile(stopping: Bool) throws -> UInt64 {
     return resumedAt
 }
 
+/// The folder the restart tests send, written under `root`/src/album; its files by path.
+private func writeAlbum(under root: String) throws -> [String: [UInt8]] {
+    let files: [String: [UInt8]] = ["a.txt": Array("first".utf8), "big.bin": bytes(1_000_000, seed: 29),
+                                    "sub/c.txt": Array("after the big one".utf8), "sub/deeper/d.txt": Array("last".utf8)]
+    for (path, content) in files {
+        let url = URL(fileURLWithPath: root + "/src/album/" + path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(content).write(to: url)
+    }
+    try FileManager.default.createDirectory(atPath: root + "/src/album/empty", withIntermediateDirectories: true)
+    try FileManager.default.createDirectory(atPath: root + "/out", withIntermediateDirectories: true)
+    return files
+}
+
+/// Checks that `out` holds exactly the album, identical, with nothing hidden beside it.
+private func expectAlbum(_ files: [String: [UInt8]], in out: String) throws {
+    for (path, content) in files {
+        #expect(FileManager.default.contents(atPath: out + "/album/" + path) == Data(content), "\(path)")
+    }
+    #expect(FileManager.default.fileExists(atPath: out + "/album/empty"))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["album"], "no staging folder or journal left")
+}
+
 /// A receiver restarted in the middle of a folder (killed: its objects kept alive, as a SIGKILL
 /// runs no clean-up; or stopped): started again on the same folder, it finds the folder and its
 /// file part-way, and the sender, still running, finishes it; the folder arrives identical, with
@@ -74,26 +98,17 @@ private func restartMidFile(stopping: Bool) throws -> UInt64 {
 @Test(arguments: [false, true])
 func aReceiverRestartedMidFolderTakesItUpWhereItWas(stopping: Bool) throws {
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("blesend-restart-\(UUID().uuidString)").path
-    let source = root + "/src/album", directory = root + "/out"
     defer { try? FileManager.default.removeItem(atPath: root) }
-    let files: [String: [UInt8]] = ["a.txt": Array("first".utf8), "big.bin": bytes(1_000_000, seed: 29),
-                                    "sub/c.txt": Array("after the big one".utf8), "sub/deeper/d.txt": Array("last".utf8)]
-    for (path, content) in files {
-        let url = URL(fileURLWithPath: source + "/" + path)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(content).write(to: url)
-    }
-    try FileManager.default.createDirectory(atPath: source + "/empty", withIntermediateDirectories: true)
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    let files = try writeAlbum(under: root)
     let receiverID = Identity.generate(), alice = Identity.generate()
     let trust = TrustStore(peers: [.init(name: "alice", key: alice.publicKey)])
     func receiver() throws -> ReceiverSession {
-        let store = try DirectoryFileStore(directory: directory, modes: FileModes(umask: 0o022), temporaryTag: "test",
+        let store = try DirectoryFileStore(directory: root + "/out", modes: FileModes(umask: 0o022), temporaryTag: "test",
                                            keepPartials: .seconds(3_600))
         return ReceiverSession(identity: receiverID, trust: trust, store: store)
     }
     var sender = SenderSession(identity: alice, receiverKey: receiverID.publicKey,
-                               items: try LocalTree(listing: source).outgoingItems(tree: randomTransferID()))
+                               items: try LocalTree(listing: root + "/src/album").outgoingItems(tree: randomTransferID()))
 
     let first = try receiver()
     var before = [try InterleavedConnection(sender: sender, receiver: first, now: .zero)]
@@ -118,11 +133,56 @@ func aReceiverRestartedMidFolderTakesItUpWhereItWas(stopping: Bool) throws {
         #expect(resumedAt >= 2 * TransferConstants.checkpointInterval, "resumed at \(resumedAt)")
         let failed = after[0].senderEvents.filter { if case .transfer(.fileFailed) = $0 { true } else { false } }
         #expect(failed.isEmpty, "\(failed)")
-        for (path, content) in files {
-            #expect(FileManager.default.contents(atPath: directory + "/album/" + path) == Data(content), "\(path)")
+        try expectAlbum(files, in: root + "/out")
+        second.shutdown()
+    }
+}
+
+/// Both sides cut off mid-folder and started again, as after a power cut: the sender run again
+/// with the same tree id (and its files under the ids of the first run, as blesend keeps them)
+/// is answered from what the receiver kept: the folders and the file finished before are
+/// confirmed without their bytes, the big file resumes from its checkpoint, the rest follows.
+@Test func aSenderRunAgainMidFolderResumesWhatTheReceiverKept() throws {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("blesend-rerun-\(UUID().uuidString)").path
+    defer { try? FileManager.default.removeItem(atPath: root) }
+    let files = try writeAlbum(under: root)
+    let receiverID = Identity.generate(), alice = Identity.generate()
+    let trust = TrustStore(peers: [.init(name: "alice", key: alice.publicKey)])
+    func receiver() throws -> ReceiverSession {
+        let store = try DirectoryFileStore(directory: root + "/out", modes: FileModes(umask: 0o022), temporaryTag: "test",
+                                           keepPartials: .seconds(3_600))
+        return ReceiverSession(identity: receiverID, trust: trust, store: store)
+    }
+    let tree = randomTransferID()
+    // As blesend makes them (`OutgoingTransferIDs.fileID`): from the tree id, the path, the stamp.
+    let fileID: (LocalTreeEntry) -> TransferID = { entry in
+        var hash = BLAKE2b(outputLength: 16)
+        hash.update(tree.bytes + entry.wirePath + entry.stamp)
+        return TransferID(bytes: hash.finalize()) ?? randomTransferID()
+    }
+    func run(again: Bool) throws -> SenderSession {
+        SenderSession(identity: alice, receiverKey: receiverID.publicKey,
+                      items: try LocalTree(listing: root + "/src/album").outgoingItems(tree: tree, fileID: fileID, sentBefore: again))
+    }
+
+    let first = try receiver()
+    var before = [try InterleavedConnection(sender: try run(again: false), receiver: first, now: .zero)]
+    try withExtendedLifetime(first) {
+        var now = interleave(&before, from: .zero) { connections in
+            connections[0].senderEvents.contains { if case .transfer(.progress(_, _, let acked)) = $0 { acked >= 600_000 } else { false } }
         }
-        #expect(FileManager.default.fileExists(atPath: directory + "/album/empty"))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["album"], "no staging folder or journal left")
+        now = now.advanced(by: .seconds(1))
+        var second = try receiver()
+        #expect(second.recoverPartials(now: now) == 1)
+        var after = [try InterleavedConnection(sender: try run(again: true), receiver: second, now: now)]
+        interleave(&after, from: now)
+        #expect(after[0].isDone, "\(String(describing: after[0].receiverError))")
+        let failed = after[0].senderEvents.filter { if case .transfer(.fileFailed) = $0 { true } else { false } }
+        #expect(failed.isEmpty, "\(failed)")
+        let offsets = after[0].startOffsets
+        #expect(offsets.contains { $0 >= 2 * TransferConstants.checkpointInterval && $0 < 1_000_000 }, "big.bin resumed: \(offsets)")
+        #expect(offsets.contains(5), "a.txt, finished before, answered at its end: \(offsets)")
+        try expectAlbum(files, in: root + "/out")
         second.shutdown()
     }
 }

@@ -151,7 +151,8 @@ func listing(_ dir: String) throws -> [String] {
 /// do not matter to these tests, so they are fixed.
 extension DirectoryFileStore {
     func beginTree(topName: String) throws(StorageError) -> DirectoryIncomingTree {
-        try beginTree(topName: topName, sender: [UInt8](repeating: 1, count: 32), id: TransferID(halves: (9, 9)), top: Array(topName.utf8))
+        try beginTree(topName: topName, origin: TreeOrigin(senderKey: [UInt8](repeating: 1, count: 32), tree: TransferID(halves: (9, 9)),
+                                                           folder: TransferID(halves: (9, 8)), top: Array(topName.utf8)))
     }
 }
 

@@ -4,7 +4,8 @@ import Transfer
 @testable import Storage
 
 private let senderKey = [UInt8](repeating: 9, count: 32)
-private let head = TreeRecord.head(senderKey: senderKey, id: TransferID(halves: (1, 1)), top: Array("photos".utf8), name: "photos")
+private let head = TreeRecord.head(TreeOrigin(senderKey: senderKey, tree: TransferID(halves: (1, 1)), folder: TransferID(halves: (1, 2)),
+                                              top: Array("photos".utf8)), name: "photos")
 private let later: [TreeRecord] = [
     .folder(id: TransferID(halves: (2, 1)), path: ["2024"]),
     .checkpoint(id: TransferID(halves: (3, 1)), path: ["2024", "beach.jpg"], size: 9_000, executable: false, durable: 4_096,

@@ -7,6 +7,7 @@ private let sender = [UInt8](repeating: 4, count: 32)
 private let treeID = TransferID(halves: (7, 7))
 private let folderID = TransferID(halves: (7, 8)), doneID = TransferID(halves: (7, 9))
 private let partID = TransferID(halves: (7, 10)), strayID = TransferID(halves: (7, 11))
+private let origin = TreeOrigin(senderKey: sender, tree: treeID, folder: TransferID(halves: (7, 6)), top: Array("photos".utf8))
 private let big: [UInt8] = (0..<3_000).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }
 
 private func keepingStore(_ dir: String) throws -> DirectoryFileStore {
@@ -19,7 +20,7 @@ private func keepingStore(_ dir: String) throws -> DirectoryFileStore {
 @discardableResult
 private func leaveAFolderPartWay(in dir: String) throws -> String {
     let store = try keepingStore(dir)
-    let tree = try store.beginTree(topName: "photos", sender: sender, id: treeID, top: Array("photos".utf8))
+    let tree = try store.beginTree(topName: "photos", origin: origin)
     try tree.makeFolder(["2024"], id: folderID)
     let done = try tree.beginFile(["2024", "a.txt"], id: doneID, size: 5, executable: false)
     try done.write(Array("hello".utf8), at: 0)
@@ -52,7 +53,7 @@ private func leaveAFolderPartWay(in dir: String) throws -> String {
     let trees = store.recoverTrees(makeHasher: { Blake() })
     #expect(trees.count == 1)
     let tree = try #require(trees.first)
-    #expect(tree.senderKey == sender && tree.id == treeID && tree.top == Array("photos".utf8) && tree.name == "photos")
+    #expect(tree.origin == origin && tree.name == "photos")
     #expect(tree.folders.map(\.id) == [folderID] && tree.folders.map(\.storedName) == ["2024"])
     #expect(tree.files.map(\.id) == [doneID] && tree.files.map(\.path) == ["2024/a.txt"] && tree.files.map(\.size) == [5])
     #expect(tree.partials.count == 1)

@@ -176,10 +176,10 @@ private final class FaultySource: FileSource {
 @Test func theWalkerSkipsTreesTheReceiverCannotTakeAndReportsEachOnce() {
     let items = [OutgoingItem.file(MemoryFileSource(name: "a", bytes: [1]))] + treeItems("t", [("f", [2])]) + treeItems("u", [("g", [3])], tree: 0xDD)
     var counter: UInt8 = 0
-    var walker = FolderWalker(items: items) {
+    var walker = FolderWalker(items: items, makeID: {
         counter += 1
         return id(counter)
-    }
+    }, makeHasher: { TestHasher() })
     #expect(walker.hasFolders)
     var events: [TransferSender.Event] = []
     var handed: [Int] = []
@@ -190,10 +190,10 @@ private final class FaultySource: FileSource {
 
 @Test func aRefusedTopFolderTakesItsTreeWithItAndCommitsGoUnderTheTreeID() {
     let items = treeItems("t", [("f", [2])], tree: 0xEE) + [OutgoingItem.file(MemoryFileSource(name: "after", bytes: [1]))]
-    var walker = FolderWalker(items: items) { id(1) }
+    var walker = FolderWalker(items: items, makeID: { id(1) }, makeHasher: { TestHasher() })
     var events: [TransferSender.Event] = []
     guard let top = walker.nextItem(allowed: .folders, events: &events) else { Issue.record("nothing"); return }
-    #expect(top.item.opensTree && top.id == id(1))
+    #expect(top.item.opensTree && top.id != id(1), "a folder's id comes from its tree id and path")
     #expect(walker.reports(top.item))
     walker.refused(top.item)
     #expect(walker.reports(top.item), "the top folder's own refusal is news")
@@ -202,12 +202,36 @@ private final class FaultySource: FileSource {
     #expect(!walker.reports(items[1]))
     #expect(events.isEmpty)
 
-    var whole = FolderWalker(items: items) { id(1) }
+    var whole = FolderWalker(items: items, makeID: { id(1) }, makeHasher: { TestHasher() })
     var ids: [TransferID] = []
     while let next = whole.nextItem(allowed: .folders, events: &events) {
         if case .commit = next.item { ids.append(next.id) }
     }
     #expect(ids == [id(0xEE)])
+}
+
+/// A folder item's id is the same in every run under the same tree id (so a run again is answered
+/// from what the receiver kept), and differs between folders and between trees.
+@Test func folderItemsGoUnderIDsMadeFromTheirTreeAndPath() {
+    func folderIDs(_ items: [OutgoingItem]) -> [TransferID] {
+        var counter: UInt8 = 0
+        var walker = FolderWalker(items: items, makeID: {
+            counter += 1
+            return id(counter)
+        }, makeHasher: { TestHasher() })
+        var events: [TransferSender.Event] = []
+        var ids: [TransferID] = []
+        while let next = walker.nextItem(allowed: .folders, events: &events) {
+            if case .folder = next.item { ids.append(next.id) }
+        }
+        return ids
+    }
+    let items = [OutgoingItem.folder(tree: id(0xA0), path: Array("t".utf8)), .folder(tree: id(0xA0), path: Array("t/sub".utf8))]
+    let first = folderIDs(items)
+    #expect(first.count == 2 && first[0] != first[1])
+    #expect(folderIDs(items) == first)
+    let otherTree = [OutgoingItem.folder(tree: id(0xA1), path: Array("t".utf8))]
+    #expect(folderIDs(otherTree) != [first[0]])
 }
 
 // MARK: - ExtensionRequest

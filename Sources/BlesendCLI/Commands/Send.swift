@@ -105,23 +105,22 @@ struct Send: AsyncParsableCommand {
             let identity = try KeyLocation.loadIdentity(key)
             let receiverKey: PublicKey
             do { receiverKey = try KeyFile.resolvePublicKey(to) } catch { throw CLIError(error) }
+            let outgoing = OutgoingTransferIDs(stateFolder: StateLocation.folder(state), receiver: receiverKey)
+            if outgoing == nil {
+                reporter.warn("cannot keep transfer ids in \(StateLocation.folder(state)): a file cut off now starts over when sent again")
+            }
             var items: [OutgoingItem] = []
             for file in files {
                 if file == "-" {
                     items.append(.file(StreamSource(fd: 0, name: name ?? "stdin")))
                 } else if LocalTree.isFolder(file) {
-                    items += try Self.folderItems(file, reporter: reporter)
+                    items += try Self.folderItems(file, outgoing: outgoing, reporter: reporter)
                 } else {
                     do { items.append(.file(try LocalFileSource(path: file))) } catch { throw CLIError(error) }
                 }
             }
-            let outgoing = OutgoingTransferIDs(stateFolder: StateLocation.folder(state), receiver: receiverKey)
-            if let outgoing {
-                for problem in outgoing.assign(items.compactMap { if case .file(let source) = $0 { source as? LocalFileSource } else { nil } }) {
-                    reporter.warn(problem)
-                }
-            } else {
-                reporter.warn("cannot keep transfer ids in \(StateLocation.folder(state)): a file cut off now starts over when sent again")
+            for problem in outgoing?.assign(items.compactMap { if case .file(let source) = $0 { source as? LocalFileSource } else { nil } }) ?? [] {
+                reporter.warn(problem)
             }
             let radio = RadioOptions(adapter: adapter, transport: transport, minimumRSSI: Int16(minRSSI), scanTimeout: .seconds(timeout))
             let operation = SendOperation(
@@ -137,14 +136,17 @@ struct Send: AsyncParsableCommand {
 
     /// The items of the folder at `path`: its folders, its files (each opened only when it is sent),
     /// then its commit. What cannot be sent (symlinks, devices, unreadable files, names the receiver
-    /// would refuse) is skipped with a warning.
-    static func folderItems(_ path: String, reporter: Reporter) throws(CLIError) -> [OutgoingItem] {
+    /// would refuse) is skipped with a warning. A folder an earlier run began sending to the same
+    /// receiver goes under that run's ids (`OutgoingTransferIDs`), so the receiver resumes it.
+    static func folderItems(_ path: String, outgoing: OutgoingTransferIDs?, reporter: Reporter) throws(CLIError) -> [OutgoingItem] {
         let tree: LocalTree
         do { tree = try LocalTree(listing: path) } catch { throw CLIError(error) }
         for skipped in tree.skipped {
             reporter.warn("skipping \(skipped)")
         }
-        return tree.outgoingItems(tree: randomTransferID())
+        guard let kept = outgoing?.treeID(for: path) else { return tree.outgoingItems(tree: randomTransferID()) }
+        if let problem = kept.problem { reporter.warn("cannot keep the tree id of \(path): \(problem)") }
+        return tree.outgoingItems(tree: kept.id, fileID: { OutgoingTransferIDs.fileID(tree: kept.id, entry: $0) }, sentBefore: kept.kept)
     }
 
     /// Whether a receiver's private-discovery data lists this sender (nil: data it cannot read).

@@ -8,16 +8,20 @@ import State
 import Storage
 import Transfer
 
-/// The transfer ids of files blesend began sending and has not seen saved, one small file each in
-/// `outgoing/` of the state folder, so that a run again with the same file for the same receiver
-/// offers it under the same id and the receiver resumes its partial (docs/protocol.md §5).
+/// The transfer ids of files and folders blesend began sending and has not seen saved, one small
+/// file each in `outgoing/` of the state folder, so that a run again with the same file or folder
+/// for the same receiver offers it under the same id and the receiver resumes what it holds
+/// (docs/protocol.md §5, §8.4).
 ///
 /// A file is known by its `stamp` (device, inode, size, modification time) and the receiver's
 /// key: a file written in between gets a fresh id, and so does any file once it was saved
-/// (`forget`), so sending it again stores it again. The receiver checks the bytes it holds
-/// against the whole-file hash in `done`, so a stale id never commits a wrong file. Losing this
-/// folder costs a resume, nothing else: failures here are reported and the id is a fresh one.
-struct OutgoingTransferIDs {
+/// (`forget`), so sending it again stores it again. A folder is known by its device and inode:
+/// its tree id is kept until the folder is in place (`forgetTree`), and each of its files goes
+/// under an id made from the tree id, its path and its stamp (`fileID`: a file changed in between
+/// gets another). The receiver checks the bytes it holds against the whole-file hash in
+/// `done`, so a stale id never commits a wrong file. Losing this folder costs a resume, nothing
+/// else: failures here are reported and the id is a fresh one.
+final class OutgoingTransferIDs {
     /// `outgoing/` of the state folder: one entry a file, written whole (`JournalDisk.replace`).
     private let disk: PosixJournalDisk
     let receiver: PublicKey
@@ -33,35 +37,73 @@ struct OutgoingTransferIDs {
         removeOld()
     }
 
+    /// The entries of the trees given out this run, by tree id (`forgetTree`).
+    private var treeEntries: [TransferID: String] = [:]
+
     /// Sets each file's transfer id: the one kept for it, or a fresh one kept from now on.
     func assign(_ sources: [LocalFileSource]) -> [String] {
         var problems: [String] = []
         for source in sources {
-            let name = entryName(source)
-            if let bytes = try? disk.read(name), bytes.count == TransferConstants.idLength, let kept = TransferID(bytes: bytes) {
-                source.transferID = kept
-                continue
-            }
-            let id = randomTransferID()
+            let (id, _, problem) = keptID(entryName(source.stamp))
             source.transferID = id
-            do {
-                try disk.replace(name, with: id.bytes)
-            } catch {
-                problems.append("cannot keep the transfer id of \(source.name): \(error)")
-            }
+            if let problem { problems.append("cannot keep the transfer id of \(source.name): \(problem)") }
         }
         return problems
     }
 
     /// The receiver saved `source`: a later send of it is a new transfer.
     func forget(_ source: LocalFileSource) {
-        unlink(folder + "/" + entryName(source))
+        unlink(folder + "/" + entryName(source.stamp))
     }
 
-    private func entryName(_ source: LocalFileSource) -> String {
+    /// The tree id to send the folder at `path` under (`kept`: an earlier run began sending it
+    /// under that id), or nil when `path` cannot be looked at; a problem keeping it is reported.
+    func treeID(for path: String) -> (id: TransferID, kept: Bool, problem: String?)? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        var stamp = Array("folder".utf8)
+        stamp.appendBigEndian(UInt64(status.st_dev))
+        stamp.appendBigEndian(UInt64(status.st_ino))
+        let name = entryName(stamp)
+        let kept = keptID(name)
+        treeEntries[kept.id] = name
+        return kept
+    }
+
+    /// The folder sent under `tree` is in place: a later send of it is a new transfer.
+    func forgetTree(_ tree: TransferID) {
+        if let name = treeEntries.removeValue(forKey: tree) { unlink(folder + "/" + name) }
+    }
+
+    /// The transfer id of a folder's file: from the tree id, the file's path as it travels and its
+    /// stamp, so a run again under the same tree id offers an unchanged file under the same id.
+    static func fileID(tree: TransferID, entry: LocalTreeEntry) -> TransferID {
+        var hash = BLAKE2b(outputLength: TransferConstants.idLength)
+        hash.update(tree.bytes)
+        hash.update(entry.wirePath)
+        hash.update(entry.stamp)
+        return TransferID(bytes: hash.finalize()) ?? randomTransferID()
+    }
+
+    /// The id kept under `name`, or a fresh one kept there from now on (with the problem, if it
+    /// could not be kept).
+    private func keptID(_ name: String) -> (id: TransferID, kept: Bool, problem: String?) {
+        if let bytes = try? disk.read(name), bytes.count == TransferConstants.idLength, let kept = TransferID(bytes: bytes) {
+            return (kept, true, nil)
+        }
+        let id = randomTransferID()
+        do {
+            try disk.replace(name, with: id.bytes)
+            return (id, false, nil)
+        } catch {
+            return (id, false, "\(error)")
+        }
+    }
+
+    private func entryName(_ stamp: [UInt8]) -> String {
         var hash = BLAKE2b(outputLength: 16)
         hash.update(receiver.bytes)
-        hash.update(source.stamp)
+        hash.update(stamp)
         return hash.finalize().map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 

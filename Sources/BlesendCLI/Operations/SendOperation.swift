@@ -213,6 +213,7 @@ struct SendOperation {
             reporter.say(line)
         case .transfer(.folderSaved(let index, let storedName)):
             guard case .commit(let tree, let name) = items[index] else { return }
+            outgoing?.forgetTree(tree)
             let sum = progress.treeFiles[tree] ?? (0, 0)
             reporter.event(JSONLine("folder-done", [
                 ("name", .string(name)), ("stored_name", .string(storedName)), ("files", .int(Int64(sum.files))),

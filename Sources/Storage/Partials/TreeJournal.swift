@@ -7,9 +7,8 @@ import Transfer
 /// whose folder it is, and what was settled in it, so that a restarted receiver takes it up
 /// where it was (`TreeRecovery`).
 public enum TreeRecord: Equatable, Sendable {
-    /// The first record: the sender's key, the tree id, the top folder's path as it travelled and
-    /// its name as reduced.
-    case head(senderKey: [UInt8], id: TransferID, top: [UInt8], name: String)
+    /// The first record: whose folder it is and how it arrived, and the top folder's name as reduced.
+    case head(TreeOrigin, name: String)
     /// A `folder` item was made (`path` below the top folder).
     case folder(id: TransferID, path: [String])
     /// A file was finished: its data and its folder entry are durable.
@@ -28,7 +27,8 @@ public enum TreeRecord: Equatable, Sendable {
 ///
 ///     "BSTREE01" | frame*      frame: body length u16 | body | BLAKE2b-128 of the body
 ///     body: kind u8 | saved at, seconds since 1970 u64 | fields
-///     head (0):       sender key (32) | tree id (16) | top length u16 | top | name length u16 | name
+///     head (0):       sender key (32) | tree id (16) | top folder's transfer id (16) | top length u16 | top
+///                     | name length u16 | name
 ///     folder (1):     transfer id (16) | path length u16 | path
 ///     file (2):       transfer id (16) | size u64 | path length u16 | path
 ///     checkpoint (3): transfer id (16) | has size u8 | size u64 | executable u8 | durable u64
@@ -125,11 +125,11 @@ public final class TreeJournal {
         }
         func path(_ components: [String]) { field(Array(components.joined(separator: "/").utf8)) }
         switch record {
-        case .head(let senderKey, let id, let top, let name):
+        case .head(let origin, let name):
             bytes.append(0)
             bytes.appendBigEndian(savedAt)
-            bytes += senderKey + id.bytes
-            field(top)
+            bytes += origin.senderKey + origin.tree.bytes + origin.folder.bytes
+            field(origin.top)
             field(Array(name.utf8))
         case .folder(let id, let components):
             bytes.append(1)
@@ -173,11 +173,11 @@ public final class TreeJournal {
         switch kind {
         case 0:
             let senderKey = Array(try reader.readBytes(32))
-            guard let id = try id() else { return nil }
+            guard let tree = try id(), let folder = try id() else { return nil }
             let top = try field()
             guard let name = String(validating: try field(), as: UTF8.self), isSafeComponent(name),
                   !top.isEmpty, top.count <= TransferConstants.maxPathLength else { return nil }
-            record = .head(senderKey: senderKey, id: id, top: top, name: name)
+            record = .head(TreeOrigin(senderKey: senderKey, tree: tree, folder: folder, top: top), name: name)
         case 1:
             guard let id = try id(), let components = try path() else { return nil }
             record = .folder(id: id, path: components)

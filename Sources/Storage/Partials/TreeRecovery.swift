@@ -56,7 +56,8 @@ struct TreeRecovery {
     }
 
     private func recover(staging: String, journal: TreeJournal, records: [TreeRecord]) -> RecoveredTree? {
-        guard case .head(let senderKey, let treeID, let top, let topName) = records.first else { return nil }
+        guard case .head(let origin, let topName) = records.first else { return nil }
+        let senderKey = origin.senderKey
         var entered: [String: (id: TransferID, components: [String])] = [:]
         var finished: [String: (id: TransferID, size: UInt64)] = [:]
         var partway: [String: TreeRecord] = [:]
@@ -94,7 +95,7 @@ struct TreeRecovery {
                              hasher: file.hasher)
         }
         journal.close()
-        return RecoveredTree(senderKey: senderKey, id: treeID, top: top, name: topName, tree: tree,
+        return RecoveredTree(origin: origin, name: topName, tree: tree,
                              folders: entered.values.map { ($0.id, $0.components.last ?? topName) },
                              files: finished.map { ($0.value.id, $0.key, $0.value.size) }, partials: partials)
     }

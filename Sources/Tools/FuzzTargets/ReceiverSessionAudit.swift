@@ -65,7 +65,7 @@ final class AuditingFileStore: FileStore {
 }
 
 extension AuditingFileStore: TreeStore {
-    func beginTree(named topName: String, sender: [UInt8], id: TransferID, top: [UInt8]) throws -> any IncomingTree {
+    func beginTree(named topName: String, origin: TreeOrigin) throws -> any IncomingTree {
         require(allowedSender != nil, "a folder (\(topName)) was begun before a trusted sender authenticated")
         openTrees += 1
         return AuditedTree(store: self)

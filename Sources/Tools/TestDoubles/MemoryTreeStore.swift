@@ -4,7 +4,7 @@ import Transfer
 /// `committed` as `top/path` entries (and `folders` as `top/path`), a taken top name numbered
 /// `top-1` like the disk store. Files begun and not finished count in `openTemporaries`.
 extension MemoryFileStore: TreeStore {
-    public func beginTree(named topName: String, sender: [UInt8], id: TransferID, top: [UInt8]) throws -> any IncomingTree {
+    public func beginTree(named topName: String, origin: TreeOrigin) throws -> any IncomingTree {
         openTrees += 1
         return MemoryIncomingTree(store: self, topName: topName)
     }
