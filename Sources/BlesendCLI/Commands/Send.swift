@@ -13,7 +13,8 @@ struct Send: AsyncParsableCommand {
         discussion: """
         Scans for a blerecv advertising nearby, checks signal strength, connects, proves the \
         receiver holds the key given with --to, and sends the files encrypted end to end. If the \
-        link drops, blesend reconnects and resumes where the data stopped.
+        link drops, blesend reconnects and resumes where the data stopped; stopped and run again \
+        with the same files or folder for the same receiver, it resumes what the receiver kept.
 
         Transport: by default (--transport auto) an L2CAP channel when the receiver offers one \
         (several times faster: the data bypasses bluetoothd), GATT otherwise or if the channel \
@@ -84,7 +85,7 @@ struct Send: AsyncParsableCommand {
     var privateDiscovery = false
 
     @Option(help: ArgumentHelp(
-        "Where to keep the history and the transfer ids of files not yet saved, so that a run again resumes them (default: $XDG_STATE_HOME/blesend or ~/.local/state/blesend).",
+        "Where to keep the history and the transfer ids of files and folders not yet saved, so that a run again resumes them (default: $XDG_STATE_HOME/blesend or ~/.local/state/blesend).",
         valueName: "dir"))
     var state: String?
 
