@@ -39,7 +39,7 @@ import Transfer
     #expect(bad.status == 64, "\(bad.stderr)")
 }
 
-/// `blerecv partials` lists this receiver's kept partial files (not another receiver's), with
+/// `blerecv partials` lists this receiver's kept partial files and folders (not another receiver's), with
 /// `--json` lines that match the schema, and `--remove` removes them.
 @Test func partialsListsAndRemovesOnlyThisReceiversKeptFiles() throws {
     let fixture = try Fixture()
@@ -56,6 +56,18 @@ import Transfer
     try file.checkpoint(PartialCheckpoint(senderKey: sender.publicKey.bytes, id: TransferID(halves: (1, 2)), name: "report.pdf",
                                           size: 1_000, durable: 400, prefixHash: [UInt8](repeating: 0, count: 32)))
     file.closeForResume()
+    // A folder part-way: one file finished (5 bytes), one checkpointed at 300.
+    let tree = try store.beginTree(topName: "photos", origin: TreeOrigin(senderKey: sender.publicKey.bytes, tree: TransferID(halves: (3, 1)),
+                                                                         folder: TransferID(halves: (3, 2)), top: Array("photos".utf8)))
+    let done = try tree.beginFile(["a.txt"], id: TransferID(halves: (3, 3)), size: 5, executable: false)
+    try done.write(Array("hello".utf8), at: 0)
+    _ = try done.commit()
+    let part = try tree.beginFile(["b.bin"], id: TransferID(halves: (3, 4)), size: 1_000, executable: false)
+    try part.write([UInt8](repeating: 2, count: 300), at: 0)
+    try part.checkpoint(PartialCheckpoint(senderKey: sender.publicKey.bytes, id: TransferID(halves: (3, 4)), name: "photos/b.bin",
+                                          size: 1_000, durable: 300, prefixHash: [UInt8](repeating: 0, count: 32)))
+    part.closeForResume()
+    tree.closeForResume()
     let other = try DirectoryFileStore(directory: out, modes: FileModes(umask: 0o022), temporaryTag: "someoneelse", keepPartials: .seconds(3_600))
     let theirs = try other.begin(name: "x.bin", size: 10, sender: "them")
     theirs.closeForResume()
@@ -64,13 +76,18 @@ import Transfer
     let listed = try blerecv(["partials", "--key", "\(d)/me", "--out", out, "--trust", "\(d)/trusted"])
     #expect(listed.status == 0, "\(listed.stderr)")
     #expect(listed.stdout.contains("report.pdf  400 B of 1000 B (40 %)  from bob ["), "\(listed.stdout)")
+    #expect(listed.stdout.contains("photos/  1 file(s) finished, 305 B in all  from bob ["), "\(listed.stdout)")
     let json = try blerecv(["partials", "--key", "\(d)/me", "--out", out, "--json"])
-    let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
-    #expect(try JSONSchemaSubset.load().violations(of: object).isEmpty, "\(json.stdout)")
-    #expect(object["bytes"] as? Int == 400 && object["peer"] is NSNull)
+    let lines = json.stdout.split(separator: "\n")
+    #expect(lines.count == 2, "\(json.stdout)")
+    let objects = try lines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+    let schema = try JSONSchemaSubset.load()
+    for object in objects { #expect(schema.violations(of: object).isEmpty, "\(object)") }
+    #expect(objects.first?["bytes"] as? Int == 400 && objects.first?["peer"] is NSNull)
+    #expect(objects.last?["name"] as? String == "photos/" && objects.last?["bytes"] as? Int == 305 && objects.last?["files"] as? Int == 1)
 
     let removed = try blerecv(["partials", "--key", "\(d)/me", "--out", out, "--remove"])
-    #expect(removed.status == 0 && removed.stderr.contains("removed 1 partial file(s)"), "\(removed.stderr)")
+    #expect(removed.status == 0 && removed.stderr.contains("removed 1 partial file(s) and 1 folder(s)"), "\(removed.stderr)")
     let left = try FileManager.default.contentsOfDirectory(atPath: out)
     #expect(!left.isEmpty && left.allSatisfy { $0.contains(".someoneelse-") }, "\(left)")
 }

@@ -56,12 +56,19 @@ struct JSONSchemaSubset {
         switch type {
         case "null": return value is NSNull
         case "string": return value is String
-        case "boolean": return value is Bool
+        case "boolean": return isBoolean(value)
         case "integer":
-            guard let n = value as? NSNumber, !(value is Bool) else { return false }
+            guard let n = value as? NSNumber, !isBoolean(value) else { return false }
             return n.doubleValue == n.doubleValue.rounded()
-        case "number": return value is NSNumber && !(value is Bool)
+        case "number": return value is NSNumber && !isBoolean(value)
         default: return false
         }
+    }
+
+    /// Whether `value` was a JSON `true` or `false`: on Linux a parsed 0 or 1 casts to `Bool` too,
+    /// so the number's own type tells them apart.
+    static func isBoolean(_ value: Any) -> Bool {
+        guard let number = value as? NSNumber else { return value is Bool }
+        return String(cString: number.objCType) == "c"
     }
 }

@@ -9,11 +9,12 @@ import Transfer
 /// `blerecv partials [--out DIR] [--remove]`: the partial files this receiver keeps for a resume.
 struct Partials: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "List, or remove, the partial files kept for their senders to resume.",
+        abstract: "List, or remove, the partial files and folders kept for their senders to resume.",
         discussion: """
-        A file whose sender went away part-way is kept, hidden in the output folder, for a resume \
-        (blerecv --keep-partials, default 168 hours after its last sync). This lists them: name, \
-        bytes kept of the size offered, sender, and when each expires. --remove deletes them; do \
+        A file or folder whose sender went away part-way is kept, hidden in the output folder, for \
+        a resume (blerecv --keep-partials, default 168 hours after its last sync). This lists them: \
+        name (a folder's ends with /), bytes kept of the size offered (a folder: its files \
+        finished and the bytes it holds), sender, and when each expires. --remove deletes them; do \
         it while blerecv is stopped (a file it is receiving now would be cut off and started \
         over). Only this receiver's files (those of its key, --key) are shown or removed, never \
         those of another receiver sharing the folder.
@@ -76,10 +77,31 @@ struct Partials: AsyncParsableCommand {
                     Console.out(line + "\n")
                 }
             }
+            let folders = folder.keptFolders()
+            for tree in folders {
+                let sender = PublicKey(bytes: tree.origin.senderKey)
+                let name = sender.flatMap { key in names.first { $0.key == key }?.name }
+                let expires = tree.savedAt + UInt64(keepPartialsHours) * 3600
+                if json {
+                    Console.out(JSONLine("partial", [
+                        ("name", .string(tree.name + "/")), ("bytes", .of(tree.bytes)), ("total", .null), ("files", .int(Int64(tree.files))),
+                        ("peer", name.map(JSONLine.Value.string) ?? .null), ("fingerprint", .string(sender?.fingerprint ?? "")),
+                        ("saved_at", .of(tree.savedAt)), ("expires_at", .of(expires)), ("removed", .bool(remove)),
+                    ]).text + "\n")
+                } else {
+                    var line = "\(tree.name)/  \(tree.files) file(s) finished, \(Formatting.bytes(tree.bytes)) in all"
+                    line += "  from \(name ?? "an unknown sender") [\(sender?.fingerprint ?? "?")]"
+                    line += "  synced \(Self.span(now > tree.savedAt ? now - tree.savedAt : 0)) ago"
+                    line += now < expires ? ", expires in \(Self.span(expires - now))" : ", expired (removed at blerecv's next start)"
+                    Console.out(line + "\n")
+                }
+            }
             if remove {
                 let removed = folder.removeOwnTemporaries()
-                if !json { Console.err("blerecv: removed \(kept.count) partial file(s) (\(removed) hidden file(s)) from \(out)\n") }
-            } else if kept.isEmpty && !json {
+                if !json {
+                    Console.err("blerecv: removed \(kept.count) partial file(s) and \(folders.count) folder(s) (\(removed) hidden name(s)) from \(out)\n")
+                }
+            } else if kept.isEmpty && folders.isEmpty && !json {
                 Console.err("blerecv: no partial files of this receiver in \(out)\n")
             }
         }

@@ -10,7 +10,41 @@ public struct KeptPartial: Sendable {
     public let bytesOnDisk: UInt64
 }
 
+/// A folder kept part-way across runs, as `blerecv partials` shows it: what its journal says,
+/// not checked against the disk (the receiver does that at start).
+public struct KeptFolder: Sendable {
+    public let origin: TreeOrigin
+    /// The top folder's name as reduced.
+    public let name: String
+    /// When its journal was last written.
+    public let savedAt: UInt64
+    /// Its files finished, and the bytes it holds: theirs, and those checkpointed of files part-way.
+    public let files: Int
+    public let bytes: UInt64
+}
+
 extension PartialFolder {
+    /// This receiver's kept folders whose journals read, oldest first.
+    public func keptFolders() -> [KeptFolder] {
+        let kept = ownNames().compactMap { record -> KeptFolder? in
+            guard TemporaryNames.data(forRecord: record) != nil, let length = try? length(record) else { return nil }
+            let bytes = try? read(record, at: 0, count: Int(min(length, UInt64(Int32.max))))
+            closeFile(record)
+            guard let bytes, let journal = TreeJournal.read(bytes), case .head(let origin, let name) = journal.records.first else { return nil }
+            var finished: [String: UInt64] = [:], partway: [String: UInt64] = [:]
+            for record in journal.records {
+                switch record {
+                case .file(_, let path, let size): finished[path.joined(separator: "/")] = size
+                case .checkpoint(_, let path, _, _, let durable, _): partway[path.joined(separator: "/")] = durable
+                case .head, .folder: break
+                }
+            }
+            let held = finished.values.reduce(0, +) + partway.filter { finished[$0.key] == nil }.values.reduce(0, +)
+            return KeptFolder(origin: origin, name: name, savedAt: journal.savedAt, files: finished.count, bytes: held)
+        }
+        return kept.sorted { $0.savedAt < $1.savedAt }
+    }
+
     /// This receiver's kept partials whose records read, oldest first.
     public func keptPartials() -> [KeptPartial] {
         let kept = ownNames().compactMap { record -> KeptPartial? in
