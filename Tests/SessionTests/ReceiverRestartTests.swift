@@ -29,24 +29,15 @@ import Transfer
 /// shut down; else dropped as a SIGKILL leaves it), starts it again on the same folder, and lets
 /// the sender resume; returns where it resumed.
 private func restartMidFile(stopping: Bool) throws -> UInt64 {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("blesend-restart-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    let receiverID = Identity.generate(), alice = Identity.generate()
-    let trust = TrustStore(peers: [.init(name: "alice", key: alice.publicKey)])
-    func receiver() throws -> ReceiverSession {
-        let store = try DirectoryFileStore(directory: directory, modes: FileModes(umask: 0o022), temporaryTag: "test",
-                                           keepPartials: .seconds(3_600))
-        return ReceiverSession(identity: receiverID, trust: trust, store: store)
-    }
+    let fixture = try RestartFixture()
+    defer { fixture.remove() }
     let data = bytes(1_000_000, seed: 23)
-    var sender = SenderSession(identity: alice, receiverKey: receiverID.publicKey, files: [MemoryFileSource(name: "big.bin", bytes: data)])
+    var sender = SenderSession(identity: fixture.alice, receiverKey: fixture.receiverID.publicKey,
+                               files: [MemoryFileSource(name: "big.bin", bytes: data)])
 
-    let first = try receiver()
+    let first = try fixture.receiver()
     var before = [try InterleavedConnection(sender: sender, receiver: first, now: .zero)]
-    var now = interleave(&before, from: .zero) { connections in
-        connections[0].senderEvents.contains { if case .transfer(.progress(_, _, let acked)) = $0 { acked >= 600_000 } else { false } }
-    }
+    var now = untilAcknowledged(600_000, &before)
     sender = before[0].sender
     sender.linkLost()
     if stopping {
@@ -55,40 +46,69 @@ private func restartMidFile(stopping: Bool) throws -> UInt64 {
     }
 
     now = now.advanced(by: .seconds(1))
-    var second = try receiver()
+    var second = try fixture.receiver()
     #expect(second.recoverPartials(now: now) == 1)
     var after = [try InterleavedConnection(sender: sender, receiver: second, now: now)]
     interleave(&after, from: now)
     #expect(after[0].isDone, "\(String(describing: after[0].receiverError))")
     let resumedAt = try #require(after[0].startOffsets.first)
     #expect(after[0].storedNames == ["big.bin"])
-    #expect(FileManager.default.contents(atPath: directory + "/big.bin") == Data(data))
-    #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["big.bin"], "no temporary or record left")
+    #expect(FileManager.default.contents(atPath: fixture.out + "/big.bin") == Data(data))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.out) == ["big.bin"], "no temporary or record left")
     second.shutdown()
     return resumedAt
 }
 
-/// The folder the restart tests send, written under `root`/src/album; its files by path.
-private func writeAlbum(under root: String) throws -> [String: [UInt8]] {
+/// A receiver's output folder that keeps partials across runs (`out`), a sender it trusts
+/// (`alice`), and a folder to send (`album`, under `src`), in a scratch folder.
+private struct RestartFixture {
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("blesend-restart-\(UUID().uuidString)").path
+    let receiverID = Identity.generate(), alice = Identity.generate()
+    var out: String { root + "/out" }
+    var album: String { root + "/src/album" }
+    /// The album's files by path (it also holds an empty folder, `empty`).
     let files: [String: [UInt8]] = ["a.txt": Array("first".utf8), "big.bin": bytes(1_000_000, seed: 29),
                                     "sub/c.txt": Array("after the big one".utf8), "sub/deeper/d.txt": Array("last".utf8)]
-    for (path, content) in files {
-        let url = URL(fileURLWithPath: root + "/src/album/" + path)
-        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(content).write(to: url)
+
+    init() throws {
+        for (path, content) in files {
+            let url = URL(fileURLWithPath: album + "/" + path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(content).write(to: url)
+        }
+        try FileManager.default.createDirectory(atPath: album + "/empty", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
     }
-    try FileManager.default.createDirectory(atPath: root + "/src/album/empty", withIntermediateDirectories: true)
-    try FileManager.default.createDirectory(atPath: root + "/out", withIntermediateDirectories: true)
-    return files
+
+    func remove() { try? FileManager.default.removeItem(atPath: root) }
+
+    /// A receiver started (again) on `out`.
+    func receiver() throws -> ReceiverSession {
+        let store = try DirectoryFileStore(directory: out, modes: FileModes(umask: 0o022), temporaryTag: "test",
+                                           keepPartials: .seconds(3_600))
+        return ReceiverSession(identity: receiverID, trust: TrustStore(peers: [.init(name: "alice", key: alice.publicKey)]), store: store)
+    }
+
+    /// Checks that `out` holds exactly the album, identical, with nothing hidden beside it.
+    func expectAlbumArrived() throws {
+        for (path, content) in files {
+            #expect(FileManager.default.contents(atPath: out + "/album/" + path) == Data(content), "\(path)")
+        }
+        #expect(FileManager.default.fileExists(atPath: out + "/album/empty"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["album"], "no staging folder or journal left")
+    }
 }
 
-/// Checks that `out` holds exactly the album, identical, with nothing hidden beside it.
-private func expectAlbum(_ files: [String: [UInt8]], in out: String) throws {
-    for (path, content) in files {
-        #expect(FileManager.default.contents(atPath: out + "/album/" + path) == Data(content), "\(path)")
+/// Steps `connections` until the sender hears `bytes` of one file acknowledged; returns the time.
+private func untilAcknowledged(_ bytes: UInt64, _ connections: inout [InterleavedConnection]) -> Instant {
+    interleave(&connections, from: .zero) { connections in
+        connections[0].senderEvents.contains { if case .transfer(.progress(_, _, let acked)) = $0 { acked >= bytes } else { false } }
     }
-    #expect(FileManager.default.fileExists(atPath: out + "/album/empty"))
-    #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["album"], "no staging folder or journal left")
+}
+
+/// The sender's failures in `connection`.
+private func failures(_ connection: InterleavedConnection) -> [SenderSession.Event] {
+    connection.senderEvents.filter { if case .transfer(.fileFailed) = $0 { true } else { false } }
 }
 
 /// A receiver restarted in the middle of a folder (killed: its objects kept alive, as a SIGKILL
@@ -97,25 +117,15 @@ private func expectAlbum(_ files: [String: [UInt8]], in out: String) throws {
 /// nothing hidden left beside it.
 @Test(arguments: [false, true])
 func aReceiverRestartedMidFolderTakesItUpWhereItWas(stopping: Bool) throws {
-    let root = FileManager.default.temporaryDirectory.appendingPathComponent("blesend-restart-\(UUID().uuidString)").path
-    defer { try? FileManager.default.removeItem(atPath: root) }
-    let files = try writeAlbum(under: root)
-    let receiverID = Identity.generate(), alice = Identity.generate()
-    let trust = TrustStore(peers: [.init(name: "alice", key: alice.publicKey)])
-    func receiver() throws -> ReceiverSession {
-        let store = try DirectoryFileStore(directory: root + "/out", modes: FileModes(umask: 0o022), temporaryTag: "test",
-                                           keepPartials: .seconds(3_600))
-        return ReceiverSession(identity: receiverID, trust: trust, store: store)
-    }
-    var sender = SenderSession(identity: alice, receiverKey: receiverID.publicKey,
-                               items: try LocalTree(listing: root + "/src/album").outgoingItems(tree: randomTransferID()))
+    let fixture = try RestartFixture()
+    defer { fixture.remove() }
+    var sender = SenderSession(identity: fixture.alice, receiverKey: fixture.receiverID.publicKey,
+                               items: try LocalTree(listing: fixture.album).outgoingItems(tree: randomTransferID()))
 
-    let first = try receiver()
+    let first = try fixture.receiver()
     var before = [try InterleavedConnection(sender: sender, receiver: first, now: .zero)]
     try withExtendedLifetime(first) {
-        var now = interleave(&before, from: .zero) { connections in
-            connections[0].senderEvents.contains { if case .transfer(.progress(_, _, let acked)) = $0 { acked >= 600_000 } else { false } }
-        }
+        var now = untilAcknowledged(600_000, &before)
         sender = before[0].sender
         sender.linkLost()
         if stopping {
@@ -124,16 +134,15 @@ func aReceiverRestartedMidFolderTakesItUpWhereItWas(stopping: Bool) throws {
         }
 
         now = now.advanced(by: .seconds(1))
-        var second = try receiver()
+        var second = try fixture.receiver()
         #expect(second.recoverPartials(now: now) == 1)
         var after = [try InterleavedConnection(sender: sender, receiver: second, now: now)]
         interleave(&after, from: now)
         #expect(after[0].isDone, "\(String(describing: after[0].receiverError))")
         let resumedAt = try #require(after[0].startOffsets.first)
         #expect(resumedAt >= 2 * TransferConstants.checkpointInterval, "resumed at \(resumedAt)")
-        let failed = after[0].senderEvents.filter { if case .transfer(.fileFailed) = $0 { true } else { false } }
-        #expect(failed.isEmpty, "\(failed)")
-        try expectAlbum(files, in: root + "/out")
+        #expect(failures(after[0]).isEmpty, "\(failures(after[0]))")
+        try fixture.expectAlbumArrived()
         second.shutdown()
     }
 }
@@ -143,16 +152,8 @@ func aReceiverRestartedMidFolderTakesItUpWhereItWas(stopping: Bool) throws {
 /// is answered from what the receiver kept: the folders and the file finished before are
 /// confirmed without their bytes, the big file resumes from its checkpoint, the rest follows.
 @Test func aSenderRunAgainMidFolderResumesWhatTheReceiverKept() throws {
-    let root = FileManager.default.temporaryDirectory.appendingPathComponent("blesend-rerun-\(UUID().uuidString)").path
-    defer { try? FileManager.default.removeItem(atPath: root) }
-    let files = try writeAlbum(under: root)
-    let receiverID = Identity.generate(), alice = Identity.generate()
-    let trust = TrustStore(peers: [.init(name: "alice", key: alice.publicKey)])
-    func receiver() throws -> ReceiverSession {
-        let store = try DirectoryFileStore(directory: root + "/out", modes: FileModes(umask: 0o022), temporaryTag: "test",
-                                           keepPartials: .seconds(3_600))
-        return ReceiverSession(identity: receiverID, trust: trust, store: store)
-    }
+    let fixture = try RestartFixture()
+    defer { fixture.remove() }
     let tree = randomTransferID()
     // As blesend makes them (`OutgoingTransferIDs.fileID`): from the tree id, the path, the stamp.
     let fileID: (LocalTreeEntry) -> TransferID = { entry in
@@ -161,28 +162,24 @@ func aReceiverRestartedMidFolderTakesItUpWhereItWas(stopping: Bool) throws {
         return TransferID(bytes: hash.finalize()) ?? randomTransferID()
     }
     func run(again: Bool) throws -> SenderSession {
-        SenderSession(identity: alice, receiverKey: receiverID.publicKey,
-                      items: try LocalTree(listing: root + "/src/album").outgoingItems(tree: tree, fileID: fileID, sentBefore: again))
+        SenderSession(identity: fixture.alice, receiverKey: fixture.receiverID.publicKey,
+                      items: try LocalTree(listing: fixture.album).outgoingItems(tree: tree, fileID: fileID, sentBefore: again))
     }
 
-    let first = try receiver()
+    let first = try fixture.receiver()
     var before = [try InterleavedConnection(sender: try run(again: false), receiver: first, now: .zero)]
     try withExtendedLifetime(first) {
-        var now = interleave(&before, from: .zero) { connections in
-            connections[0].senderEvents.contains { if case .transfer(.progress(_, _, let acked)) = $0 { acked >= 600_000 } else { false } }
-        }
-        now = now.advanced(by: .seconds(1))
-        var second = try receiver()
+        let now = untilAcknowledged(600_000, &before).advanced(by: .seconds(1))
+        var second = try fixture.receiver()
         #expect(second.recoverPartials(now: now) == 1)
         var after = [try InterleavedConnection(sender: try run(again: true), receiver: second, now: now)]
         interleave(&after, from: now)
         #expect(after[0].isDone, "\(String(describing: after[0].receiverError))")
-        let failed = after[0].senderEvents.filter { if case .transfer(.fileFailed) = $0 { true } else { false } }
-        #expect(failed.isEmpty, "\(failed)")
+        #expect(failures(after[0]).isEmpty, "\(failures(after[0]))")
         let offsets = after[0].startOffsets
         #expect(offsets.contains { $0 >= 2 * TransferConstants.checkpointInterval && $0 < 1_000_000 }, "big.bin resumed: \(offsets)")
         #expect(offsets.contains(5), "a.txt, finished before, answered at its end: \(offsets)")
-        try expectAlbum(files, in: root + "/out")
+        try fixture.expectAlbumArrived()
         second.shutdown()
     }
 }
