@@ -32,31 +32,43 @@ private func restartMidFile(stopping: Bool) throws -> UInt64 {
     let fixture = try RestartFixture()
     defer { fixture.remove() }
     let data = bytes(1_000_000, seed: 23)
-    var sender = SenderSession(identity: fixture.alice, receiverKey: fixture.receiverID.publicKey,
-                               files: [MemoryFileSource(name: "big.bin", bytes: data)])
+    return try restartReceiver(fixture, sending: [.file(MemoryFileSource(name: "big.bin", bytes: data))], stopping: stopping) { after in
+        #expect(after.storedNames == ["big.bin"])
+        #expect(FileManager.default.contents(atPath: fixture.out + "/big.bin") == Data(data))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.out) == ["big.bin"], "no temporary or record left")
+        return try #require(after.startOffsets.first)
+    }
+}
 
+/// Sends `items` to a receiver on `fixture.out`, restarts the receiver once the sender hears
+/// 600,000 bytes of a file acknowledged (`stopping`: link lost and shut down; else dropped as a
+/// SIGKILL leaves it, its objects kept alive meanwhile since a SIGKILL runs no clean-up), and
+/// lets the sender, still running, go on with the new one until the end; returns what `check`
+/// makes of that connection (run while the first receiver's objects live: their clean-up would
+/// remove what they held, which a SIGKILLed process never does).
+private func restartReceiver<Result>(_ fixture: RestartFixture, sending items: [OutgoingItem], stopping: Bool,
+                                     check: (InterleavedConnection) throws -> Result) throws -> Result {
+    var sender = SenderSession(identity: fixture.alice, receiverKey: fixture.receiverID.publicKey, items: items)
     let first = try fixture.receiver()
     var before = [try InterleavedConnection(sender: sender, receiver: first, now: .zero)]
-    var now = untilAcknowledged(600_000, &before)
-    sender = before[0].sender
-    sender.linkLost()
-    if stopping {
-        before[0].receiver.linkLost(now: now)
-        before[0].receiver.shutdown()
+    return try withExtendedLifetime(first) {
+        var now = untilAcknowledged(600_000, &before)
+        sender = before[0].sender
+        sender.linkLost()
+        if stopping {
+            before[0].receiver.linkLost(now: now)
+            before[0].receiver.shutdown()
+        }
+        now = now.advanced(by: .seconds(1))
+        var second = try fixture.receiver()
+        #expect(second.recoverPartials(now: now) == 1)
+        var after = [try InterleavedConnection(sender: sender, receiver: second, now: now)]
+        interleave(&after, from: now)
+        #expect(after[0].isDone, "\(String(describing: after[0].receiverError))")
+        #expect(failures(after[0]).isEmpty, "\(failures(after[0]))")
+        second.shutdown()
+        return try check(after[0])
     }
-
-    now = now.advanced(by: .seconds(1))
-    var second = try fixture.receiver()
-    #expect(second.recoverPartials(now: now) == 1)
-    var after = [try InterleavedConnection(sender: sender, receiver: second, now: now)]
-    interleave(&after, from: now)
-    #expect(after[0].isDone, "\(String(describing: after[0].receiverError))")
-    let resumedAt = try #require(after[0].startOffsets.first)
-    #expect(after[0].storedNames == ["big.bin"])
-    #expect(FileManager.default.contents(atPath: fixture.out + "/big.bin") == Data(data))
-    #expect(try FileManager.default.contentsOfDirectory(atPath: fixture.out) == ["big.bin"], "no temporary or record left")
-    second.shutdown()
-    return resumedAt
 }
 
 /// A receiver's output folder that keeps partials across runs (`out`), a sender it trusts
@@ -119,31 +131,11 @@ private func failures(_ connection: InterleavedConnection) -> [SenderSession.Eve
 func aReceiverRestartedMidFolderTakesItUpWhereItWas(stopping: Bool) throws {
     let fixture = try RestartFixture()
     defer { fixture.remove() }
-    var sender = SenderSession(identity: fixture.alice, receiverKey: fixture.receiverID.publicKey,
-                               items: try LocalTree(listing: fixture.album).outgoingItems(tree: randomTransferID()))
-
-    let first = try fixture.receiver()
-    var before = [try InterleavedConnection(sender: sender, receiver: first, now: .zero)]
-    try withExtendedLifetime(first) {
-        var now = untilAcknowledged(600_000, &before)
-        sender = before[0].sender
-        sender.linkLost()
-        if stopping {
-            before[0].receiver.linkLost(now: now)
-            before[0].receiver.shutdown()
-        }
-
-        now = now.advanced(by: .seconds(1))
-        var second = try fixture.receiver()
-        #expect(second.recoverPartials(now: now) == 1)
-        var after = [try InterleavedConnection(sender: sender, receiver: second, now: now)]
-        interleave(&after, from: now)
-        #expect(after[0].isDone, "\(String(describing: after[0].receiverError))")
-        let resumedAt = try #require(after[0].startOffsets.first)
+    try restartReceiver(fixture, sending: try LocalTree(listing: fixture.album).outgoingItems(tree: randomTransferID()),
+                        stopping: stopping) { after in
+        let resumedAt = try #require(after.startOffsets.first)
         #expect(resumedAt >= 2 * TransferConstants.checkpointInterval, "resumed at \(resumedAt)")
-        #expect(failures(after[0]).isEmpty, "\(failures(after[0]))")
         try fixture.expectAlbumArrived()
-        second.shutdown()
     }
 }
 
