@@ -5,7 +5,7 @@ import Transfer
 
 /// One incoming folder, built hidden in the output folder and moved into place whole.
 ///
-/// `DirectoryFileStore.beginTree(topName:)` creates a staging folder `.TOP.TAG-XXXXXX.blesend-part`
+/// `DirectoryFileStore.beginTree(topName:origin:)` creates a staging folder `.TOP.TAG-XXXXXX.blesend-part`
 /// (`TemporaryNames`, mode 0700) next to where the folder will go, relative to the store's
 /// descriptor on the output folder. Folders and files are created inside it, each
 /// path walked one component at a time from the staging folder's descriptor (`openat` with
@@ -17,6 +17,11 @@ import Transfer
 /// never replacing anything, with `renameat2(RENAME_NOREPLACE)` on the held descriptor; before and
 /// after, it checks by device and inode that the name is the folder it built. Nothing of the
 /// peer's but the executable bit is applied: no owner, no times, no other mode bits.
+///
+/// Where the store keeps partials across runs (`keepPartials`), a journal beside the staging
+/// folder (`TreeJournal`, `.TOP.TAG-XXXXXX.blesend-keep`) records what is settled in it, each
+/// record synced after the folder entries it names, and a stop leaves both for the next run
+/// (`closeForResume`, `TreeRecovery`); the journal goes once the folder is in place.
 public final class DirectoryIncomingTree {
     /// The name the folder is stored under if it is free (already sanitised, one component).
     public let topName: String
