@@ -231,6 +231,9 @@ case_receiver_killed() {
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
 }
 
+# big_resumed FILE: where blesend's --json log FILE says album/big.bin resumed ("" if it did not)
+big_resumed() { grep '"event":"resumed"' "$1" | grep '"album/big.bin"' | grep -o '"offset":[0-9]*' | head -n 1 | grep -o '[0-9]*$'; }
+
 # Issue 23: a folder (4 MiB among small files, over L2CAP), blerecv SIGKILLed at 45 % of its big
 # file and started again at once: it takes the hidden folder up from its journal, blesend (still
 # running) resumes the big file from its last checkpoint and finishes the rest; the folder arrives
@@ -250,10 +253,35 @@ case_receiver_killed_folder() {
   check "the restarted blerecv did not take up the folder" grep -q "1 partial file(s) or folder(s) of an earlier run kept" "$RECV_LOG.err"
   finish_send 180
   check "blesend exit $SRC, want $EXIT_SUCCESS (it reconnects to the restarted receiver by itself)" [ "$SRC" = "$EXIT_SUCCESS" ]
-  resumed=$(json_get "$SLOG.out" resumed offset)
+  resumed=$(big_resumed "$SLOG.out")
   log "resumed big.bin at ${resumed:-?} of $size"
-  check "big.bin was not resumed (no resumed event with an offset)" [ -n "$resumed" ]
+  check "big.bin was not resumed from a checkpoint (resumed at ${resumed:-none})" [ "${resumed:-0}" -ge 262144 ]
   check "album differs or missing: $(diff -r "$W/files/album" "$out/album" 2>&1 | head -3)" diff -r "$W/files/album" "$out/album"
+  stop_recv
+  check "temporaries left: $(temporaries "$out")" no_temporaries "$out"
+  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
+}
+
+# Issue 23: the same folder with blesend SIGKILLed at 45 % of its big file and run again 3 s
+# later: blesend keeps the folder's tree id in its state folder, so the run again is answered from
+# what blerecv holds: the finished files are confirmed, big.bin resumes, the rest follows.
+case_sender_killed_folder() {
+  begin "fault: sender SIGKILLed mid-folder, run again 3 s later: it resumes the folder, identical"
+  local out size=$((4 * 1024 * 1024)) resumed
+  out=$(outdir skillf)
+  start_recv skillf "$out" -v || fail "receiver did not start"
+  send_bg skillf --json --no-compress --to "$RPUB" "$W/files/album"
+  wait_progress "$SLOG.out" $((size * 45 / 100)) 120 "$SPID" || fail "no progress to 45 % of big.bin before the kill"
+  kill -9 "$SPID"; wait "$SPID" 2>/dev/null
+  log "blesend SIGKILLed at $(max_progress "$SLOG.out") bytes acknowledged; out dir: $(ls -A "$out" | tr '\n' ' ')"
+  sleep 3
+  send_run skillf-next --json --no-compress --to "$RPUB" "$W/files/album"
+  check "next blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
+  resumed=$(big_resumed "$SLOG.out")
+  log "the new run resumed big.bin at ${resumed:-?} of $size"
+  check "the new run did not resume big.bin from what blerecv held (resumed at ${resumed:-none})" [ "${resumed:-0}" -ge 262144 ]
+  check "album differs or missing: $(diff -r "$W/files/album" "$out/album" 2>&1 | head -3)" diff -r "$W/files/album" "$out/album"
+  check "a second copy of the folder: $(ls -A "$out" | tr '\n' ' ')" absent "$out/album-1"
   stop_recv
   check "temporaries left: $(temporaries "$out")" no_temporaries "$out"
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
@@ -719,7 +747,7 @@ if [ "${BLESEND_FAULTS_MONITOR:-}" = 1 ]; then
   PIDS+=("$!")
 fi
 
-CASES=(readonly disk_full three_cuts receiver_killed receiver_killed_folder sender_killed sender_killed_rerun hostile replay_after_restart bare silent_subscriber empty_write busy sender_power receiver_power bluetoothd_restart soak)
+CASES=(readonly disk_full three_cuts receiver_killed receiver_killed_folder sender_killed sender_killed_folder sender_killed_rerun hostile replay_after_restart bare silent_subscriber empty_write busy sender_power receiver_power bluetoothd_restart soak)
 log "faults suite, binaries in $BIN"
 SKIP=()
 while [ "${1:-}" = --skip ]; do SKIP+=("${2:?--skip needs a case name}"); shift 2; done
