@@ -1,9 +1,13 @@
 #!/bin/bash
 # Host side: build, prepare the lab, run the end-to-end and fault suites in the VM, on each image.
 #
-# Usage: scripts/lab-tests.sh [--no-build] [--release] [--goodput] [--images "host trixie"]
+# Usage: scripts/lab-tests.sh [--no-build] [--no-setup] [--release] [--goodput] [--images "host trixie"]
 #                             [--faults-on "host"] [--soak-on trixie] [--package-on trixie]
-#                             [--senders-on "host trixie"] [vmrun options]
+#                             [--senders-on "host trixie"] [--list] [--boot IMAGE/BOOT]...
+#                             [vmrun options]
+#   --list: print the cases of the boots these options select, one a line (IMAGE/BOOT: CASE)
+#   --boot IMAGE/BOOT: run only that boot of the list (repeatable); --no-setup: the lab is set up
+#     already (lab/setup.sh for each image, --bumble for the senders boots; scripts/test.sh does it)
 #   per image (default both; $BLESEND_LAB_IMAGES):
 #     boot: default main.conf          -> Tests/Lab/e2e.sh main  (every case but the MTU one)
 #     boot: [GATT] ExchangeMTU=48      -> Tests/Lab/e2e.sh mtu   (forced small MTU)
@@ -36,6 +40,9 @@ release=0
 package_on=${BLESEND_LAB_PACKAGE_ON-trixie}
 senders_on=${BLESEND_LAB_SENDERS_ON-host trixie}
 vm_opts=()
+only=()
+list=0
+setup=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --no-build) build=0;;
@@ -46,7 +53,10 @@ while [ $# -gt 0 ]; do
     --soak-on) soak_on=$2; shift;;
     --package-on) package_on=$2; shift;;
     --senders-on) senders_on=$2; shift;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0;;
+    --list) list=1;;
+    --boot) only+=("${2:?--boot needs IMAGE/BOOT}"); shift;;
+    --no-setup) setup=0;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0;;
     *) vm_opts+=("$1");;
   esac
   shift
@@ -54,6 +64,53 @@ done
 WORK=${BLESEND_LAB_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/blesend-lab}
 STATIC=$ROOT/.build-static/release
 has() { case " $1 " in *" $2 "*) return 0;; esac; return 1; }
+
+# The boots, one IMAGE/BOOT a line, in the order they run one after another; --list prints them
+# with what each runs, --boot picks some (scripts/test.sh runs them two at a time).
+boots() {
+  local image
+  for image in $images; do
+    echo "$image/e2e-main  Tests/Lab/e2e.sh main"
+    echo "$image/e2e-mtu  Tests/Lab/e2e.sh mtu (ExchangeMTU=48)"
+    echo "$image/e2e-discovery  Tests/Lab/e2e.sh discovery (three btvirt controllers)"
+    has "$senders_on" "$image" && echo "$image/senders  Tests/Lab/senders.sh (three bumble controllers)"
+    if has "$faults_on" "$image"; then
+      if has "$soak_on" "$image"; then echo "$image/faults  Tests/Lab/faults.sh (every case, the soak too)"
+      else echo "$image/faults-nosoak  Tests/Lab/faults.sh --skip soak"; fi
+    fi
+  done
+  has "$images" "$package_on" && echo "$package_on/package  scripts/test-package.sh (the .deb; systemd as PID 1 on trixie)"
+  [ "$goodput" = 1 ] && echo "${images%% *}/goodput  scripts/lab-goodput.sh"
+  return 0
+}
+# cases BOOT: the cases a boot runs, one a line, read from the suites themselves (faults.sh and
+# senders.sh: CASES; e2e.sh main: the titles of MAIN_CASES and the @functions it calls).
+suite_cases() { sed -n 's/^CASES=(\(.*\))$/\1/p' "$1" | tr ' ' '\n'; }
+cases() {
+  case "$1" in
+    e2e-main) awk '/^read -r -d .. MAIN_CASES/ { on = 1; next } /^TABLE$/ { on = 0 }
+                   on && /^@/ { print substr($0, 2) } on && !/^[@+]/ { sub(/ \| .*/, ""); print }' Tests/Lab/e2e.sh;;
+    e2e-mtu) echo "run_mtu: forced small MTU";;
+    e2e-discovery) echo "run_discovery: private discovery, two receivers"; echo "run_receivers: two ordinary receivers";;
+    senders) suite_cases Tests/Lab/senders.sh;;
+    faults) suite_cases Tests/Lab/faults.sh;;
+    faults-nosoak) suite_cases Tests/Lab/faults.sh | grep -vx soak;;
+    package) echo "test-package.sh: install the .deb, blerecv.service, a file from an ordinary user";;
+    goodput) echo "lab-goodput.sh";;
+  esac
+}
+if [ "$list" = 1 ]; then
+  boots | while read -r b what; do cases "${b#*/}" | sed "s|^|$b: |"; done
+  exit 0
+fi
+mapfile -t selected < <(boots | awk '{print $1}')
+if [ ${#only[@]} -gt 0 ]; then
+  for b in "${only[@]}"; do
+    has "${selected[*]}" "$b" || { echo "lab-tests: $b is not among the boots (scripts/lab-tests.sh --list)" >&2; exit 2; }
+  done
+  selected=("${only[@]}")
+  images=$(printf '%s\n' "${only[@]%%/*}" | sort -u | tr '\n' ' ')
+fi
 
 if [ "$build" = 1 ]; then
   if has "$images" host && [ "$release" = 0 ]; then
@@ -67,17 +124,16 @@ if [ "$build" = 1 ]; then
 fi
 
 rc=0
-for image in $images; do
-  echo "== lab/setup.sh --image $image"
-  lab/setup.sh --image "$image" || { echo "lab-tests: lab/setup.sh --image $image failed" >&2; exit 1; }
-done
-for image in $senders_on; do
-  if has "$images" "$image"; then
+if [ "$setup" = 1 ]; then
+  for image in $images; do
+    echo "== lab/setup.sh --image $image"
+    lab/setup.sh --image "$image" || { echo "lab-tests: lab/setup.sh --image $image failed" >&2; exit 1; }
+  done
+  if printf '%s\n' "${selected[@]}" | grep -q /senders; then
     echo "== lab/setup.sh --bumble (the several-senders boot's controllers)"
     lab/setup.sh --bumble || { echo "lab-tests: lab/setup.sh --bumble failed" >&2; exit 1; }
-    break
   fi
-done
+fi
 if has "$images" trixie; then
   # The static binaries still link a few shared libraries; each must resolve inside the trixie root.
   # Ask trixie's own loader, with trixie's library folder only (the host's ldd would list the host's
@@ -107,49 +163,40 @@ binaries() {
   bin=()
   if [ "$1" = trixie ] || [ "$release" = 1 ]; then bin=(BLESEND_BIN="$STATIC"); fi
 }
-for image in $images; do
+# run_boot IMAGE/BOOT: one boot of the list above (its_boots), as its own step.
+run_boot() {
+  local image=${1%%/*} boot=${1#*/}
   binaries "$image"
-  step "[$image] e2e main (default main.conf)" \
-    env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 900 "${vm_opts[@]}" -- Tests/Lab/e2e.sh main
-  step "[$image] e2e mtu (ExchangeMTU=48)" \
-    env "${bin[@]}" BT_MAINCONF='[GATT]\nExchangeMTU=48' lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/e2e.sh mtu
-  step "[$image] e2e discovery (three controllers, two receivers)" \
-    env "${bin[@]}" BTVIRT_ARGS='-L -l3' BT_NCTRL=3 lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/e2e.sh discovery
-  if has "$senders_on" "$image"; then
-    step "[$image] senders (three bumble controllers: several senders at once)" \
-      env "${bin[@]}" BT_CONTROLLERS=bumble BT_NCTRL=3 lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/senders.sh
-  fi
-  if has "$faults_on" "$image"; then
-    skip=(--skip soak)
-    has "$soak_on" "$image" && skip=()
-    step "[$image] faults (default main.conf)${skip:+, without the soak (--soak-on '$soak_on')}" \
-      env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 1200 "${vm_opts[@]}" -- Tests/Lab/faults.sh "${skip[@]}"
-  else
-    echo "== [$image] faults: not run on this image (--faults-on '$faults_on'; lab/README.md, \"CI\")"
-  fi
-done
-if [ -n "$package_on" ]; then
-  if has "$images" "$package_on"; then
-    echo "== scripts/package.sh"
-    # On trixie systemd is PID 1 for this boot, so the unit runs with its whole sandbox.
-    sd=()
-    [ "$package_on" = trixie ] && sd=(--systemd)
-    if deb=$(scripts/package.sh | tail -n 1) && [ -f "$deb" ]; then
-      step "[$package_on] package: install, start blerecv.service, send as an ordinary user" \
-        lab/run-suite.sh --image "$package_on" "${sd[@]}" --timeout 600 "${vm_opts[@]}" -- scripts/test-package.sh --deb "$deb"
-    else
-      echo "lab-tests: scripts/package.sh failed" >&2
-      [ "$rc" = 0 ] && rc=1
-    fi
-  else
-    echo "== package: not tested (--package-on '$package_on' is not among the images '$images')"
-  fi
-fi
-if [ "$goodput" = 1 ]; then
-  image=${images%% *}
-  binaries "$image"
-  step "[$image] goodput (blesend vs raw-stream)" \
-    env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 900 "${vm_opts[@]}" -- scripts/lab-goodput.sh
-fi
+  case "$boot" in
+    e2e-main) step "[$image] e2e main (default main.conf)" \
+      env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 900 "${vm_opts[@]}" -- Tests/Lab/e2e.sh main;;
+    e2e-mtu) step "[$image] e2e mtu (ExchangeMTU=48)" \
+      env "${bin[@]}" BT_MAINCONF='[GATT]\nExchangeMTU=48' lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/e2e.sh mtu;;
+    e2e-discovery) step "[$image] e2e discovery (three controllers, two receivers)" \
+      env "${bin[@]}" BTVIRT_ARGS='-L -l3' BT_NCTRL=3 lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/e2e.sh discovery;;
+    senders) step "[$image] senders (three bumble controllers: several senders at once)" \
+      env "${bin[@]}" BT_CONTROLLERS=bumble BT_NCTRL=3 lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/senders.sh;;
+    faults) step "[$image] faults (default main.conf), with the soak" \
+      env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 1200 "${vm_opts[@]}" -- Tests/Lab/faults.sh;;
+    faults-nosoak) step "[$image] faults (default main.conf), without the soak (--soak-on '$soak_on')" \
+      env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 1200 "${vm_opts[@]}" -- Tests/Lab/faults.sh --skip soak;;
+    package)
+      echo "== scripts/package.sh"
+      # On trixie systemd is PID 1 for this boot, so the unit runs with its whole sandbox.
+      local sd=() deb
+      [ "$image" = trixie ] && sd=(--systemd)
+      if deb=$(scripts/package.sh | tail -n 1) && [ -f "$deb" ]; then
+        step "[$image] package: install, start blerecv.service, send as an ordinary user" \
+          lab/run-suite.sh --image "$image" "${sd[@]}" --timeout 600 "${vm_opts[@]}" -- scripts/test-package.sh --deb "$deb"
+      else
+        echo "lab-tests: scripts/package.sh failed" >&2
+        [ "$rc" = 0 ] && rc=1
+      fi;;
+    goodput) step "[$image] goodput (blesend vs raw-stream)" \
+      env "${bin[@]}" lab/run-suite.sh --image "$image" --timeout 900 "${vm_opts[@]}" -- scripts/lab-goodput.sh;;
+    *) echo "lab-tests: unknown boot $1 (scripts/lab-tests.sh --list)" >&2; [ "$rc" = 0 ] && rc=2;;
+  esac
+}
+for b in "${selected[@]}"; do run_boot "$b"; done
 [ "$rc" = 0 ] && echo "lab-tests: all passed" || echo "lab-tests: FAILED (exit $rc)" >&2
 exit "$rc"
