@@ -69,6 +69,7 @@ take() {
   local job
   while :; do
     job=$(
+      exec 8> "$logs/queue.lock"
       flock 8
       [ -s "$logs/queue" ] || exit 1
       while read -r j; do
@@ -83,7 +84,7 @@ take() {
         echo "$j"; exit 0
       done < "$logs/queue"
       echo ""   # nothing ready yet
-    ) 8> "$logs/queue.lock" || return 1
+    ) || return 1
     [ -n "$job" ] && { echo "$job"; return 0; }
     # a set-up that failed will never be ready: give its jobs up
     [ -e "$logs/trixie.failed" ] || [ -e "$logs/bumble.failed" ] && return 1
