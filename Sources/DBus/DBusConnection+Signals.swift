@@ -12,9 +12,8 @@ extension DBusConnection {
         _ rule: DBusMatchRule, transform: @escaping @Sendable (DBusMessage) -> T?
     ) async throws(DBusError) -> AsyncStream<T> {
         try rule.validate()
-        _ = try await call(
-            destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus", interface: "org.freedesktop.DBus",
-            member: "AddMatch", arguments: [.string(rule.ruleString)])
+        if let name = rule.followedName { try await follow(name) }
+        try await addMatch(rule)
         let (stream, continuation) = AsyncStream<T>.makeStream(bufferingPolicy: .bufferingNewest(4096))
         let id = takeToken()
         subscriptions[id] = (rule, { if let v = transform($0) { continuation.yield(v) } }, { continuation.finish() })
@@ -23,6 +22,39 @@ extension DBusConnection {
         }
         if !connected { continuation.finish() }
         return stream
+    }
+
+    /// Follows who owns `name` (once per name, for the connection's life): the bus's
+    /// `NameOwnerChanged` for it from now on (`noteOwnerChange`, as each arrives), then its owner now.
+    private func follow(_ name: String) async throws(DBusError) {
+        guard followedNames.insert(name).inserted else { return }
+        do {
+            try await addMatch(.ownerChanges(of: name))
+            let reply = try await call(
+                destination: DBusMatchRule.busDriver, path: "/org/freedesktop/DBus", interface: DBusMatchRule.busDriver,
+                member: "GetNameOwner", arguments: [.string(name)], timeout: .seconds(5))
+            if let owner = reply.first?.string { nameOwners[name] = owner }
+        } catch .remote(let remote) where remote.name == .nameHasNoOwner {
+            nameOwners[name] = nil
+        } catch {
+            followedNames.remove(name)
+            throw error
+        }
+    }
+
+    /// Keeps `nameOwners` current: called for every signal before it is delivered, so a signal is
+    /// judged by the owner as of its place in the stream.
+    func noteOwnerChange(_ m: DBusMessage) {
+        guard m.sender == DBusMatchRule.busDriver, m.interface == DBusMatchRule.busDriver, m.member == "NameOwnerChanged",
+              m.arguments.count == 3, let name = m.arguments[0].string, followedNames.contains(name),
+              let newOwner = m.arguments[2].string else { return }
+        nameOwners[name] = newOwner.isEmpty ? nil : newOwner
+    }
+
+    private func addMatch(_ rule: DBusMatchRule) async throws(DBusError) {
+        _ = try await call(
+            destination: DBusMatchRule.busDriver, path: "/org/freedesktop/DBus", interface: DBusMatchRule.busDriver,
+            member: "AddMatch", arguments: [.string(rule.ruleString)])
     }
 
     private func unsubscribe(_ id: UInt64) async {

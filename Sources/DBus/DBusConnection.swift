@@ -28,6 +28,10 @@ public actor DBusConnection {
     }
     var pending: [UInt32: PendingCall] = [:]
     var subscriptions: [UInt64: (rule: DBusMatchRule, deliver: (DBusMessage) -> Void, finish: () -> Void)] = [:]
+    /// The well-known names that subscriptions name as their sender, and the unique name that owns
+    /// each now (absent while nobody does): a signal from such a name must come from its owner.
+    var followedNames: Set<String> = []
+    var nameOwners: [String: String] = [:]
     var exports: [String: (subtree: Bool, transfersFDs: Bool, handler: DBusMethodHandler)] = [:]
     var incoming: [UInt64: OpaquePointer] = [:]
     private var nextToken: UInt64 = 1
@@ -199,8 +203,9 @@ public actor DBusConnection {
 
     /// A signal: to every subscription whose rule it matches (other filters may want it too).
     private func handleSignal(_ msg: OpaquePointer) -> Bool {
-        guard !subscriptions.isEmpty, let message = try? DBusMessage(raw: msg) else { return false }
-        for (_, sub) in subscriptions where sub.rule.matches(message) { sub.deliver(message) }
+        guard !subscriptions.isEmpty || !followedNames.isEmpty, let message = try? DBusMessage(raw: msg) else { return false }
+        noteOwnerChange(message)
+        for (_, sub) in subscriptions where sub.rule.matches(message, owners: nameOwners) { sub.deliver(message) }
         return false
     }
 

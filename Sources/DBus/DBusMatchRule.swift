@@ -40,11 +40,20 @@ public struct DBusMatchRule: Sendable, Equatable {
         return parts.joined(separator: ",")
     }
 
-    /// Local filter. A well-known sender name is not compared (signals carry the unique name);
-    /// the bus already filters by it.
-    func matches(_ m: DBusMessage) -> Bool {
+    /// The bus driver's name: the sender of the bus's own signals (`NameOwnerChanged`), which no
+    /// client can own.
+    public static let busDriver = "org.freedesktop.DBus"
+
+    /// Local filter. Any client may send any signal, to everyone or to us alone (a unicast signal
+    /// reaches us whatever our rules say), so the sender is always compared: a unique name as it
+    /// is, the bus driver's name as it is (the bus stamps it), and any other well-known name by
+    /// the unique name that owns it now (`owners`; nobody owning it matches nothing).
+    func matches(_ m: DBusMessage, owners: [String: String]) -> Bool {
         guard m.kind == .signal else { return false }
-        if let sender, sender.hasPrefix(":"), m.sender != sender { return false }
+        if let sender {
+            let expected = sender.hasPrefix(":") || sender == Self.busDriver ? sender : owners[sender]
+            guard let expected, m.sender == expected else { return false }
+        }
         if let interface, m.interface != interface { return false }
         if let member, m.member != member { return false }
         if let path, m.path != path { return false }
@@ -55,5 +64,16 @@ public struct DBusMatchRule: Sendable, Equatable {
             guard m.arguments.first?.string == arg0 else { return false }
         }
         return true
+    }
+
+    /// The well-known name whose owner must have sent a matching signal, if the rule names one.
+    var followedName: String? {
+        guard let sender, !sender.hasPrefix(":"), sender != Self.busDriver else { return nil }
+        return sender
+    }
+
+    /// The rule that has the bus send us a name's changes of owner.
+    static func ownerChanges(of name: String) -> DBusMatchRule {
+        DBusMatchRule(sender: busDriver, interface: busDriver, member: "NameOwnerChanged", arg0: name)
     }
 }

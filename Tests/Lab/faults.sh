@@ -19,6 +19,7 @@ SUITE=faults
 # shellcheck source=Tests/Lab/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 HOSTILE=$ROOT/Tests/Lab/hostile-central.py
+SPOOF=$ROOT/Tests/Lab/spoof-signals.py
 
 MOUNTS=()
 suite_cleanup() {
@@ -693,6 +694,42 @@ case_busy() {
   end "$SLOG.err" "$W/logs/busy-holder.out" "$W/logs/busy-holder.err" "$RECV_LOG.err"
 }
 
+# Another client on the system bus sends blerecv signals in the bus's name and bluetoothd's
+# (issue 31; Tests/Lab/spoof-signals.py, unicast and broadcast): bluetoothd left, then "we own
+# org.bluez now"; the sender's link went down mid-transfer; a stranger's link came up. Any local
+# user may send those. blerecv must judge a signal by its sender (the bus itself, or org.bluez's
+# owner): the transfer goes on on its first connection, nothing is disconnected 8 s later, and
+# blerecv neither thinks bluetoothd left nor stops serving.
+case_spoofed_signals() {
+  begin "attack: signals spoofed by another bus client (bluetoothd left, a link down, a link up) change nothing"
+  local out t left
+  out=$(outdir spoof)
+  start_recv spoof "$out" -v || fail "receiver did not start"
+  send_bg spoof --json --transport gatt --to "$RPUB" "$W/files/m1b.bin"
+  wait_progress "$SLOG.out" $((64 * 1024)) 60 "$SPID" || fail "no progress before the spoofed signals"
+  t=$(now)
+  /usr/bin/python3 "$SPOOF" "$RECV_PID" /org/bluez/hci0/dev_00_AA_01_01_00_01 /org/bluez/hci0/dev_00_AA_01_99_00_99 \
+    > "$W/logs/spoof.out" 2> "$W/logs/spoof.err"
+  log "spoofed: $(cat "$W/logs/spoof.out")"
+  check "the spoofing helper did not send: $(tr '\n' ' ' < "$W/logs/spoof.err")" grep -q '"sent"' "$W/logs/spoof.out"
+  finish_send 120
+  check "blesend: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
+  check "m1b.bin differs or missing" same "$W/files/m1b.bin" "$out/m1b.bin"
+  check "blesend connected $(events "$SLOG.out" count connected) times, want 1 (the spoofed Connected=false cut the link)" \
+    [ "$(events "$SLOG.out" count connected)" = 1 ]
+  # The stranger's link would be disconnected 8 s (the bare-link limit) after its Connected=true.
+  left=$(awk -v t="$(elapsed "$t")" 'BEGIN { w = 11 - t; print (w > 0 ? w : 0) }')
+  sleep "$left"
+  check "receiver believed the spoofed NameOwnerChanged" lacks "$RECV_LOG.err" 'bluetoothd went away'
+  check "receiver acted on the spoofed Connected=true" lacks "$RECV_LOG.err" 'dev_00_AA_01_99_00_99'
+  check "receiver died" kill -0 "$RECV_PID"
+  send_run spoof-next --json --to "$RPUB" "$W/files/k20.bin"
+  check "blesend after the spoofed signals: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
+  check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
+  stop_recv
+  end "$W/logs/spoof.out" "$W/logs/spoof.err" "$SLOG.err" "$RECV_LOG.err"
+}
+
 case_soak() {
   begin "soak: 50 transfers, blerecv RSS and fds flat"
   local out i size name rpid stats rss hwm srss fds cs
@@ -747,7 +784,7 @@ if [ "${BLESEND_FAULTS_MONITOR:-}" = 1 ]; then
   PIDS+=("$!")
 fi
 
-CASES=(readonly disk_full three_cuts receiver_killed receiver_killed_folder sender_killed sender_killed_folder sender_killed_rerun hostile replay_after_restart bare silent_subscriber empty_write busy sender_power receiver_power bluetoothd_restart soak)
+CASES=(readonly disk_full three_cuts receiver_killed receiver_killed_folder sender_killed sender_killed_folder sender_killed_rerun hostile replay_after_restart bare silent_subscriber empty_write busy spoofed_signals sender_power receiver_power bluetoothd_restart soak)
 log "faults suite, binaries in $BIN"
 SKIP=()
 while [ "${1:-}" = --skip ]; do SKIP+=("${2:?--skip needs a case name}"); shift 2; done
