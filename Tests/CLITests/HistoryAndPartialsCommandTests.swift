@@ -37,6 +37,20 @@ import Transfer
     #expect(none.status == 0 && none.stdout.isEmpty && none.stderr.contains("nothing in the history"))
     let bad = try blesend(["history", "--state", dir, "--since", "yesterday"])
     #expect(bad.status == 64, "\(bad.stderr)")
+    // A count of days whose seconds overflow 64 bits reaches back before 1970: everything (it trapped).
+    let ages = try blesend(["history", "--state", dir, "--since", "300000000000000d"])
+    #expect(ages.status == 0, "\(ages.stderr)")
+    #expect(ages.stdout.split(separator: "\n").count == 2, "\(ages.stdout)")
+}
+
+/// `blerecv partials --keep-partials` takes what blerecv's does, 0 to 8760 hours; a negative
+/// count is a usage error (it trapped converting to an unsigned number).
+@Test func partialsRefusesANegativeKeepPartials() throws {
+    let dir = try scratch()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let negative = try blerecv(["partials", "--out", dir, "--keep-partials=-1"])
+    #expect(negative.status == 64, "\(negative.stderr)")
+    #expect(negative.stderr.contains("--keep-partials takes 0 to 8760 hours"), "\(negative.stderr)")
 }
 
 /// `blerecv partials` lists this receiver's kept partial files and folders (not another receiver's), with

@@ -33,7 +33,11 @@ struct HistoryOptions: ParsableArguments {
             case "d": 86_400
             default: nil
             }
-            if let scale { return now > count * scale ? now - count * scale : 0 }
+            if let scale {
+                // (so large a count reaches back before 1970: everything)
+                let (span, overflow) = count.multipliedReportingOverflow(by: scale)
+                return overflow || span >= now ? 0 : now - span
+            }
         }
         let parts = since.split(separator: "-", omittingEmptySubsequences: false).map { Int32($0) }
         guard parts.count == 3, let year = parts[0], let month = parts[1], let day = parts[2],

@@ -43,6 +43,10 @@ struct Partials: AsyncParsableCommand {
     @Flag(help: "One JSON object per line: event \"partial\" for each (docs/json-events.md).")
     var json = false
 
+    func validate() throws {
+        if keepPartialsHours < 0 || keepPartialsHours > 24 * 365 { throw ValidationError("--keep-partials takes 0 to 8760 hours") }
+    }
+
     func run() async throws {
         try await runReporting(tool: "blerecv") { () async throws(CLIError) in
             let identity = try KeyLocation.loadIdentity(key)
