@@ -152,7 +152,7 @@ struct ReceiveOperation {
         let failure = await accepting.value
         base.session.shutdown()
         if let failure, !report.onceDone { throw failure }
-        if let first = report.failures.first { throw first }
+        if let first = report.firstFailure { throw first }
     }
 
     /// What the receiver server reported, on its thread: lines for people, the policy's

@@ -40,7 +40,9 @@ final class ReceiveReport: @unchecked Sendable {
     var history: History?
     private(set) var channels: [ChannelID: Channel] = [:]
     var saved = 0
-    var failures: [CLIError] = []
+    /// The first file that failed, what the receiver exits with once it stops (one error, not a
+    /// list: a service runs for months).
+    private(set) var firstFailure: CLIError?
     /// `--once`: a sender finished, and the receiver stops.
     var onceDone = false
     /// First contact: one prompt at a time, and the pause for senders declined recently.
@@ -205,7 +207,7 @@ final class ReceiveReport: @unchecked Sendable {
             state.current = nil
         case .fileFailed(let sender, let name, let failure):
             let error = CLIError(receiving: failure, name: "\(name) from \(sender)")
-            failures.append(error)
+            if firstFailure == nil { firstFailure = error }
             reporter.error(error)
             record(.failed, peer: sender, path: outDirectory.map { "\($0)/\(name)" } ?? name, size: state.current?.size ?? 0, hash: [],
                    detail: error.message, on: state)
