@@ -338,4 +338,50 @@ struct GattPeripheralTests {
         await connection.close()
         await bluetoothd.connection.close()
     }
+    /// A paired or bonded device's link (the user's keyboard or headset coming back after sleep) is
+    /// not a sender's: never reported as a link up, so admission neither counts it nor cuts it as a
+    /// bare link 8 s later (issue 31). Every link going down is reported; a device bluetoothd says
+    /// nothing about counts as a possible sender.
+    @Test func aPairedOrBondedDevicesLinkIsNotReportedAsASendersLink() async throws {
+        let bus = try TestBus()
+        defer { bus.stop() }
+        let bluetoothd = try await FakeBluetoothd(address: bus.address)
+        let connection = try await DBusConnection.connect(.address(bus.address))
+        let peripheral = try await GattPeripheral.start(adapter: "hci0", bus: connection)
+        let seen = Mutex<[String]>([])
+        await peripheral.observeLinks(spares: 0) { path, up in seen.withLock { $0.append("\(up ? "up" : "down") \(path)") } }
+        let keyboard = FakeBluetoothd.adapter + "/dev_00_AA_01_01_00_07"
+        let headset = FakeBluetoothd.adapter + "/dev_00_AA_01_01_00_08"
+        try bluetoothd.tree.setObject(path: keyboard, interfaces: [BlueZ.device: [
+            "Adapter": .objectPath(FakeBluetoothd.adapter), "Connected": .bool(false), "Paired": .bool(true), "Bonded": .bool(false),
+        ]])
+        try bluetoothd.tree.setObject(path: headset, interfaces: [BlueZ.device: [
+            "Adapter": .objectPath(FakeBluetoothd.adapter), "Connected": .bool(false), "Paired": .bool(false), "Bonded": .bool(true),
+        ]])
+        try await bluetoothd.setDevice(keyboard, connected: true)
+        try await bluetoothd.setDevice(headset, connected: true)
+        try await bluetoothd.setDevice(device, connected: true)   // a stranger, or a sender
+        try await eventually { !seen.withLock { $0 }.isEmpty }
+        try await bluetoothd.disconnected(keyboard)
+        try await bluetoothd.disconnected(device)
+        try await eventually { seen.withLock { $0 }.count >= 3 }
+        #expect(seen.withLock { $0 } == ["up \(device)", "down \(keyboard)", "down \(device)"])
+        await peripheral.close()
+        await connection.close()
+        await bluetoothd.connection.close()
+    }
+
+    @Test func linkFactsLeaveOnlyUnpairedUnbondedDevicesToAdmission() {
+        let rows: [(LinkFacts, Bool)] = [
+            (LinkFacts(paired: false, bonded: false), true),
+            (LinkFacts(paired: nil, bonded: nil), true),        // bluetoothd did not say: a possible sender
+            (LinkFacts(paired: true, bonded: false), false),
+            (LinkFacts(paired: false, bonded: true), false),
+            (LinkFacts(paired: true, bonded: true), false),
+            (LinkFacts(device: nil), true),                      // the look-up failed
+            (LinkFacts(device: ["Paired": .bool(true)]), false),
+            (LinkFacts(device: ["Connected": .bool(true)]), true),
+        ]
+        for (facts, mayBeSender) in rows { #expect(facts.mayBeSender == mayBeSender, "\(facts)") }
+    }
 }
