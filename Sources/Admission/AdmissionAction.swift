@@ -74,4 +74,6 @@ public enum ChannelCloseReason: String, Hashable, Sendable {
 public enum DisconnectReason: String, Hashable, Sendable {
     /// The link opened no channel within `bareLinkTimeout` (rule 2).
     case bareLink
+    /// More links than `maxKnownLinks`, and this one stood bare the longest (rule 13).
+    case tooManyLinks
 }

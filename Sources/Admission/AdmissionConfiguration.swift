@@ -40,11 +40,16 @@ public struct AdmissionConfiguration: Hashable, Sendable {
     /// the slots. Each costs a handshake (one key agreement more than a refusal) for at most
     /// `handshakeTimeout`; 0 closes such channels unanswered.
     public let maxBusyAnswers: Int
+    /// Rule 13: the most links kept in mind at once (a link holds no slot until it opens a
+    /// channel, and rule 2 ends a bare one within `bareLinkTimeout`). At least `maxLinks +
+    /// maxBusyAnswers + 1`, so that the links of every channel and of one newcomer fit.
+    public let maxKnownLinks: Int
 
     public init(maxLinks: Int = defaultMaxLinks, maxUnauthenticated: Int = 2,
                 bareLinkTimeout: Duration = .seconds(8), handshakeTimeout: Duration = .seconds(10),
                 promptTimeout: Duration = .seconds(130), stallTimeout: Duration = .seconds(15),
-                backoff: BackoffConfiguration = .init(), reregisterInterval: Duration = .seconds(10), maxBusyAnswers: Int = 1) {
+                backoff: BackoffConfiguration = .init(), reregisterInterval: Duration = .seconds(10), maxBusyAnswers: Int = 1,
+                maxKnownLinks: Int = 64) {
         self.maxLinks = max(2, maxLinks)
         self.maxUnauthenticated = max(1, maxUnauthenticated)
         self.bareLinkTimeout = max(.zero, bareLinkTimeout)
@@ -54,6 +59,7 @@ public struct AdmissionConfiguration: Hashable, Sendable {
         self.backoff = backoff
         self.reregisterInterval = max(.zero, reregisterInterval)
         self.maxBusyAnswers = max(0, maxBusyAnswers)
+        self.maxKnownLinks = max(self.maxLinks + self.maxBusyAnswers + 1, maxKnownLinks)
     }
 
     /// Rules 4 and 6: the most unauthenticated channels at once, `min(maxUnauthenticated,

@@ -56,6 +56,9 @@ import Pipeline
 ///    handshake deadline of rule 3 (missed: closed and backed off, rule 7), and its end costs the
 ///    device nothing. Devices told so are counted in the order they were first told
 ///    (`WaitingSenders`): each hears how many still wait before it.
+/// 13. **Links remembered.** At most `maxKnownLinks` links are kept in mind; one more disconnects
+///    those that stood bare the longest (rule 2 would in time), so no stream of link reports, true
+///    or not, grows the table without bound.
 ///
 /// Events about unknown channels or devices change nothing (`AdmissionInput`). Time should not go
 /// backwards; if it does nothing traps (instants saturate), the rules just see the earlier time.
@@ -86,7 +89,7 @@ public struct AdmissionPolicy: Sendable {
         switch input {
         case .linkUp(let device):
             links.linkUp(device, now: now)
-            actions = []
+            actions = links.trim(to: configuration.maxKnownLinks).map { .disconnect($0, .tooManyLinks) }
         case .linkDown(let device):
             links.remove(device)
             _ = channels.removeAll(from: device)
@@ -94,7 +97,8 @@ public struct AdmissionPolicy: Sendable {
             waiting.remove(device)
             actions = []
         case .channelOpened(let channel, let device):
-            actions = open(channel, from: device, now: now)
+            let opened = open(channel, from: device, now: now)
+            actions = links.trim(to: configuration.maxKnownLinks).map { .disconnect($0, .tooManyLinks) } + opened
         case .authenticated(let channel, let peer):
             actions = authenticate(channel, as: peer, now: now)
         case .progress(let channel):

@@ -50,6 +50,18 @@ struct LinkTable: Sendable {
         links.removeValue(forKey: device)
     }
 
+    /// Rule 13: with more than `limit` links known, the ones bare the longest, removed (by time,
+    /// then by name). Links that hold a channel stay.
+    mutating func trim(to limit: Int) -> [DeviceID] {
+        guard links.count > limit else { return [] }
+        let victims = links.compactMap { device, link in link.bareSince.map { ($0, device) } }
+            .sorted { ($0.0, $0.1.rawValue) < ($1.0, $1.1.rawValue) }
+            .prefix(links.count - limit)
+            .map(\.1)
+        for device in victims { links.removeValue(forKey: device) }
+        return victims
+    }
+
     /// Rule 2: the bare links whose time ran out at `now`, longest bare first (then by name, so
     /// the order does not depend on hashing).
     func expired(now: Instant, timeout: Duration) -> [DeviceID] {

@@ -107,7 +107,7 @@ func tickBefore(_ value: Double) -> Instant {
 // Names the rows use.
 let devA = DeviceID("/org/bluez/hci0/dev_AA"), devB = DeviceID("/org/bluez/hci0/dev_BB")
 let devC = DeviceID("/org/bluez/hci0/dev_CC"), devD = DeviceID("/org/bluez/hci0/dev_DD")
-let devE = DeviceID("/org/bluez/hci0/dev_EE")
+let devE = DeviceID("/org/bluez/hci0/dev_EE"), devF = DeviceID("/org/bluez/hci0/dev_FF")
 let alice = PeerKeyID([0xa1]), bob = PeerKeyID([0xb0]), carol = PeerKeyID([0xc0])
 
 func ch(_ number: UInt64) -> ChannelID { ChannelID(number) }

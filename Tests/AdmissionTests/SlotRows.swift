@@ -15,6 +15,15 @@ extension AdmissionScript {
             .on(4, closed(1), [.advertise(true)]),
             .on(5, open(4, devA), [.admit(ch(4)), .advertise(false)]),
         ]),
+        AdmissionScript("one link more than maxKnownLinks disconnects the one bare the longest; links with a channel stay",
+                        rules: [13], configuration: .init(bareLinkTimeout: .seconds(60), maxBusyAnswers: 0, maxKnownLinks: 4), [
+            .on(0, open(1, devA), [.admit(ch(1))]),
+            .on(1, .linkUp(devB)), .on(2, .linkUp(devC)), .on(3, .linkUp(devD)),
+            .on(4, .linkUp(devE), [.disconnect(devB, .tooManyLinks)]),
+            .on(5, .linkDown(devB)),
+            .on(6, open(2, devF), [.disconnect(devC, .tooManyLinks), .admit(ch(2))]),
+            .status(ch(1), .handshaking),
+        ]),
         AdmissionScript("links alone take no slot: advertising stays on", rules: [1], [
             .on(0, .linkUp(devA)), .on(0, .linkUp(devB)), .on(0, .linkUp(devC)), .on(0, .linkUp(devD)),
             .on(1, open(1, devA), [.admit(ch(1))]),
