@@ -151,7 +151,7 @@ public struct ReceiverSession {
             throw error
         }
         let link = LinkLayer(configuration: configuration, maxDatagramSize: maxDatagramSize,
-                             peerMaxDatagramSize: peerMaxDatagramSize, fillsWindow: false, now: now)
+                             peerMaxDatagramSize: peerMaxDatagramSize, fillsWindow: false, framesCountBeforeLive: false, now: now)
         stack = ReceivingTransferLayer(transfer: transfer, busy: busy).stacked(on: channel).stacked(on: link)
     }
 

@@ -163,7 +163,7 @@ public struct SenderSession {
             case .approvalPending(until: .some):
                 let hash = stack.layer(InitiatorChannel.self)?.handshakeHash ?? []
                 events.append(.awaitingApproval(code: PairingCode.from(handshakeHash: hash)))
-            case .approvalPending(until: nil), .datagramSizeChanged, .abandonFile:
+            case .approvalPending(until: nil), .datagramSizeChanged, .abandonFile, .peerProvedLive:
                 break
             }
         }

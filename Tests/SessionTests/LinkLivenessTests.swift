@@ -81,4 +81,29 @@ import Testing
         }
         #expect(link.nextDeadline == Self.at(290 + 30))
     }
+    /// The receiver's link (issue 31): until a record from the peer opened (`peerProvedLive`), a
+    /// new frame is no progress, so the replayer of a trusted sender's message 1, who can send
+    /// fragments but never a record, is dropped at the idle timeout. Once the peer proved it holds
+    /// the keys, frames count again (a slow link's long record arrives frame by frame).
+    @Test func aReceiversLinkCountsFramesOnlyOnceThePeerProvedLive() throws {
+        let patient = LinkConfiguration(initialRTO: .seconds(3600), minRTO: .seconds(3600), maxRTO: .seconds(3600),
+                                        linkDeadAfter: .seconds(36_000))
+        func fragments() -> (Int) throws -> [UInt8] {
+            var peer = ReliableLink(configuration: patient, maxDatagramSize: 244)
+            return { n in
+                try peer.send(message: [UInt8(n)])
+                let pendingPeer = peer.nextDatagram(now: Self.at(29 * (n + 1)))
+                return try #require(pendingPeer)
+            }
+        }
+        var replayed = LinkLayer(configuration: .init(), maxDatagramSize: 244, peerMaxDatagramSize: nil, fillsWindow: false,
+                                 framesCountBeforeLive: false, now: .zero)
+        #expect(try Self.lostAt(&replayed, fragments()) == Self.at(30))
+
+        var live = LinkLayer(configuration: .init(), maxDatagramSize: 244, peerMaxDatagramSize: nil, fillsWindow: false,
+                             framesCountBeforeLive: false, now: .zero)
+        live.handle(.peerProvedLive(at: Self.at(1)))
+        #expect(live.nextDeadline == Self.at(31))
+        #expect(try Self.lostAt(&live, fragments()) == nil)
+    }
 }

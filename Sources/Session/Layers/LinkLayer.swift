@@ -6,8 +6,9 @@ import Pipeline
 /// (handshake messages, sealed records) above. It also owns the connection's idle timeout,
 /// because it is the layer that tells which datagrams moved the connection forward.
 ///
-/// Signals it hears: `peerAuthenticated` (lift the handshake's limits), `approvalPending` (keep
-/// the connection up while a person decides), `datagramSizeChanged`.
+/// Signals it hears: `peerAuthenticated` (lift the handshake's limits), `peerProvedLive` (count
+/// frames as progress from now), `approvalPending` (keep the connection up while a person
+/// decides), `datagramSizeChanged`.
 struct LinkLayer: Layer {
     typealias Lower = [UInt8]
     typealias Upper = [UInt8]
@@ -31,8 +32,16 @@ struct LinkLayer: Layer {
     /// the link arrives in frames that count, and a record that fails authentication ends the
     /// connection, so what keeps it open is what the peer gets through.
     private var lastProgress: Instant
+    /// Whether new frames count as the peer's progress yet. The receiver's link waits for
+    /// `peerProvedLive` (issue 31): a replayed message 1 of a trusted sender is answered, but its
+    /// replayer can never send a record, and a fragment every 29 s must not keep its connection
+    /// (and its slot) open.
+    private var framesCount: Bool
 
-    init(configuration: SessionConfiguration, maxDatagramSize: Int, peerMaxDatagramSize: Int?, fillsWindow: Bool, now: Instant) {
+    /// `framesCountBeforeLive`: whether frames count as progress before `peerProvedLive` (the
+    /// sender's link: the receiver's acknowledgements are its progress).
+    init(configuration: SessionConfiguration, maxDatagramSize: Int, peerMaxDatagramSize: Int?, fillsWindow: Bool,
+         framesCountBeforeLive: Bool = true, now: Instant) {
         link = ReliableLink(configuration: configuration.link, maxDatagramSize: maxDatagramSize)
         link.peerMaxDatagramSize = peerMaxDatagramSize
         // Until the peer has authenticated, nothing longer than a handshake message is accepted,
@@ -42,6 +51,7 @@ struct LinkLayer: Layer {
         self.fillsWindow = fillsWindow
         idleTimeout = configuration.idleTimeout
         lastProgress = now
+        framesCount = framesCountBeforeLive
     }
 
     mutating func handle(_ signal: StackSignal) {
@@ -50,6 +60,9 @@ struct LinkLayer: Layer {
             // The handshake completed: the limits of an authenticated peer apply from now on.
             link.maxIncomingMessageLength = FrameLayout.maxMessageLength
             link.receiveWindow = link.configuration.window
+        case .peerProvedLive(let at):
+            framesCount = true
+            if at > lastProgress { lastProgress = at }
         case .approvalPending(let until):
             approvalDeadline = until
         case .datagramSizeChanged(let own, let peer):
@@ -69,7 +82,7 @@ struct LinkLayer: Layer {
 
     mutating func receive(_ datagram: [UInt8], now: Instant) throws(SessionError) {
         defer {
-            if let progress = link.lastPeerProgress, progress > lastProgress { lastProgress = progress }
+            if framesCount, let progress = link.lastPeerProgress, progress > lastProgress { lastProgress = progress }
         }
         do { try link.receive(datagram: datagram, now: now) } catch { throw SessionError(error) }
     }

@@ -65,6 +65,8 @@ struct ResponderChannel: Layer {
     private var up: Deque<ReceiverUnit> = []
     private(set) var events: [ReceiverSession.Event] = []
     private var signals: [StackSignal] = []
+    /// Whether a record from the peer has opened (`peerProvedLive` raised).
+    private var provedLive = false
 
     init(identity: Identity, shared: ReceiverSharedState, wallClock: UInt64,
          ephemeral: SecureBytes?, now: Instant, configuration: SessionConfiguration, asksAboutStrangers: Bool = false) throws(SessionError) {
@@ -127,6 +129,10 @@ struct ResponderChannel: Layer {
             state = .busy
             defer { state = .established(codec) }
             up.append(.message(try codec.open(message)))
+            if !provedLive {
+                provedLive = true
+                signals.append(.peerProvedLive(at: now))
+            }
         case .awaitingAnswer, .refusing, .busy:
             // Nothing is read before the answer is written, and nothing after a refusal.
             break

@@ -7,6 +7,10 @@ enum StackSignal: Equatable {
     /// Raised by the secure channel: the peer proved its key (message 2 read, or sent to a trusted
     /// or just approved sender). The link lifts its pre-authentication limits.
     case peerAuthenticated
+    /// Raised by the receiver's secure channel at the first record it opens from the peer (at
+    /// `at`): proof that the peer holds this session's keys, which a replayed message 1 cannot
+    /// give. Until then the receiver's link counts no frame as the peer's progress.
+    case peerProvedLive(at: Instant)
     /// Raised by the layer that waits for a person's answer at first contact (the receiver's
     /// channel, the sender's transfer layer): the wait lasts until `until`, or is over (nil). The
     /// link keeps the connection up that long, and a little more for the answer's trip.
