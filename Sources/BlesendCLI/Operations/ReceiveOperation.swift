@@ -204,7 +204,7 @@ struct ReceiveOperation {
             case .success:
                 reporter.logger.notice("connection ended: \(state?.closedBy?.rawValue ?? "closed")")
             case .failure(let error):
-                reporter.logger.notice("connection ended: \(error)")
+                reporter.logger.notice("connection ended: \(error.code)")   // (its stable code, never a dump of the value)
                 handshakeTimedOut = handshakeTimedOut || error == .handshakeTimeout
                 failed = true
             }

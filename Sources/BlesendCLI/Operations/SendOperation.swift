@@ -81,7 +81,7 @@ struct SendOperation {
                 }
             } catch {
                 next = policy.connectFailed(error, now: ContinuousClock.now)
-                if case .connect = next { reporter.logger.info("reconnecting failed (\(error)); trying again") }
+                if case .connect = next { reporter.logger.info("reconnecting failed (\(CLIError(error, adapter: nil).message)); trying again") }
                 continue
             }
             policy.connected(to: link.device, others: link.otherReceivers)
@@ -111,9 +111,9 @@ struct SendOperation {
                     reporter.say("blesend: \(why); trying again in \(Formatting.seconds(pause.seconds))")
                 } else if policy.excluded != excludedBefore, case .connect = next {
                     let more = policy.untried.isEmpty ? "looking briefly for another receiver" : "trying the other receiver seen nearby"
-                    reporter.logger.info("\(link.device ?? "the receiver") failed the handshake (\(error)); \(more)")
+                    reporter.logger.info("\(link.device ?? "the receiver") failed the handshake (\(error.code)); \(more)")
                 } else if case .connect = next {
-                    reporter.logger.warning("connection ended: \(error); reconnecting")
+                    reporter.logger.warning("connection ended: \(error.code); reconnecting")
                 }
                 continue
             }
