@@ -79,6 +79,7 @@ struct ReceiveOperation {
         } else {
             reporter.logger.info("--no-l2cap: serving GATT only")
         }
+        await warnAboutTheDeviceName()
         // One clock for the receiver's whole life: partial transfers age on it across connections.
         let clock = MonotonicClock()
         ReloadSignal.install { [trust, reporter] in
@@ -264,6 +265,25 @@ struct ReceiveOperation {
     }
 
     /// Refuses private discovery on an adapter that shows its fixed address (`PrivateDiscoveryGate`).
+    /// Anyone who connects reads the adapter's name (its GAP Device Name), no pairing needed: said
+    /// once at start, with the fix, when it names this machine or its user (`doctor` says the
+    /// same). Nothing when bluetoothd does not say.
+    private func warnAboutTheDeviceName() async {
+        guard case .success(let adapters)? = await BluetoothdSurvey.take().adapters,
+              let warning = Self.deviceNameWarning(adapters, adapter: adapter, hostname: DoctorFacts.hostname(),
+                                                   userName: DoctorFacts.userName()) else { return }
+        reporter.warn(warning)
+    }
+
+    /// The warning about `adapter`'s name (the default adapter: the first), or nil when it gives
+    /// nothing away or bluetoothd does not say.
+    static func deviceNameWarning(_ adapters: [AdapterStatus], adapter: String?, hostname: String?, userName: String?) -> String? {
+        guard let status = adapter.map({ name in adapters.first { $0.name == name } }) ?? adapters.first else { return nil }
+        let check = DoctorJudge.deviceNameCheck(status, hostname: hostname, userName: userName)
+        guard check.severity == .warn, let fix = check.fix else { return nil }
+        return "\(status.name) is called \(check.detail); \(fix)"
+    }
+
     private func checkAddressPrivacy() async throws(CLIError) {
         let found: (adapter: String, privacy: AddressPrivacy)
         do {
