@@ -89,7 +89,7 @@ if [ "$ACCEL" = auto ]; then
 fi
 case "$ACCEL" in
   kvm) ACCEL_ARGS=(-accel kvm -cpu host);;
-  tcg) ACCEL_ARGS=(-accel "tcg,thread=multi,tb-size=256" -cpu max);;
+  tcg) ACCEL_ARGS=(-accel "tcg,thread=multi,tb-size=256" -cpu "${BLESEND_LAB_CPU:-max}");;
 esac
 
 mkdir -p "$WORK/runs"

@@ -44,16 +44,13 @@ stage "lab/setup.sh --image trixie and --bumble, in the background (logs: $logs/
 background+=($!)
 ( if timed bumble-setup all lab/setup.sh --bumble > "$logs/bumble-setup.log" 2>&1; then touch "$logs/bumble.ready"; else touch "$logs/bumble.failed"; fi ) &
 background+=($!)
-stage "scripts/build-static.sh (the release binaries both lab images run)"
-timed build-static all scripts/build-static.sh
-
 # ---- the queue: every job, longest first ----
-# Estimates in seconds (a cold run at a50bd44 on this kind of machine, one VM at a time); they only
-# set the order. A job missing here goes last.
+# Estimates in seconds (a cold run with two VMs at once, issue 30); they only set the order. A job
+# missing here goes last.
 declare -A estimate=(
-  [trixie/faults]=1090 [host/faults-nosoak]=920 [unit]=474 [host/senders]=465
-  [trixie/senders]=417 [fuzz]=388 [trixie/e2e-main]=256 [host/e2e-main]=252 [trixie/package]=194
-  [trixie/e2e-discovery]=98 [host/e2e-discovery]=90 [host/e2e-mtu]=37 [trixie/e2e-mtu]=37
+  [trixie/faults]=880 [host/faults]=870 [unit]=480 [host/senders]=500 [trixie/senders]=450
+  [fuzz]=400 [trixie/e2e-main]=290 [host/e2e-main]=280 [trixie/soak]=230 [trixie/package]=220
+  [trixie/e2e-discovery]=110 [host/e2e-discovery]=100 [host/e2e-mtu]=45 [trixie/e2e-mtu]=45
 )
 lab_opts=(--release --soak-on trixie)
 {
@@ -61,10 +58,10 @@ lab_opts=(--release --soak-on trixie)
   echo unit
   echo fuzz
 } | while read -r job; do echo "${estimate[$job]:-0} $job"; done | sort -k1,1nr | awk '{print $2}' > "$logs/queue"
-stage "two lanes take $(wc -l < "$logs/queue") jobs: $(tr '\n' ' ' < "$logs/queue")"
 
-# take: prints the first job in the queue whose image is ready, and removes it; fails once the
-# queue is empty. A trixie boot waits for the trixie image, a senders boot for bumble.
+# take: prints the first job in the queue that can start, and removes it; fails once the queue is
+# empty. A lab boot waits for the release binaries, a trixie boot for the trixie image too, a
+# senders boot for bumble.
 take() {
   local job
   while :; do
@@ -73,44 +70,39 @@ take() {
       flock 8
       [ -s "$logs/queue" ] || exit 1
       while read -r j; do
-        case "$j" in
-          trixie/*) [ -e "$logs/trixie.ready" ] || continue;;
-        esac
-        case "$j" in
-          */senders) [ -e "$logs/bumble.ready" ] || continue;;
-        esac
+        case "$j" in */*) [ -e "$logs/static.ready" ] || continue;; esac
+        case "$j" in trixie/*) [ -e "$logs/trixie.ready" ] || continue;; esac
+        case "$j" in */senders) [ -e "$logs/bumble.ready" ] || continue;; esac
         grep -vxF "$j" "$logs/queue" > "$logs/queue.new" || true
         mv "$logs/queue.new" "$logs/queue"
         echo "$j"; exit 0
       done < "$logs/queue"
-      echo ""   # nothing ready yet
+      echo ""   # nothing can start yet
     ) || return 1
     [ -n "$job" ] && { echo "$job"; return 0; }
-    # a set-up that failed will never be ready: give its jobs up
-    [ -e "$logs/trixie.failed" ] || [ -e "$logs/bumble.failed" ] && return 1
+    # what failed will never be ready: give its jobs up
+    for p in static trixie bumble; do [ -e "$logs/$p.failed" ] && return 1; done
     sleep 2
   done
 }
 # job NAME: one job, its output in $logs/NAME.log (a lab boot's also on the terminal when it ends).
 job() {
-  local name=$1 file=${1//\//-}
+  local name=$1 file=${1//\//-} r=0
   case "$name" in
     unit)
-      nice -n 19 swift build --build-tests --jobs 1 > "$logs/build.log" 2>&1 || { echo 1 > "$logs/unit.rc"; return 1; }
-      local r=0
-      nice -n 19 swift test --skip-build --parallel > "$logs/unit.log" 2>&1 || r=$?
-      echo "$r" > "$logs/unit.rc"; return "$r";;
+      if nice -n 19 swift build --build-tests --jobs 1 > "$logs/build.log" 2>&1; then
+        nice -n 19 swift test --skip-build --parallel > "$logs/unit.log" 2>&1 || r=$?
+      else
+        r=1
+      fi;;
     fuzz)
-      local r=0
-      BLESEND_BUILD_JOBS=1 nice -n 19 scripts/fuzz.sh --jobs 1 --time "${FUZZ_SECONDS:-20}" > "$logs/fuzz.log" 2>&1 || r=$?
-      echo "$r" > "$logs/fuzz.rc"; return "$r";;
+      BLESEND_BUILD_JOBS=1 nice -n 19 scripts/fuzz.sh --jobs 1 --time "${FUZZ_SECONDS:-20}" > "$logs/fuzz.log" 2>&1 || r=$?;;
     *)
-      local r=0
       scripts/lab-tests.sh --no-build --no-setup "${lab_opts[@]}" --boot "$name" > "$logs/$file.log" 2>&1 || r=$?
-      echo "$r" > "$logs/$file.rc"
-      cat "$logs/$file.log"
-      return "$r";;
+      cat "$logs/$file.log";;
   esac
+  echo "$r" > "$logs/$file.rc"
+  return "$r"
 }
 # lane CORE: takes jobs until the queue is empty, each pinned to CORE. Boots of one lane take turns
 # (their own lock); the two lanes' boots run at once.
@@ -124,19 +116,36 @@ lane() {
     timed "$name" "$core" "${pin[@]}" bash -c "$(declare -f job); logs=$logs; lab_opts=(${lab_opts[*]}); job $name" || true
   done
 }
-lanes=${BLESEND_TEST_LANES:-$([ "$(nproc)" -ge 2 ] && echo 2 || echo 1)}
+# Three builds share Package.resolved (debug, release in .build-static, fuzzing in .build-fuzz) and
+# two of them run at once: resolve each scratch folder's packages first, one after another.
+for scratch in .build .build-static .build-fuzz; do
+  timed "resolve $scratch" all swift package --scratch-path "$scratch" resolve > /dev/null
+done
+# The last core's lane starts now: nothing but the debug build can run before the release binaries
+# exist, and the release build leaves most of a core idle (one module at a time, optimised whole);
+# at nice 19 the debug build takes only what the release build leaves. The first lane starts once
+# the release binaries are there. With one core, one lane.
+cores=$(nproc)
+lanes=${BLESEND_TEST_LANES:-$([ "$cores" -ge 2 ] && echo 2 || echo 1)}
 lane_pids=()
-for i in $(seq 0 $((lanes - 1))); do
-  lane "$(( i * ($(nproc) - 1) / (lanes > 1 ? lanes - 1 : 1) ))" &
+if [ "$lanes" -ge 2 ]; then
+  stage "$(wc -l < "$logs/queue") jobs in the queue, two lanes (cores 0 and $((cores - 1))): $(tr '\n' ' ' < "$logs/queue")"
+  lane $((cores - 1)) &
   lane_pids+=($!)
   background+=($!)
-done
+fi
+stage "scripts/build-static.sh (the release binaries both lab images run)"
+if timed build-static all scripts/build-static.sh; then touch "$logs/static.ready"; else touch "$logs/static.failed"; fi
+lane 0 &
+lane_pids+=($!)
+background+=($!)
 for p in "${lane_pids[@]}"; do wait "$p" || true; done
 
 rc=0
 left=$(cat "$logs/queue")
 if [ -n "$left" ]; then
   for p in trixie bumble; do [ -e "$logs/$p.failed" ] && { cat "$logs/$p-setup.log" >&2; echo "test: the lab's $p set-up (lab/setup.sh) failed" >&2; }; done
+  [ -e "$logs/static.failed" ] && echo "test: scripts/build-static.sh failed" >&2
   echo "test: not run: $left" >&2
   rc=1
 fi
@@ -159,11 +168,12 @@ for f in "$logs"/host-*.rc "$logs"/trixie-*.rc; do
   b=$(basename "$f" .rc)
   [ "$(cat "$f")" = 0 ] && echo "lab boot ${b/-//}: passed" || { echo "test: lab boot ${b/-//} failed (exit $(cat "$f"))" >&2; [ "$rc" = 0 ] && rc=$(cat "$f"); }
 done
-if [ -e "$logs/unit.rc" ] && [ -e "$logs/unit.log" ]; then
+if [ -e "$logs/unit.log" ]; then
   tail -n 1 "$logs/build.log"
   report unit "unit tests (swift test)" 3
 else
-  report build "swift build --build-tests"
+  cp "$logs/build.log" "$logs/unit.log" 2>/dev/null
+  report unit "swift build --build-tests"
 fi
 report fuzz "fuzzing (scripts/fuzz.sh)"
 table
