@@ -12,12 +12,9 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
     private var current: GattLink?
     private var closed = false
     private var deviceGone: (@Sendable (String) async -> Void)?
-    /// Told of every link that may be a sender's coming up (true, `LinkFacts`) and of every link
-    /// going down (false).
+    /// Told of every device's link coming up (true) and going down (false).
     private var linkObserver: (@Sendable (String, Bool) -> Void)?
     private var disconnects: Task<Void, Never>?
-    /// Where bluetoothd is asked about a device whose link came up (`watchDisconnects`).
-    private var bus: DBusConnection?
 
     init(notifier: GattNotifier, links: AcceptQueue<PeerConnection>) {
         self.notifier = notifier
@@ -30,9 +27,7 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
         deviceGone = action
     }
 
-    /// Tells `observer` of links under the adapter coming up (only those that may be a sender's:
-    /// not a paired or bonded device's, `LinkFacts`) and going down (every one: a device the
-    /// observer was not told of is news to nobody).
+    /// Tells `observer` of every device under the adapter whose `Connected` changes.
     func observeLinks(_ observer: @escaping @Sendable (String, Bool) -> Void) {
         linkObserver = observer
     }
@@ -45,15 +40,13 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
         } catch {
             throw BlueZError.from(error)
         }
-        self.bus = bus
         disconnects = Task { [weak self] in
             for await change in changes {
-                if let connected = change.changed["Connected"]?.bool {
-                    if connected {
-                        await self?.deviceConnected(change.path)
-                    } else {
-                        await self?.deviceDisconnected(change.path)
-                    }
+                guard let connected = change.changed["Connected"]?.bool else { continue }
+                if connected {
+                    await self?.deviceConnected(change.path)
+                } else {
+                    await self?.deviceDisconnected(change.path)
                 }
             }
         }
@@ -157,11 +150,8 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
         if let current { await current.close() }
     }
 
-    private func deviceConnected(_ path: String) async {
-        guard let linkObserver else { return }
-        let properties = try? await bus?.allProperties(destination: BlueZ.service, path: path, interface: BlueZ.device)
-        guard LinkFacts(device: properties).mayBeSender else { return }
-        linkObserver(path, true)
+    private func deviceConnected(_ path: String) {
+        linkObserver?(path, true)
     }
 
     private func deviceDisconnected(_ path: String) async {
