@@ -182,7 +182,7 @@ run_boot() {
     e2e-discovery) step "[$image] e2e discovery (three controllers, two receivers)" \
       env "${bin[@]}" BTVIRT_ARGS='-L -l3' BT_NCTRL=3 lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/e2e.sh discovery;;
     senders) step "[$image] senders (three bumble controllers: several senders at once)" \
-      env "${bin[@]}" BT_CONTROLLERS=bumble BT_NCTRL=3 lab/run-suite.sh --image "$image" --timeout 600 "${vm_opts[@]}" -- Tests/Lab/senders.sh;;
+      env "${bin[@]}" BT_CONTROLLERS=bumble BT_NCTRL=3 lab/run-suite.sh --image "$image" --timeout 900 "${vm_opts[@]}" -- Tests/Lab/senders.sh;;
     faults)
       # (1500 s: with another VM on the other core the trixie boot with the soak took 1220 s, issue 30)
       local skip=(--skip soak) what="every case but the soak (--soak-on '$soak_on')"
