@@ -44,12 +44,12 @@ background+=($!)
 ( if timed bumble-setup all lab/setup.sh --bumble > "$logs/bumble-setup.log" 2>&1; then touch "$logs/bumble.ready"; else touch "$logs/bumble.failed"; fi ) &
 background+=($!)
 # ---- the queue: every job, longest first ----
-# Estimates in seconds (a cold run with two VMs at once, issue 30); they only set the order. A job
-# missing here goes last.
+# Estimates in seconds (issue 30's cold runs with two VMs at once; unit: the debug build beside the
+# release build, then the tests); they only set the order. A job missing here goes last.
 declare -A estimate=(
-  [trixie/faults]=880 [host/faults]=870 [unit]=480 [host/senders]=500 [trixie/senders]=450
-  [fuzz]=400 [trixie/e2e-main]=290 [host/e2e-main]=280 [trixie/soak]=230 [trixie/package]=220
-  [trixie/e2e-discovery]=110 [host/e2e-discovery]=100 [host/e2e-mtu]=45 [trixie/e2e-mtu]=45
+  [trixie/faults]=1215 [host/faults]=900 [unit]=630 [host/senders]=520 [trixie/senders]=470
+  [fuzz]=395 [trixie/e2e-main]=272 [host/e2e-main]=268 [trixie/package]=250
+  [trixie/e2e-discovery]=87 [host/e2e-discovery]=78 [trixie/e2e-mtu]=31 [host/e2e-mtu]=26
 )
 lab_opts=(--release --soak-on trixie)
 {
