@@ -264,7 +264,6 @@ struct ReceiveOperation {
         channels.setPrompt(OpenChannels.Prompt(task: task, key: request.key), for: channel)
     }
 
-    /// Refuses private discovery on an adapter that shows its fixed address (`PrivateDiscoveryGate`).
     /// Anyone who connects reads the adapter's name (its GAP Device Name), no pairing needed: said
     /// once at start, with the fix, when it names this machine or its user (`doctor` says the
     /// same). Nothing when bluetoothd does not say.
@@ -284,6 +283,7 @@ struct ReceiveOperation {
         return "\(status.name) is called \(check.detail); \(fix)"
     }
 
+    /// Refuses private discovery on an adapter that shows its fixed address (`PrivateDiscoveryGate`).
     private func checkAddressPrivacy() async throws(CLIError) {
         let found: (adapter: String, privacy: AddressPrivacy)
         do {
