@@ -9,8 +9,7 @@ itself: no bluetoothd central, no GATT.
       receiver has closed them all or --hold seconds pass.
       JSON lines: {"event": "opened", "channels": N, "failed": F}, then "closed" ({"after_s",
       "open": channels still open}) each time the count falls, then "done" {"open": left}.
-  storm: for --seconds (or until the file --until names exists), connects, writes one frame of
-      junk, closes, and again, as fast as it can.
+  storm: for --seconds, connects, writes one frame of junk, closes, and again, as fast as it can.
       Each connect makes a new LE link (the kernel drops the link once its last channel is closed).
       JSON line at the end: {"event": "storm", "connections": N, "failed": F, "seconds": S}.
 
@@ -99,9 +98,8 @@ def storm(args):
     address, atype = raw.adapter_address(args.adapter)
     junk = bytes([0x60, 0x00, 0x00, 0x20]) + os.urandom(34)
     n = failed = 0
-    start = time.monotonic()
-    end = start + args.seconds
-    while time.monotonic() < end and not (args.until and os.path.exists(args.until)):
+    end = time.monotonic() + args.seconds
+    while time.monotonic() < end:
         sock = open_channel(args, address, atype, 5)
         if sock is None:
             failed += 1
@@ -113,7 +111,7 @@ def storm(args):
         except OSError:
             pass
         sock.close()
-    say("storm", connections=n, failed=failed, seconds=round(time.monotonic() - start, 1))
+    say("storm", connections=n, failed=failed, seconds=args.seconds)
     return 0 if n else 2
 
 
@@ -126,7 +124,6 @@ def main():
     ap.add_argument("--count", type=int, default=20)
     ap.add_argument("--hold", type=float, default=30.0)
     ap.add_argument("--seconds", type=float, default=60.0)
-    ap.add_argument("--until", help="storm: stop early once this file exists")
     args = ap.parse_args()
     return channels(args) if args.mode == "channels" else storm(args)
 
