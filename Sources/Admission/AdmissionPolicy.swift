@@ -89,7 +89,7 @@ public struct AdmissionPolicy: Sendable {
         switch input {
         case .linkUp(let device):
             links.linkUp(device, now: now)
-            actions = links.trim(to: configuration.maxKnownLinks).map { .disconnect($0, .tooManyLinks) }
+            actions = trimLinks()
         case .linkDown(let device):
             links.remove(device)
             _ = channels.removeAll(from: device)
@@ -98,7 +98,7 @@ public struct AdmissionPolicy: Sendable {
             actions = []
         case .channelOpened(let channel, let device):
             let opened = open(channel, from: device, now: now)
-            actions = links.trim(to: configuration.maxKnownLinks).map { .disconnect($0, .tooManyLinks) } + opened
+            actions = trimLinks() + opened
         case .authenticated(let channel, let peer):
             actions = authenticate(channel, as: peer, now: now)
         case .progress(let channel):
@@ -167,6 +167,11 @@ public struct AdmissionPolicy: Sendable {
             actions.append(.disconnect(device, .bareLink))
         }
         return actions + advertisingChange()
+    }
+
+    /// Rule 13: the links beyond `maxKnownLinks`, forgotten and disconnected.
+    private mutating func trimLinks() -> [AdmissionAction] {
+        links.trim(to: configuration.maxKnownLinks).map { .disconnect($0, .tooManyLinks) }
     }
 
     /// When `handleTimers` next has work: a handshake, question or bare-link deadline, or when a
