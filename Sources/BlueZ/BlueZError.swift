@@ -62,6 +62,10 @@ public enum BlueZError: Error, Equatable, Sendable {
             return .accessDenied(r)
         case .remote(let r) where r.name == .bluezNotReady:
             return .adapterPoweredOff(nil)
+        // bluetoothd's answer to a call on a peer whose link has just ended (src/gatt-client.c:
+        // `Failed` "Not connected"; src/error.c: `NotConnected`): the link went away.
+        case .remote(let r) where r.name == .bluezNotConnected || (r.name == .bluezFailed && r.message == "Not connected"):
+            return .linkLost
         case .remote(let r) where r.name.isIn("org.bluez."):
             return .bluez(r)
         case .connectionFailed:
@@ -91,4 +95,5 @@ extension DBusErrorName {
     public static let bluezNotReady: DBusErrorName = "org.bluez.Error.NotReady"
     public static let bluezDoesNotExist: DBusErrorName = "org.bluez.Error.DoesNotExist"
     public static let bluezFailed: DBusErrorName = "org.bluez.Error.Failed"
+    public static let bluezNotConnected: DBusErrorName = "org.bluez.Error.NotConnected"
 }

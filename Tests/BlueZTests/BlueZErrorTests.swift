@@ -20,13 +20,22 @@ struct BlueZErrorTests {
     }
 
     @Test func otherRefusalsKeepTheirMeaning() {
-        let notConnected = refusal("org.bluez.Error.Failed", "Not connected")
-        #expect(BlueZError.acquireRefused(notConnected) == notConnected)
+        let failed = refusal("org.bluez.Error.Failed", "Operation failed")
+        #expect(BlueZError.acquireRefused(failed) == failed)
         let inProgress = refusal("org.bluez.Error.InProgress", "In Progress")
         #expect(BlueZError.acquireRefused(inProgress) == inProgress)
         #expect(BlueZError.acquireRefused(.linkLost) == .linkLost)
         #expect(BlueZError.acquireRefused(refusal("org.freedesktop.DBus.Error.ServiceUnknown", "")) == .bluetoothdNotRunning)
     }
+}
+
+/// bluetoothd's answers on a peer whose link has just ended are a lost link (the sender connects
+/// again), whichever of its two spellings comes; another `Failed` stays bluetoothd's error.
+@Test func aCallOnAPeerWhoseLinkEndedIsALostLink() {
+    #expect(BlueZError.from(.remote(DBusRemoteError(name: "org.bluez.Error.Failed", message: "Not connected"))) == .linkLost)
+    #expect(BlueZError.from(.remote(DBusRemoteError(name: "org.bluez.Error.NotConnected", message: "Not Connected"))) == .linkLost)
+    let other = BlueZError.from(.remote(DBusRemoteError(name: "org.bluez.Error.Failed", message: "Not supported")))
+    #expect(other == .bluez(DBusRemoteError(name: .bluezFailed, message: "")))
 }
 
 /// The bus's own refusal (its policy keeps this user from bluetoothd) is told apart from

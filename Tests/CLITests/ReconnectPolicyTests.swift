@@ -181,6 +181,21 @@ struct ReconnectPolicyTests {
         #expect(try #require(failure(p.connectFailed(.adapterPoweredOff("/org/bluez/hci1"), now: at(0)))).status == .bluetoothUnavailable)
     }
 
+    /// A link that drops before the transport opened (seen in the lab: a receiver ended a second
+    /// sender's link whose discovery was slow) is connected again, with the fruitless-reconnect
+    /// bound; the scan may take what is left of the timeout from the loss.
+    @Test func aLinkLostWhileConnectingIsConnectedAgain() throws {
+        var p = policy()
+        let retry = p.connectFailed(.linkLost, now: at(12))
+        #expect(scan(retry)?.0 == .seconds(30))
+        #expect(p.reconnecting)
+        #expect(p.scanTime(now: at(32)) == .seconds(10))
+        for i in 2...ReconnectPolicy.maxFruitlessReconnects { #expect(scan(p.connectFailed(.linkLost, now: at(12 + Double(i)))) != nil) }
+        let end = try #require(failure(p.connectFailed(.linkLost, now: at(20))))
+        #expect(end.status == .linkLost)
+        #expect(end.message.contains("before the transfer could start"))
+    }
+
     @Test func reconnectionsWithoutProgressGiveUp() throws {
         var p = policy()
         for i in 1...ReconnectPolicy.maxFruitlessReconnects {

@@ -18,6 +18,7 @@ import Session
 /// - A receiver that proves its key and answers `busy` (every slot taken, docs/protocol.md §8.6)
 ///   is tried again when it said, plus up to a second of jitter, under the same `scanTimeout`
 ///   counted from when it was first busy; then the send ends with `receiverBusy` (75).
+/// - A link that drops while it is being set up (before the transport opened) is a lost link too.
 /// - After a lost link the receiver is looked for again for what is left of `scanTimeout`, counted
 ///   from the loss; anything but "not found" (adapter off, bluetoothd restarting, a peer still
 ///   exporting its services) is tried again every second within that budget.
@@ -114,6 +115,13 @@ struct ReconnectPolicy {
             break
         }
         if let refusal, error == .notFound { return .fail(refusal) }
+        // The link came up and went away before the transport opened (the receiver ended a link
+        // that was slow to open its channel, or the radio dropped it): a lost link like any other.
+        if error == .linkLost {
+            return lost(progressed: false, now: now,
+                        giveUp: CLIError(.linkLost, "the link kept dropping before the transfer could start (\(fruitless + 1) attempts)",
+                                         hint: "move closer to the receiver and send again"))
+        }
         if let lostAt {
             if error == .notFound {
                 return .fail(CLIError(.linkLost, "the link was lost and the receiver could not be found again within \(CLIError.seconds(scanTimeout)) s",
