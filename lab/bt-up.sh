@@ -71,57 +71,52 @@ start_btvirt() {
   while [ "$(kernel_ctrls)" -lt "$want" ] && [ "$SECONDS" -lt "$limit" ]; do sleep 0.1; done
 }
 
-# systemd as PID 1 (vmrun.sh --systemd): D-Bus, btvirt and bluetoothd are its units; only wait.
-if [ -d /run/systemd/system ]; then
-  for _ in $(seq $((limit * 5))); do
-    up=0
-    for ((i = 0; i < want; i++)); do [ "$(powered "hci$i")" = "b true" ] && up=$((up + 1)); done
-    [ "$up" -ge "$want" ] && break
+# systemd as PID 1 (vmrun.sh --systemd): D-Bus, btvirt and bluetoothd are its units (lab/
+# guest-systemd.sh); only the wait and its repairs (step 5) are left to do here.
+systemd=0
+[ -d /run/systemd/system ] && systemd=1
+
+start_stack() {
+  # 1. Modules. Load up front everything the kernel would otherwise request on demand later:
+  #    btvirt opens AF_ALG crypto sockets (af_alg, algif_hash/skcipher, ecb, cmac), SMP's ECDH
+  #    needs a DRBG, bluetoothd pulls in bnep/rfcomm. Under TCG each on-demand modprobe takes
+  #    seconds; while it runs btvirt stops servicing the first controller and the kernel's 2 s
+  #    HCI_Reset timeout fires ("hci0: Opcode 0x0c03 failed: -110"), losing that adapter.
+  modprobe -a bluetooth hci_vhci cmac ecdh_generic af_alg algif_hash algif_skcipher ecb ctr ccm \
+    drbg jitterentropy_rng sha512_generic sha3_generic ansi_cprng bnep rfcomm \
+    || { say "modprobe failed (is /lib/modules bound to the guest kernel's tree?)"; return 1; }
+
+  # 2. System bus.
+  mkdir -p /run/dbus
+  dbus-daemon --system --fork --print-pid > "$LOGDIR/dbus.pid" || { say "dbus-daemon failed"; return 1; }
+
+  # 3. Optional HCI trace, then the controllers (before bluetoothd, so it finds them at start).
+  if [ -n "${BT_MON:-}" ]; then
+    btmon -w "$LOGDIR/btmon.snoop" > /dev/null 2>&1 &
+    echo $! > "$LOGDIR/btmon.pid"
     sleep 0.2
-  done
-  say "systemd started BlueZ ($(systemctl is-active bluetooth.service)); $up/$want adapters powered after ${SECONDS}s"
-  [ "$up" -ge "$want" ] && exit 0
-  diagnostics
-  journalctl -b --no-pager -n 40 -u bluetooth.service -u blesend-lab-btvirt.service
-  exit 1
-fi
+  fi
+  if [ "${BT_CONTROLLERS:-btvirt}" = bumble ]; then start_bumble || { diagnostics; return 1; }; else start_btvirt; fi
+  t_ctrl=$SECONDS
 
-# 1. Modules. Load up front everything the kernel would otherwise request on demand later:
-#    btvirt opens AF_ALG crypto sockets (af_alg, algif_hash/skcipher, ecb, cmac), SMP's ECDH
-#    needs a DRBG, bluetoothd pulls in bnep/rfcomm. Under TCG each on-demand modprobe takes
-#    seconds; while it runs btvirt stops servicing the first controller and the kernel's 2 s
-#    HCI_Reset timeout fires ("hci0: Opcode 0x0c03 failed: -110"), losing that adapter.
-modprobe -a bluetooth hci_vhci cmac ecdh_generic af_alg algif_hash algif_skcipher ecb ctr ccm \
-  drbg jitterentropy_rng sha512_generic sha3_generic ansi_cprng bnep rfcomm \
-  || { say "modprobe failed (is /lib/modules bound to the guest kernel's tree?)"; exit 1; }
-
-# 2. System bus.
-mkdir -p /run/dbus
-dbus-daemon --system --fork --print-pid > "$LOGDIR/dbus.pid" || { say "dbus-daemon failed"; exit 1; }
-
-# 3. Optional HCI trace, then the controllers (before bluetoothd, so it finds them at start).
-if [ -n "${BT_MON:-}" ]; then
-  btmon -w "$LOGDIR/btmon.snoop" > /dev/null 2>&1 &
-  echo $! > "$LOGDIR/btmon.pid"
-  sleep 0.2
-fi
-if [ "${BT_CONTROLLERS:-btvirt}" = bumble ]; then start_bumble || { diagnostics; exit 1; }; else start_btvirt; fi
-t_ctrl=$SECONDS
-
-# 4. bluetoothd: foreground, experimental interfaces on, optional custom main.conf.
-conf=/etc/bluetooth/main.conf
-if [ -n "${BT_MAINCONF:-}" ]; then
-  conf=$LOGDIR/main.conf
-  printf '%b\n' "$BT_MAINCONF" > "$conf"
-fi
-btd=/usr/libexec/bluetooth/bluetoothd
-[ -x "$btd" ] || btd=/usr/sbin/bluetoothd
-# shellcheck disable=SC2046
-"$btd" -n -E -f "$conf" $([ -n "${BT_DEBUG:-}" ] && echo -d) ${BT_NOPLUGIN:+-P "$BT_NOPLUGIN"} > "$LOGDIR/bluetoothd.log" 2>&1 &
-echo $! > "$LOGDIR/bluetoothd.pid"
+  # 4. bluetoothd: foreground, experimental interfaces on, optional custom main.conf.
+  conf=/etc/bluetooth/main.conf
+  if [ -n "${BT_MAINCONF:-}" ]; then
+    conf=$LOGDIR/main.conf
+    printf '%b\n' "$BT_MAINCONF" > "$conf"
+  fi
+  btd=/usr/libexec/bluetooth/bluetoothd
+  [ -x "$btd" ] || btd=/usr/sbin/bluetoothd
+  # shellcheck disable=SC2046
+  "$btd" -n -E -f "$conf" $([ -n "${BT_DEBUG:-}" ] && echo -d) ${BT_NOPLUGIN:+-P "$BT_NOPLUGIN"} > "$LOGDIR/bluetoothd.log" 2>&1 &
+  echo $! > "$LOGDIR/bluetoothd.pid"
+}
+if [ "$systemd" = 0 ]; then start_stack || exit 1; fi
 
 # 5. Wait. Repair path for a controller whose init still timed out: after 8 s run
-#    "hciconfig hciN up" (re-runs the init) twice, then restart btvirt.
+#    "hciconfig hciN up" (re-runs the init) twice, then restart btvirt (under systemd its unit:
+#    seen on trixie with two VMs at once, "hci0: Opcode 0x0c03 failed: -110" and hci0 never in
+#    bluetoothd).
 repairs=0 last_repair=$SECONDS up=0
 while :; do
   up=0 missing=()
@@ -137,6 +132,9 @@ while :; do
       done
     elif [ "${BT_CONTROLLERS:-btvirt}" = bumble ]; then
       [ "$repairs" = 3 ] && say "bumble controllers: no btvirt to restart; waiting"
+    elif [ "$systemd" = 1 ]; then
+      say "restarting blesend-lab-btvirt.service"
+      systemctl restart blesend-lab-btvirt.service
     else
       say "restarting btvirt"
       kill "$(cat "$LOGDIR/btvirt.pid")" 2>/dev/null
@@ -146,7 +144,8 @@ while :; do
   fi
   sleep 0.3
 done
-say "controllers in kernel after ${t_ctrl}s; $up/$want adapters powered in bluetoothd after ${SECONDS}s (repairs: $repairs)"
+say "$([ "$systemd" = 1 ] && echo "systemd started BlueZ ($(systemctl is-active bluetooth.service))" || echo "controllers in kernel after ${t_ctrl}s"); $up/$want adapters powered in bluetoothd after ${SECONDS}s (repairs: $repairs)"
 [ "$up" -ge "$want" ] && exit 0
 diagnostics
+[ "$systemd" = 1 ] && journalctl -b --no-pager -n 40 -u bluetooth.service -u blesend-lab-btvirt.service
 exit 1

@@ -32,7 +32,7 @@ set -uo pipefail
 LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WORK=${BLESEND_LAB_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/blesend-lab}
 IMAGE=${BLESEND_LAB_IMAGE:-host}
-MEM=1024 CPUS=1 TIMEOUT=600 KEEP=0 ACCEL=auto INIT=guest-init.sh
+MEM=1024 CPUS=${BLESEND_LAB_CPUS:-1} TIMEOUT=600 KEEP=0 ACCEL=auto INIT=guest-init.sh
 
 usage() { echo "usage: vmrun.sh [--image host|trixie] [--systemd] [--mem MiB] [--cpus N] [--timeout S] [--keep] [--tcg|--kvm] -- cmd [args...]" >&2; exit 2; }
 die() { printf 'vmrun: error: %s\n' "$*" >&2; exit 2; }

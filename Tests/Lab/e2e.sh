@@ -146,7 +146,7 @@ run_cut() {
       break
     fi
     kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
+    nap 0.2
   done
   wait_pid "$pid" "$SEND_TIMEOUT"; SRC=$WRC
   SEND_SECS=$(elapsed "$t")
@@ -222,7 +222,7 @@ stop_bluetoothd() {
   local btpid i
   btpid=$(cat /run/blesend-lab/bluetoothd.pid 2>/dev/null)
   if [ -n "$btpid" ] && kill "$btpid" 2>/dev/null; then
-    for i in $(seq 1 50); do kill -0 "$btpid" 2>/dev/null || break; sleep 0.1; done
+    for i in $(seq 1 50); do kill -0 "$btpid" 2>/dev/null || break; nap 0.1; done
   else
     fail "could not stop bluetoothd (pid '$btpid')"
   fi

@@ -78,7 +78,7 @@ cut_link() {
   PIDS+=("$!")
   for try in $(seq 1 4); do
     rescanned_since "$before" && { CUT_HOW=Device1.Disconnect; return 0; }
-    sleep 0.2
+    nap 0.2
   done
   CUT_HOW=""
   for try in 1 2 3; do
@@ -392,7 +392,7 @@ power_cycle() {
     local handle i
     handle=$(hcitool -i hci0 con 2>/dev/null | sed -n 's/.*handle \([0-9][0-9]*\).*/\1/p' | head -n 1)
     [ -n "$handle" ] && hcitool -i hci0 ledc "$handle" 0x15 > /dev/null 2>&1
-    for i in $(seq 1 30); do [ -z "$(hcitool -i hci1 con | tail -n +2)" ] && break; sleep 0.1; done
+    for i in $(seq 1 30); do [ -z "$(hcitool -i hci1 con | tail -n +2)" ] && break; nap 0.1; done
     log "hci0 ended its link (handle $handle); hci1 links now: $(hcitool -i hci1 con | tail -n +2 | tr -s ' \t' ' ')"
   fi
   set_powered "$hci" false || fail "could not power $hci off"

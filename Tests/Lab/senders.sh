@@ -76,7 +76,7 @@ together_attempt() {
   other_bg "together-b$1" --json --to "$RPUB" "$W/files/b/same.bin"
   (while kill -0 "$OPID" 2>/dev/null || kill -0 "$SPID" 2>/dev/null; do
      echo "$(elapsed "$t0")s $(busctl --system get-property org.bluez /org/bluez/hci0 org.bluez.LEAdvertisingManager1 ActiveInstances 2>/dev/null) $(hcitool -i hci0 con 2>/dev/null | tr '\n' ' ')"
-     sleep 2
+     nap 2
    done) > "$probe" &
   PIDS+=("$!")
   finish_send 150; a_s=$SEND_SECS
