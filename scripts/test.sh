@@ -47,8 +47,8 @@ background+=($!)
 # Estimates in seconds (issue 30's cold runs with two VMs at once; unit: the debug build beside the
 # release build, then the tests); they only set the order. A job missing here goes last.
 declare -A estimate=(
-  [trixie/faults]=1215 [host/faults]=900 [unit]=630 [host/senders]=520 [trixie/senders]=470
-  [fuzz]=395 [trixie/e2e-main]=272 [host/e2e-main]=268 [trixie/package]=250
+  [trixie/faults]=980 [host/faults]=900 [unit]=630 [host/senders]=520 [trixie/senders]=470
+  [fuzz]=395 [trixie/e2e-main]=272 [host/e2e-main]=268 [trixie/soak]=260 [trixie/package]=250
   [trixie/e2e-discovery]=87 [host/e2e-discovery]=78 [trixie/e2e-mtu]=31 [host/e2e-mtu]=26
 )
 lab_opts=(--release --soak-on trixie)
@@ -56,11 +56,19 @@ lab_opts=(--release --soak-on trixie)
   scripts/lab-tests.sh "${lab_opts[@]}" --list | cut -d: -f1 | uniq
   echo unit
   echo fuzz
-} | while read -r job; do echo "${estimate[$job]:-0} $job"; done | sort -k1,1nr | awk '{print $2}' > "$logs/queue"
+} | while read -r job; do
+  # the senders boots (solo: below) first, while the other lane compiles
+  case "$job" in */senders) solo=1;; *) solo=0;; esac
+  echo "$solo ${estimate[$job]:-0} $job"
+done | sort -k1,1nr -k2,2nr | awk '{print $3}' > "$logs/queue"
+mkdir "$logs/running"
 
 # take KIND: prints the first job of KIND (all, boots or builds) in the queue that can start, and
 # removes it; fails once the queue holds none of KIND. A lab boot waits for the release binaries,
-# a trixie boot for the trixie image too, a senders boot for bumble.
+# a trixie boot for the trixie image too, a senders boot for bumble. A senders boot is solo: it
+# runs beside no other VM (bumble's three controllers per boot run on the host; with two VMs at
+# once both senders boots failed, issue 30 run 3), though a build may run beside it.
+# $logs/running holds a file for each boot running.
 take() {
   local job kind=$1
   while :; do
@@ -83,6 +91,11 @@ take() {
         case "$kind/$j" in */*/*|builds/*) [ -e "$logs/static.ready" ] || continue;; esac
         case "$j" in trixie/*) [ -e "$logs/trixie.ready" ] || continue;; esac
         case "$j" in */senders) [ -e "$logs/bumble.ready" ] || continue;; esac
+        case "$j" in
+          */senders) [ -z "$(ls "$logs/running")" ] || continue;;
+          */*) [ -z "$(ls "$logs/running" | grep -- '-senders$')" ] || continue;;
+        esac
+        case "$j" in */*) touch "$logs/running/${j//\//-}";; esac
         grep -vxF "$j" "$logs/queue" > "$logs/queue.new" || true
         mv "$logs/queue.new" "$logs/queue"
         echo "$j"; exit 0
@@ -126,6 +139,7 @@ lane() {
   while name=$(take "$kind"); do
     stage "core $core: $name"
     timed "$name" "$core" "${pin[@]}" bash -c "$(declare -f job); logs=$logs; lab_opts=(${lab_opts[*]}); job $name" || true
+    rm -f "$logs/running/${name//\//-}"
   done
 }
 # Three builds share Package.resolved (debug, release in .build-static, fuzzing in .build-fuzz) and
