@@ -15,7 +15,8 @@ extension CLIError {
         case let e as OutputFolderError: self.init(e)
         case let e as SessionError: self.init(e)
         case let e as BlueZError: self.init(e, adapter: nil)
-        default: self.init(.failure, "\(error)")
+        // Never a dump of the value (its payload may be anything): its type names it for a report.
+        default: self.init(.failure, "an unexpected error (\(type(of: error)))", hint: "run again with -v; if it repeats, report it with that output")
         }
     }
 
@@ -76,7 +77,8 @@ extension CLIError {
             self.init(.transportUnavailable, "the receiver's L2CAP channel did not open (\(cause))",
                       hint: "send with --transport auto (the default) to fall back to GATT")
         case .bluez(let remote):
-            self.init(.bluetoothUnavailable, "BlueZ refused: \(remote.name): \(remote.message)")
+            self.init(.bluetoothUnavailable, "BlueZ refused: \(remote.name): \(remote.message)",
+                      hint: "check the adapter with blesend doctor; bluetoothd's log may say more: journalctl -u bluetooth")
         case .dbus(.timeout):
             self.init(.bluetoothUnavailable, "bluetoothd did not answer in time",
                       hint: "it may be stuck: check with blesend doctor, or restart it with: systemctl restart bluetooth")
@@ -107,14 +109,14 @@ extension CLIError {
         case .handshakeTimeout:
             self.init(.linkLost, "the handshake did not finish in time")
         case .record(let cause):
-            self.init(.integrity, "a record failed authentication (\(cause)): the data was damaged or tampered with",
+            self.init(.integrity, "a record failed authentication (\(cause.code)): the data was damaged or tampered with",
                       hint: "someone may be interfering; try again")
         case .linkLost:
             self.init(.linkLost, "the Bluetooth link was lost")
         case .framing(let cause):
             self.init(.protocolViolation, "the peer broke the framing rules (\(cause))")
         case .handshake(let cause):
-            self.init(.failure, "cannot run the handshake (\(cause)); is the key file intact?")
+            self.init(.failure, "cannot run the handshake (\(cause.code)); is the key file intact?")
         case .transfer(.sourceFailed(let error)):
             self.init(.localIO, error.description)
         case .transfer(let cause):

@@ -287,9 +287,26 @@ public actor GattPeripheral {
     }
 
     /// Ends `device`'s LE link (a link that opened no transfer channel in time, say).
-    public func disconnect(device: String) async {
-        guard !closed else { return }
-        _ = try? await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(5))
+    /// Asks bluetoothd to end `device`'s link. Returns nil when it did, or the link was gone
+    /// already (bluetoothd: not connected, or no such device); else why it did not (a timeout, a
+    /// refusal), so that the caller can try again rather than forget a link that stays up.
+    public func disconnect(device: String) async -> BlueZError? {
+        guard !closed else { return nil }
+        do {
+            _ = try await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(5))
+            return nil
+        } catch {
+            return Self.linkGone(after: error) ? nil : error
+        }
+    }
+
+    /// Whether a failed `Device1.Disconnect` still means the link is over.
+    static func linkGone(after error: BlueZError) -> Bool {
+        switch error {
+        case .linkLost: true
+        case .bluez(let reply), .dbus(.remote(let reply)): [.unknownObject, .unknownMethod, .bluezDoesNotExist].contains(reply.name)
+        default: false
+        }
     }
 
     /// Registers the GATT application with bluetoothd afresh (`BluezRegistration.registerApplicationAgain`):

@@ -12,9 +12,10 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
     private var current: GattLink?
     private var closed = false
     private var deviceGone: (@Sendable (String) async -> Void)?
-    /// Told of every device's link coming up (true) and going down (false).
+    /// Told of every device's link coming up (true) and going down (false): `DeviceLinkSignal`.
     private var linkObserver: (@Sendable (String, Bool) -> Void)?
-    private var disconnects: Task<Void, Never>?
+    /// The tasks reading bluetoothd's device signals (`watchDisconnects`).
+    private var watchers: [Task<Void, Never>] = []
 
     init(notifier: GattNotifier, links: AcceptQueue<PeerConnection>) {
         self.notifier = notifier
@@ -27,29 +28,34 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
         deviceGone = action
     }
 
-    /// Tells `observer` of every device under the adapter whose `Connected` changes.
+    /// Tells `observer` of every device under the adapter whose link comes up or goes down.
     func observeLinks(_ observer: @escaping @Sendable (String, Bool) -> Void) {
         linkObserver = observer
     }
 
-    /// Ends the current link when its device reports `Connected` false (any device under `adapterPath`).
+    /// Ends the current link when its device's link ends (any device under `adapterPath`), and
+    /// tells the link observer of links coming up and going down (`DeviceLinkSignal`).
     func watchDisconnects(bus: DBusConnection, adapterPath: String) async throws(BlueZError) {
         let changes: AsyncStream<DBusPropertiesChanged>
+        let objects: AsyncStream<DBusObjectManagerEvent>
         do {
             changes = try await bus.propertiesChanged(sender: BlueZ.service, pathNamespace: adapterPath, interface: BlueZ.device)
+            objects = try await bus.objectManagerEvents(sender: BlueZ.service)
         } catch {
             throw BlueZError.from(error)
         }
-        disconnects = Task { [weak self] in
+        // (two streams, so a link's up and down may be heard out of order: a link then kept by
+        // mistake is ended as bare, and bluetoothd's "not connected" forgets it, GattPeripheral)
+        watchers.append(Task { [weak self] in
             for await change in changes {
-                guard let connected = change.changed["Connected"]?.bool else { continue }
-                if connected {
-                    await self?.deviceConnected(change.path)
-                } else {
-                    await self?.deviceDisconnected(change.path)
-                }
+                if let signal = DeviceLinkSignal(change) { await self?.linkChanged(signal) }
             }
-        }
+        })
+        watchers.append(Task { [weak self] in
+            for await event in objects {
+                if let signal = DeviceLinkSignal(event, adapterPath: adapterPath) { await self?.linkChanged(signal) }
+            }
+        })
     }
 
     // MARK: BlueZ's calls
@@ -150,12 +156,10 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
         if let current { await current.close() }
     }
 
-    private func deviceConnected(_ path: String) {
-        linkObserver?(path, true)
-    }
-
-    private func deviceDisconnected(_ path: String) async {
-        linkObserver?(path, false)
+    private func linkChanged(_ signal: DeviceLinkSignal) async {
+        linkObserver?(signal.device, signal.up)
+        guard !signal.up else { return }
+        let path = signal.device
         await deviceGone?(path)
         guard let current, current.device == nil || current.device == path else { return }
         await current.close()
@@ -169,7 +173,7 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
     /// Ends the current link and refuses every later call.
     func close() async {
         closed = true
-        disconnects?.cancel()
+        for watcher in watchers { watcher.cancel() }
         if let current { await current.close() }
     }
 }

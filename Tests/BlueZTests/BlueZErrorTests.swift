@@ -99,3 +99,15 @@ struct BlueZErrorTests {
     #expect(DBusProblem(.badSignature, "array signature x") == DBusProblem(.badSignature))
     #expect(DBusError.malformedMessage(DBusProblem(.emptyVariant)) != .malformedMessage(DBusProblem(.emptyStructure)))
 }
+
+/// Issue 31, item 4: a `Device1.Disconnect` that failed is not forgotten unless the link is over
+/// anyway (not connected, or the device object gone); a timeout or another refusal means the link
+/// may still be up, and the receiver tries again.
+@Test func aFailedDisconnectIsForgottenOnlyWhenTheLinkIsGone() {
+    #expect(GattPeripheral.linkGone(after: BlueZError.from(.remote(DBusRemoteError(name: "org.bluez.Error.NotConnected", message: "Not Connected")))))
+    #expect(GattPeripheral.linkGone(after: BlueZError.from(.remote(DBusRemoteError(name: "org.freedesktop.DBus.Error.UnknownObject", message: "")))))
+    #expect(GattPeripheral.linkGone(after: .bluez(DBusRemoteError(name: "org.bluez.Error.DoesNotExist", message: ""))))
+    #expect(!GattPeripheral.linkGone(after: .dbus(.timeout)))
+    #expect(!GattPeripheral.linkGone(after: .bluez(DBusRemoteError(name: "org.bluez.Error.InProgress", message: "In Progress"))))
+    #expect(!GattPeripheral.linkGone(after: .bluetoothdNotRunning))
+}

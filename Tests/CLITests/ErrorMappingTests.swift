@@ -2,6 +2,7 @@
 import DBus
 import BlueZ
 import Keys
+import Session
 import Storage
 import Testing
 import Transfer
@@ -74,4 +75,19 @@ import Transfer
     let error = CLIError(BlueZError.busUnavailable(cause), adapter: nil)
     #expect(error.status == .bluetoothUnavailable)
     #expect(error.message == "cannot reach the D-Bus system bus: Failed to connect to socket /x: No such file or directory")
+}
+
+// Issue 31, item 5: no enum dump reaches a person. bluetoothd's own refusal comes with where to
+// look; a nested cause is named by its stable code; an error of a type no mapping knows is named
+// by its type, never by a dump of its payload.
+@Test func errorsReachPeopleAsWordsNotDumps() {
+    let refused = CLIError(BlueZError.bluez(DBusRemoteError(name: "org.bluez.Error.InProgress", message: "In Progress")), adapter: nil)
+    #expect(refused.hint?.contains("blesend doctor") == true)
+    let record = CLIError(SessionError.record(.authenticationFailed))
+    #expect(record.message.contains("(authenticationFailed)"))
+    struct Unmapped: Error { let secret = "payload-123" }
+    let other = CLIError(Unmapped() as any Error)
+    #expect(other.status == .failure)
+    #expect(!other.message.contains("payload-123"))
+    #expect(other.message.contains("Unmapped"))
 }

@@ -1,4 +1,5 @@
 import Foundation
+@testable import BlesendCLI
 import Keys
 import State
 import Storage
@@ -104,4 +105,16 @@ import Transfer
     #expect(removed.status == 0 && removed.stderr.contains("removed 1 partial file(s) and 1 folder(s)"), "\(removed.stderr)")
     let left = try FileManager.default.contentsOfDirectory(atPath: out)
     #expect(!left.isEmpty && left.allSatisfy { $0.contains(".someoneelse-") }, "\(left)")
+}
+
+/// Numbers and names `partials` reads from disk are shown without trapping and without terminal
+/// controls (issue 31, item 5): a damaged or hostile record is a line, not a crash or a fake line.
+@Test func partialsShowsWhatItReadsFromDiskSafely() {
+    #expect(Partials.percent(.max, of: 1) == 100)
+    #expect(Partials.percent(500, of: 1000) == 50)
+    #expect(Partials.percent(5, of: 0) == 0)
+    #expect(Partials.expiry(savedAt: .max - 10, hours: 168) == .max)
+    #expect(Partials.expiry(savedAt: 1000, hours: 1) == 4600)
+    #expect(Partials.peer("bob\u{1B}[2Jx") == "bob\\e[2Jx")
+    #expect(Partials.peer(nil) == "an unknown sender")
 }

@@ -425,7 +425,10 @@ run_mtu() {
   start_recv mtu "$W/out-mtu" --once --json || fail "receiver did not start"
   local rpid=$RECV_PID
   # The ATT MTU matters to GATT only (an L2CAP channel has its own SDU size).
+  l2cap_sampler "$W/logs/l2cap-mtu"
   send_run mtu --json --transport gatt --to "$RPUB" "$W/files/k20.bin"
+  kill "$SAMPLER" 2>/dev/null
+  log "EATT on (the default): L2CAP channels on PSM 39 sampled: $(eatt_channels "$W/logs/l2cap-mtu")"
   check "blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "k20.bin differs or missing" same "$W/files/k20.bin" "$W/out-mtu/k20.bin"
   local mtu rmtu fsecs
@@ -442,6 +445,48 @@ run_mtu() {
   RECV_PID=""
   check "blerecv --once exit $rrc, want $EXIT_SUCCESS" [ "$rrc" = "$EXIT_SUCCESS" ]
   end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err"
+}
+
+# l2cap_sampler FILE: every 0.5 s until killed, the kernel's L2CAP channels (debugfs: src dst
+# state psm scid dcid imtu omtu sec mode, newer kernels with "(type)" after each address; EATT's
+# are on PSM 39, 0x27) into FILE. Sets SAMPLER. l2cap_rows FILE: the rows without the types.
+l2cap_sampler() {
+  ( while :; do cat /sys/kernel/debug/bluetooth/l2cap 2>/dev/null; echo --; nap 0.5; done ) > "$1" &
+  SAMPLER=$!
+  PIDS+=("$SAMPLER")
+}
+l2cap_rows() { sed 's/ ([0-9]*)//g' "$1"; }
+eatt_channels() { l2cap_rows "$1" | awk '$4 == 39' | wc -l; }   # eatt_channels FILE: rows on PSM 39 sampled
+
+# EATT off (issue 31, item 8): BlueZ to BlueZ runs GATT over EATT, while phones and bumble's host
+# use ATT on the fixed channel, CID 4. bluetoothd restarted with [GATT] Channels=1 (one ATT bearer:
+# no EATT) and ExchangeMTU=48, whereas the receiver's GATT server would take up to 517 bytes
+# (src/shared/att.c), so the MTU exchange settles on less than the server offers. Needs bluetoothd
+# started from bt-up.sh's $LABLOG/main.conf (BT_MAINCONF set, as the mtu boot does).
+run_att() {
+  begin "EATT off ([GATT] Channels=1, ExchangeMTU=48): ATT on CID 4 with a small MTU, 20 KiB arrives over GATT"
+  local conf=$LABLOG/main.conf
+  if [ ! -f "$conf" ]; then fail "no $conf: bluetoothd runs the default main.conf (run this group with BT_MAINCONF set)"; end; return; fi
+  printf '[GATT]\nChannels=1\nExchangeMTU=48\n' > "$conf"
+  restart_bluetoothd || { fail "bluetoothd did not come back with Channels=1"; end; return; }
+  start_recv att "$W/out-att" --once --json || fail "receiver did not start"
+  local rpid=$RECV_PID
+  l2cap_sampler "$W/logs/l2cap-att"
+  send_run att --json --transport gatt --to "$RPUB" "$W/files/k20.bin"
+  kill "$SAMPLER" 2>/dev/null
+  check "blesend exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
+  check "k20.bin differs or missing" same "$W/files/k20.bin" "$W/out-att/k20.bin"
+  local mtu eatt
+  mtu=$(json_get "$SLOG.out" connected mtu)
+  eatt=$(eatt_channels "$W/logs/l2cap-att")
+  log "EATT off: sender mtu=$mtu; L2CAP channels on PSM 39 (EATT) sampled: $eatt; ATT (CID 4) rows: $(l2cap_rows "$W/logs/l2cap-att" | awk '$5 == "0x0004"' | wc -l)"
+  echo "# METRIC att_mtu_sender=$mtu att_eatt_lines=$eatt"
+  check "sender MTU '$mtu' is not small (<= 64)" small_mtu "$mtu"
+  check "EATT channels (PSM 39) were open: $eatt sampled lines" [ "$eatt" = 0 ]
+  local rrc; wait_pid "$rpid" 20; rrc=$WRC
+  RECV_PID=""
+  check "blerecv --once exit $rrc, want $EXIT_SUCCESS" [ "$rrc" = "$EXIT_SUCCESS" ]
+  end "$SLOG.err" "$SLOG.out" "$RECV_LOG.err" "$W/logs/l2cap-att"
 }
 
 # =====================================================================================
@@ -686,7 +731,7 @@ run_busy() {
 log "e2e group '$GROUP', binaries in $BIN"
 case "$GROUP" in
   main) run_main ;;
-  mtu) run_mtu 1 ;;
+  mtu) run_mtu 1; run_att ;;
   all) run_mtu 0; run_main ;;
   discovery) run_discovery; run_receivers ;;
   receivers) run_receivers ;;

@@ -63,7 +63,7 @@ struct Partials: AsyncParsableCommand {
                 let point = partial.record.checkpoint
                 let sender = PublicKey(bytes: point.senderKey)
                 let name = sender.flatMap { key in names.first { $0.key == key }?.name }
-                let expires = partial.record.savedAt + UInt64(keepPartialsHours) * 3600
+                let expires = Self.expiry(savedAt: partial.record.savedAt, hours: keepPartialsHours)
                 if json {
                     Console.out(JSONLine("partial", [
                         ("name", .string(point.name)), ("bytes", .of(point.durable)), ("total", .of(point.size)),
@@ -71,11 +71,12 @@ struct Partials: AsyncParsableCommand {
                         ("saved_at", .of(partial.record.savedAt)), ("expires_at", .of(expires)), ("removed", .bool(remove)),
                     ]).text + "\n")
                 } else {
-                    var line = "\(point.name)  \(Formatting.bytes(point.durable))"
+                    // (names come from files on disk and from the trust directory: shown safe)
+                    var line = "\(TerminalText.sanitized(point.name))  \(Formatting.bytes(point.durable))"
                     if let size = point.size, size > 0 {
-                        line += " of \(Formatting.bytes(size)) (\(point.durable * 100 / size) %)"
+                        line += " of \(Formatting.bytes(size)) (\(Self.percent(point.durable, of: size)) %)"
                     }
-                    line += "  from \(name ?? "an unknown sender") [\(sender?.fingerprint ?? "?")]"
+                    line += "  from \(Self.peer(name)) [\(sender?.fingerprint ?? "?")]"
                     line += "  synced \(Self.span(now > partial.record.savedAt ? now - partial.record.savedAt : 0)) ago"
                     line += now < expires ? ", expires in \(Self.span(expires - now))" : ", expired (removed at blerecv's next start)"
                     Console.out(line + "\n")
@@ -85,7 +86,7 @@ struct Partials: AsyncParsableCommand {
             for tree in folders {
                 let sender = PublicKey(bytes: tree.origin.senderKey)
                 let name = sender.flatMap { key in names.first { $0.key == key }?.name }
-                let expires = tree.savedAt + UInt64(keepPartialsHours) * 3600
+                let expires = Self.expiry(savedAt: tree.savedAt, hours: keepPartialsHours)
                 if json {
                     Console.out(JSONLine("partial", [
                         ("name", .string(tree.name + "/")), ("bytes", .of(tree.bytes)), ("total", .null), ("files", .int(Int64(tree.files))),
@@ -93,8 +94,8 @@ struct Partials: AsyncParsableCommand {
                         ("saved_at", .of(tree.savedAt)), ("expires_at", .of(expires)), ("removed", .bool(remove)),
                     ]).text + "\n")
                 } else {
-                    var line = "\(tree.name)/  \(tree.files) file(s) finished, \(Formatting.bytes(tree.bytes)) in all"
-                    line += "  from \(name ?? "an unknown sender") [\(sender?.fingerprint ?? "?")]"
+                    var line = "\(TerminalText.sanitized(tree.name))/  \(tree.files) file(s) finished, \(Formatting.bytes(tree.bytes)) in all"
+                    line += "  from \(Self.peer(name)) [\(sender?.fingerprint ?? "?")]"
                     line += "  synced \(Self.span(now > tree.savedAt ? now - tree.savedAt : 0)) ago"
                     line += now < expires ? ", expires in \(Self.span(expires - now))" : ", expired (removed at blerecv's next start)"
                     Console.out(line + "\n")
@@ -109,6 +110,20 @@ struct Partials: AsyncParsableCommand {
                 Console.err("blerecv: no partial files of this receiver in \(out)\n")
             }
         }
+    }
+
+    /// A sender's name from the trust directory, shown safe.
+    static func peer(_ name: String?) -> String { name.map(TerminalText.sanitized) ?? "an unknown sender" }
+
+    /// How much of `size` is kept, in whole percent, whatever the numbers read from disk.
+    static func percent(_ durable: UInt64, of size: UInt64) -> Int {
+        size == 0 ? 0 : Int(min(100, Double(durable) / Double(size) * 100))
+    }
+
+    /// When a partial saved at `savedAt` (seconds, read from disk) expires: never past the last second.
+    static func expiry(savedAt: UInt64, hours: Int) -> UInt64 {
+        let (sum, overflow) = savedAt.addingReportingOverflow(UInt64(max(0, hours)) * 3600)
+        return overflow ? .max : sum
     }
 
     /// `3 d 4 h`, `5 h 12 min`, `12 min`, `40 s`.

@@ -129,7 +129,10 @@ struct ReceiveOperation {
             }
         }
         let carrying = Task { [adapter, reporter] in
-            for await chore in chores { await chore.carryOut(peripheral: peripheral, channels: channels, reporter: reporter, adapter: adapter) }
+            for await chore in chores {
+                await chore.carryOut(peripheral: peripheral, channels: channels, reporter: reporter, adapter: adapter,
+                                     linkStillUp: { server.linkUp(DeviceID($0)) })
+            }
         }
         let report = ReceiveReport(reporter: reporter, outDirectory: outDirectory)
         report.history = history

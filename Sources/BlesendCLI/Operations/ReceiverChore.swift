@@ -13,12 +13,15 @@ enum ReceiverChore: Sendable {
     /// (a refused or failed sender must not keep it) and the device holds no other channel. `handshakeTimedOut`: its sender never
     /// authenticated in time (over GATT, perhaps because bluetoothd stopped handing writes over).
     case end(ChannelID, disconnect: Bool, handshakeTimedOut: Bool)
-    /// End a device's link that opened no transfer channel in time.
+    /// End a device's link that opened no transfer channel in time. If bluetoothd does not, the
+    /// link is announced again (`linkStillUp`): the policy, which forgot it, ends it once more
+    /// after its bare-link time, rather than leave it up for good.
     case disconnect(String)
     /// First contact: the prompt's channel ended; wait for the prompt, then `gate` its outcome.
     case settle(OpenChannels.Prompt, gate: @Sendable (FirstContactPrompt.Outcome) -> Void)
 
-    func carryOut(peripheral: GattPeripheral, channels: OpenChannels, reporter: Reporter, adapter: String?) async {
+    func carryOut(peripheral: GattPeripheral, channels: OpenChannels, reporter: Reporter, adapter: String?,
+                  linkStillUp: @Sendable (String) -> Void) async {
         switch self {
         case .end(let channel, let disconnect, let handshakeTimedOut):
             guard let link = channels.end(channel) else { return }
@@ -28,7 +31,10 @@ enum ReceiverChore: Sendable {
                 await Self.registerAgain(after: link, peripheral: peripheral, reporter: reporter, adapter: adapter)
             }
         case .disconnect(let device):
-            await peripheral.disconnect(device: device)
+            if let failure = await peripheral.disconnect(device: device) {
+                reporter.logger.warning("could not end the link of \(device) (\(CLIError(failure, adapter: adapter).message)); trying again later")
+                linkStillUp(device)
+            }
         case .settle(let prompt, let gate):
             // A prompt still waiting is cancelled (a no, which pauses its sender as a decline does).
             // A yes whose key was written but came too late for the connection still counts from
