@@ -21,6 +21,11 @@ public struct AdmissionConfiguration: Hashable, Sendable {
     /// lab (emulated CPUs, a receiver busy with another sender) service discovery alone took over
     /// 5 s, and a sender cut off as a bare link starts over.
     public let bareLinkTimeout: Duration
+    /// Rule 2: while the receiver serves an authenticated sender, a bare link's clock stands
+    /// still (in the lab a second sender's service discovery waited behind the first's transfer
+    /// and its link was cut as bare, twice in a row, issue 30); this is the most a link may stand
+    /// bare all the same. At least `bareLinkTimeout`.
+    public let bareLinkCeiling: Duration
     /// Rule 3: how long a channel has to authenticate, counted from when its link or the channel
     /// appeared, whichever was first. The same 10 s as the session's own handshake timeout.
     public let handshakeTimeout: Duration
@@ -46,13 +51,14 @@ public struct AdmissionConfiguration: Hashable, Sendable {
     public let maxKnownLinks: Int
 
     public init(maxLinks: Int = defaultMaxLinks, maxUnauthenticated: Int = 2,
-                bareLinkTimeout: Duration = .seconds(8), handshakeTimeout: Duration = .seconds(10),
+                bareLinkTimeout: Duration = .seconds(8), bareLinkCeiling: Duration = .seconds(30), handshakeTimeout: Duration = .seconds(10),
                 promptTimeout: Duration = .seconds(130), stallTimeout: Duration = .seconds(15),
                 backoff: BackoffConfiguration = .init(), reregisterInterval: Duration = .seconds(10), maxBusyAnswers: Int = 1,
                 maxKnownLinks: Int = 64) {
         self.maxLinks = max(2, maxLinks)
         self.maxUnauthenticated = max(1, maxUnauthenticated)
         self.bareLinkTimeout = max(.zero, bareLinkTimeout)
+        self.bareLinkCeiling = max(self.bareLinkTimeout, bareLinkCeiling)
         self.handshakeTimeout = max(.zero, handshakeTimeout)
         self.promptTimeout = max(.zero, promptTimeout)
         self.stallTimeout = max(.zero, stallTimeout)

@@ -11,7 +11,9 @@ import Pipeline
 ///    slot (see `LinkTable` for why).
 /// 2. **Bare links.** A link that holds no channel for `bareLinkTimeout` (from when it came up, or
 ///    from when its last channel ended) is disconnected (`bareLink`). A refused channel does not
-///    count as one held.
+///    count as one held. While an authenticated sender is served and a slot is free, the clock stands
+///    still (a second sender's discovery may wait behind the first's transfer), up to `bareLinkCeiling` bare in all;
+///    rule 3's deadline for a channel on such a link counts from when the clock last started.
 /// 3. **Handshake deadline.** A channel must authenticate within `handshakeTimeout` counted from
 ///    when its link or the channel appeared, whichever was first, not from when it was served;
 ///    otherwise it is closed (`handshakeTimeout`) and its device gets backoff. On a link that
@@ -85,6 +87,9 @@ public struct AdmissionPolicy: Sendable {
 
     /// Takes one event at `now`; returns what the driver should do, in order.
     public mutating func handle(_ input: AdmissionInput, now: Instant) -> [AdmissionAction] {
+        let wasServing = isServing
+        if wasServing { links.restartClocks(now: now) }
+        defer { if wasServing || isServing { links.restartClocks(now: now) } }
         var actions: [AdmissionAction]
         switch input {
         case .linkUp(let device):
@@ -136,6 +141,9 @@ public struct AdmissionPolicy: Sendable {
     /// stalled longest), then bare links, longest bare first. Afterwards `nextDeadline` is later
     /// than `now` (or nil).
     public mutating func handleTimers(now: Instant) -> [AdmissionAction] {
+        let wasServing = isServing
+        if wasServing { links.restartClocks(now: now) }
+        defer { if wasServing { links.restartClocks(now: now) } }
         var actions: [AdmissionAction] = []
         for channel in channels.channels {
             switch channel.phase {
@@ -162,12 +170,17 @@ public struct AdmissionPolicy: Sendable {
             forget(stalled, now: now)
             lastBusyRefusal = nil  // the slot it freed is the waiter's; the others may stay
         }
-        for device in links.expired(now: now, timeout: configuration.bareLinkTimeout) {
+        for device in links.expired(now: now, timeout: configuration.bareLinkTimeout, ceiling: configuration.bareLinkCeiling) {
             links.remove(device)
             actions.append(.disconnect(device, .bareLink))
         }
         return actions + advertisingChange()
     }
+
+    /// Rule 2: whether an authenticated sender is being served while a slot is still free for a
+    /// bare link's sender (the bare-link clock stands still; with every slot taken it would only
+    /// be refused, so it runs).
+    var isServing: Bool { channels.count < configuration.maxLinks && channels.channels.contains { $0.isAuthenticated } }
 
     /// Rule 13: the links beyond `maxKnownLinks`, forgotten and disconnected.
     private mutating func trimLinks() -> [AdmissionAction] {
@@ -184,7 +197,8 @@ public struct AdmissionPolicy: Sendable {
             case .authenticated: stallDeadline(of: channel)
             }
         }
-        let bare = links.earliestExpiry(timeout: configuration.bareLinkTimeout)
+        let bare = links.earliestExpiry(timeout: isServing ? configuration.bareLinkCeiling : configuration.bareLinkTimeout,
+                                        ceiling: configuration.bareLinkCeiling)
         return (channelDeadlines + busyAnswers.values.map(\.deadline) + [bare].compactMap { $0 }).min()
     }
 

@@ -11,6 +11,14 @@ struct LinkTable: Sendable {
         /// Since when the device has held no admitted channel (nil while it holds one): when the
         /// link came up, or when its last channel ended.
         var bareSince: Instant?
+        /// Rule 2's clock, and rule 3's start: `bareSince`, moved on while the receiver serves a
+        /// sender (`restartClocks`).
+        var countedFrom: Instant?
+
+        init(bareSince: Instant?) {
+            self.bareSince = bareSince
+            countedFrom = bareSince
+        }
     }
 
     private(set) var links: [DeviceID: Link] = [:]
@@ -32,17 +40,17 @@ struct LinkTable: Sendable {
             links[device] = Link(bareSince: now)
             return now
         }
-        return min(link.bareSince ?? now, now)
+        return min(link.countedFrom ?? now, now)
     }
 
     /// The device holds an admitted channel.
     mutating func occupied(_ device: DeviceID) {
-        if links[device] != nil { links[device]?.bareSince = nil }
+        if links[device] != nil { links[device] = Link(bareSince: nil) }
     }
 
     /// The device's last channel ended at `now`: its link stands bare from now.
     mutating func becameBare(_ device: DeviceID, now: Instant) {
-        if links[device] != nil { links[device]?.bareSince = now }
+        if links[device] != nil { links[device] = Link(bareSince: now) }
     }
 
     @discardableResult
@@ -62,11 +70,17 @@ struct LinkTable: Sendable {
         return victims
     }
 
-    /// Rule 2: the bare links whose time ran out at `now`, longest bare first (then by name, so
-    /// the order does not depend on hashing).
-    func expired(now: Instant, timeout: Duration) -> [DeviceID] {
+    /// Rule 2: every bare link's clock starts again at `now` (the receiver served a sender until now).
+    mutating func restartClocks(now: Instant) {
+        for device in links.keys where links[device]?.bareSince != nil { links[device]?.countedFrom = now }
+    }
+
+    /// Rule 2: the bare links whose time ran out at `now` (`timeout` on their clock, or `ceiling`
+    /// since they stood bare), longest bare first (then by name, so the order does not depend on hashing).
+    func expired(now: Instant, timeout: Duration, ceiling: Duration) -> [DeviceID] {
         links.compactMap { device, link -> (Instant, DeviceID)? in
-            guard let bareSince = link.bareSince, bareSince.advanced(by: timeout) <= now else { return nil }
+            guard let bareSince = link.bareSince, let expiry = Self.expiry(of: link, timeout: timeout, ceiling: ceiling),
+                  expiry <= now else { return nil }
             return (bareSince, device)
         }
         .sorted { ($0.0, $0.1.rawValue) < ($1.0, $1.1.rawValue) }
@@ -74,7 +88,12 @@ struct LinkTable: Sendable {
     }
 
     /// The earliest instant a bare link's time runs out.
-    func earliestExpiry(timeout: Duration) -> Instant? {
-        links.values.compactMap { $0.bareSince?.advanced(by: timeout) }.min()
+    func earliestExpiry(timeout: Duration, ceiling: Duration) -> Instant? {
+        links.values.compactMap { Self.expiry(of: $0, timeout: timeout, ceiling: ceiling) }.min()
+    }
+
+    private static func expiry(of link: Link, timeout: Duration, ceiling: Duration) -> Instant? {
+        guard let bareSince = link.bareSince else { return nil }
+        return min((link.countedFrom ?? bareSince).advanced(by: timeout), bareSince.advanced(by: ceiling))
     }
 }

@@ -12,6 +12,35 @@ extension AdmissionScript {
             .deadline(nil),
             .on(6, .linkDown(devA)),
         ]),
+        AdmissionScript("while a sender is served a bare link's clock stands still; it starts again when serving ends", rules: [2], [
+            .on(0, open(1, devA), [.admit(ch(1))]),
+            .on(1, auth(1, alice)),
+            .on(2, .linkUp(devB)),
+            .deadline(32),
+            .timers(10),
+            .on(11, .progress(ch(1))),
+            .on(12, closed(1)),
+            .deadline(17),
+            .timers(tickBefore(17)),
+            .timers(17, [.disconnect(devB, .bareLink), .disconnect(devA, .bareLink)]),
+        ]),
+        AdmissionScript("a bare link is disconnected at bareLinkCeiling even while a sender is served", rules: [2], [
+            .on(0, open(1, devA), [.admit(ch(1))]),
+            .on(1, auth(1, alice)),
+            .on(2, .linkUp(devB)),
+            .on(20, .progress(ch(1))),
+            .timers(tickBefore(32)),
+            .timers(32, [.disconnect(devB, .bareLink)]),
+            .deadline(nil),
+        ]),
+        AdmissionScript("a channel opened while a sender is served has its handshake time from when it appeared", rules: [2, 3], [
+            .on(0, open(1, devA), [.admit(ch(1))]),
+            .on(1, auth(1, alice)),
+            .on(2, .linkUp(devB)),
+            .on(14, open(2, devB), [.admit(ch(2))]),
+            .deadline(24),
+            .timers(24, [.close(ch(2), .handshakeTimeout)]),
+        ]),
         AdmissionScript("a link stands bare again from when its last channel ended", rules: [2], [
             .on(0, .linkUp(devA)),
             .on(1, open(1, devA), [.admit(ch(1))]),
@@ -100,7 +129,9 @@ extension AdmissionScript {
             .timers(tickBefore(15)),
             .timers(15, [.close(ch(1), .stalled), .advertise(true)]),
             .status(ch(2), .authenticated(bob)), .status(ch(3), .authenticated(carol)),
-            .deadline(20),  // only devA's bare link: the one waiter had one slot
+            // only devA's bare link (the one waiter had one slot); bob and carol are served with a
+            // slot free, so its clock stands still: its ceiling
+            .deadline(45),
         ]),
         AdmissionScript("progress after the busy refusal keeps the sessions", rules: [8], [
             .on(0, open(1, devA), [.admit(ch(1))]), .on(0, open(2, devB), [.admit(ch(2))]),
@@ -118,11 +149,14 @@ extension AdmissionScript {
             .on(0, open(3, devC), [.admit(ch(3)), .advertise(false)]), .on(0, auth(3, carol)),
             .on(5, open(4, devD), [.refuse(ch(4), .busy(retryAfter: seconds(15)))]),
             .on(7, closed(3), [.advertise(true)]),
-            .timers(10, [.disconnect(devD, .bareLink)]),
-            .timers(12, [.disconnect(devC, .bareLink)]),
-            .deadline(nil),
+            // alice and bob are served with a slot free: the bare links' clocks stand still
+            .timers(12),
+            .deadline(35),
             .timers(20),
             .status(ch(1), .authenticated(alice)), .status(ch(2), .authenticated(bob)),
+            .timers(35, [.disconnect(devD, .bareLink)]),
+            .timers(37, [.disconnect(devC, .bareLink)]),
+            .deadline(nil),
         ]),
         AdmissionScript("a sender refused for want of an unauthenticated place does not make a stalled session yield",
                         rules: [8, 4, 11], configuration: .init(maxLinks: 3, maxUnauthenticated: 1, bareLinkTimeout: .seconds(5),
@@ -131,10 +165,11 @@ extension AdmissionScript {
             .on(0, open(2, devB), [.admit(ch(2))]),
             .on(0, .promptRequested(ch(2)), [.showPrompt(ch(2))]),
             .on(1, open(3, devC), [.refuse(ch(3), .busy(retryAfter: seconds(15)))]),
-            .deadline(6),  // devC's bare link only: nobody waits for a slot
+            .deadline(31),  // devC's bare link only (nobody waits for a slot): alice is served, a slot is free: its ceiling
             .on(2, auth(2, bob)), .on(2, .promptFinished(ch(2))),
             .on(3, open(4, devD), [.admit(ch(4)), .advertise(false)]), .on(3, auth(4, carol)),
-            .timers(6, [.disconnect(devC, .bareLink)]),
+            .timers(6),  // every slot taken since 3: devC's clock runs again from there
+            .timers(8, [.disconnect(devC, .bareLink)]),
             .deadline(nil),
             .timers(20),
             .status(ch(1), .authenticated(alice)),

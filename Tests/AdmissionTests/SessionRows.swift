@@ -11,7 +11,7 @@ extension AdmissionScript {
             .on(2, open(2, devB), [.admit(ch(2))]),
             .on(3, auth(2, alice), [.close(ch(1), .supersededBySameKey)]),
             .status(ch(1), nil), .status(ch(2), .authenticated(alice)),
-            .deadline(8),  // devA's link, bare since its channel was closed
+            .deadline(33),  // devA's link, bare since its channel was closed; alice is served on ch2: its ceiling
         ]),
         AdmissionScript("different keys share the receiver; a second authentication on a channel changes nothing", rules: [9], [
             .on(0, open(1, devA), [.admit(ch(1))]),
