@@ -11,9 +11,9 @@ import Pipeline
 ///    slot (see `LinkTable` for why).
 /// 2. **Bare links.** A link that holds no channel for `bareLinkTimeout` (from when it came up, or
 ///    from when its last channel ended) is disconnected (`bareLink`). A refused channel does not
-///    count as one held. While an authenticated sender is served and a slot is free, the clock stands
-///    still (a second sender's discovery may wait behind the first's transfer), up to `bareLinkCeiling` bare in all;
-///    rule 3's deadline for a channel on such a link counts from when the clock last started.
+///    count as one held. While an authenticated sender is served and a slot is free, the clock
+///    stands still (a second sender's discovery may wait behind the first's transfer), up to
+///    `bareLinkCeiling` bare in all; rule 3 then counts from when the clock last started.
 /// 3. **Handshake deadline.** A channel must authenticate within `handshakeTimeout` counted from
 ///    when its link or the channel appeared, whichever was first, not from when it was served;
 ///    otherwise it is closed (`handshakeTimeout`) and its device gets backoff. On a link that
@@ -197,6 +197,7 @@ public struct AdmissionPolicy: Sendable {
             case .authenticated: stallDeadline(of: channel)
             }
         }
+        // (while serving, the clock restarts at every event: only the ceiling can come due)
         let bare = links.earliestExpiry(timeout: isServing ? configuration.bareLinkCeiling : configuration.bareLinkTimeout,
                                         ceiling: configuration.bareLinkCeiling)
         return (channelDeadlines + busyAnswers.values.map(\.deadline) + [bare].compactMap { $0 }).min()

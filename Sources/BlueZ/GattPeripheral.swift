@@ -286,8 +286,8 @@ public actor GattPeripheral {
         }
     }
 
-    /// Ends `device`'s LE link (a link that opened no transfer channel in time, say).
-    /// Asks bluetoothd to end `device`'s link. Returns nil when it did, or the link was gone
+    /// Asks bluetoothd to end `device`'s LE link (one that opened no transfer channel in time, say).
+    /// Returns nil when it did, or the link was gone
     /// already (bluetoothd: not connected, or no such device); else why it did not (a timeout, a
     /// refusal), so that the caller can try again rather than forget a link that stays up.
     public func disconnect(device: String) async -> BlueZError? {
