@@ -43,7 +43,8 @@ public enum ConnectAttemptFailure: Sendable, Equatable {
     /// bluetoothd's reasons (src/error.h, `ERR_LE_CONN_*`) for a link that never came up and that
     /// a later attempt can bring up.
     private static let notEstablishedReasons: Set<String> = ["le-connection-abort-by-local", "le-connection-abort-by-remote"]
-    private static let vanishedDeviceErrors: Set<DBusErrorName> = [.unknownObject, .unknownMethod, .bluezDoesNotExist]
+    /// bluetoothd's answers on a device object that is gone (also `GattPeripheral.linkGone`).
+    static let vanishedDeviceErrors: Set<DBusErrorName> = [.unknownObject, .unknownMethod, .bluezDoesNotExist]
 }
 
 extension ConnectAttemptFailure: CustomStringConvertible {

@@ -304,7 +304,7 @@ public actor GattPeripheral {
     static func linkGone(after error: BlueZError) -> Bool {
         switch error {
         case .linkLost: true
-        case .bluez(let reply), .dbus(.remote(let reply)): [.unknownObject, .unknownMethod, .bluezDoesNotExist].contains(reply.name)
+        case .bluez(let reply), .dbus(.remote(let reply)): ConnectAttemptFailure.vanishedDeviceErrors.contains(reply.name)
         default: false
         }
     }
