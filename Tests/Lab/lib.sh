@@ -70,11 +70,14 @@ check() {   # check "what" command... : records a failure message unless the com
   if ! "$@"; then ERRS+=("$what"); fi
 }
 fail() { ERRS+=("$*"); }
+# end [LOG...]: ok or not ok for the case; the LOGs' last lines when it failed (all of them, passed or
+# not, with BLESEND_LAB_SHOW=1 in the environment: what a slow passing case did).
 end() {
   local t; t=$(elapsed "$CASE_T")
   if [ ${#ERRS[@]} -eq 0 ]; then
     echo "ok - $CASE (${t}s)"
     PASS=$((PASS + 1))
+    if [ -n "${BLESEND_LAB_SHOW:-}" ]; then for f in "$@"; do [ -s "$f" ] && { echo "#   --- $(basename "$f")"; sed 's/^/#   | /' "$f"; }; done; fi
   else
     echo "not ok - $CASE (${t}s)"
     local e
