@@ -120,9 +120,10 @@ case "${BT_CONTROLLERS:-btvirt}" in
     BSOCK=$(mktemp -d /tmp/blesend-bumble.XXXXXX)   # (a Unix socket path must stay short)
     # The controllers must answer the guest within the kernel's 2 s HCI timeouts: never bound to
     # the one core a lane of scripts/test.sh gives its VM (there they starved: issue 30, run 3's
-    # senders boots).
+    # senders boots). nproc --all: plain nproc counts only the cores this process may use (1 in a
+    # pinned lane), which until stop 37 kept the controllers on the lane's core after all.
     launch=()
-    command -v taskset > /dev/null && launch=(taskset -c "0-$(( $(nproc) - 1 ))")
+    command -v taskset > /dev/null && launch=(taskset -c "0-$(( $(nproc --all) - 1 ))")
     "${launch[@]}" "$BPY" "$LAB/bumble-link.py" "$BSOCK" "${BT_NCTRL:-2}" --raw "${BT_BUMBLE_RAW:-0}" > "$RUN/bumble.log" 2>&1 &
     BUMBLE_PID=$!
     trap 'kill "$BUMBLE_PID" 2>/dev/null; rm -rf "$BSOCK"' EXIT

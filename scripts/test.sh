@@ -44,10 +44,11 @@ background+=($!)
 ( if timed bumble-setup all lab/setup.sh --bumble > "$logs/bumble-setup.log" 2>&1; then touch "$logs/bumble.ready"; else touch "$logs/bumble.failed"; fi ) &
 background+=($!)
 # ---- the queue: every job, longest first ----
-# Estimates in seconds (issue 30's run 4, two VMs at once; the senders boots alone; unit: the debug
-# build beside the release build, then the tests); they only set the order. A job missing here goes last.
+# Estimates in seconds (issue 30's run 5, two VMs at once; the senders boots: unpinned, measured
+# here beside the debug build; unit: the debug build beside the release build, then the tests); they
+# only set the order. A job missing here goes last.
 declare -A estimate=(
-  [trixie/faults]=880 [host/faults]=864 [unit]=580 [host/senders]=340 [trixie/senders]=370
+  [trixie/faults]=880 [host/faults]=864 [unit]=580 [host/senders]=350 [trixie/senders]=470
   [fuzz]=380 [trixie/e2e-main]=281 [host/e2e-main]=252 [trixie/soak]=241 [trixie/package]=245
   [trixie/e2e-discovery]=126 [host/e2e-discovery]=113 [trixie/e2e-mtu]=70 [host/e2e-mtu]=75
 )
@@ -57,18 +58,20 @@ lab_opts=(--release --soak-on trixie)
   echo unit
   echo fuzz
 } | while read -r job; do
-  # the senders boots (solo: below) last, once everything else is done
-  case "$job" in */senders) solo=1;; *) solo=0;; esac
-  echo "$solo ${estimate[$job]:-0} $job"
+  # the senders boots (no VM beside them: below) first, as soon as the release binaries are there
+  case "$job" in */senders) first=0;; *) first=1;; esac
+  echo "$first ${estimate[$job]:-0} $job"
 done | sort -k1,1n -k2,2nr | awk '{print $3}' > "$logs/queue"
 mkdir "$logs/running"
 
 # take KIND: prints the first job of KIND (all, boots or builds) in the queue that can start, and
 # removes it; fails once the queue holds none of KIND. A lab boot waits for the release binaries,
-# a trixie boot for the trixie image too, a senders boot for bumble. A senders boot is solo: it
-# runs with nothing beside it, neither a VM nor a build (bumble's three controllers per boot run on
-# the host; issue 30: beside another VM both senders boots failed in run 3, and beside the unit
-# tests and the fuzzing the host's ran at 6 kB/s where 21 alone and failed, run 4).
+# a trixie boot for the trixie image too, a senders boot for bumble. A senders boot runs with no
+# other VM beside it; the builds (nice 19) may run beside it (below, "Two lanes"). Its VM is not
+# pinned to a core: bumble's three controllers run on the host and reach the guest through serial
+# ports that QEMU's I/O thread serves; sharing one core with the vCPU, that thread made the boot
+# twice as slow (issue 30: trixie/senders 687 s in run 5, pinned; 409 s free; beside another VM,
+# pinned or not, its transfers took three times as long).
 # $logs/running holds a file for each job running.
 take() {
   local job kind=$1
@@ -92,9 +95,9 @@ take() {
         case "$kind/$j" in */*/*|builds/*) [ -e "$logs/static.ready" ] || continue;; esac
         case "$j" in trixie/*) [ -e "$logs/trixie.ready" ] || continue;; esac
         case "$j" in */senders) [ -e "$logs/bumble.ready" ] || continue;; esac
-        case "$j" in
-          */senders) [ -z "$(ls "$logs/running")" ] || continue;;
-          *) [ -z "$(ls "$logs/running" | grep -- '-senders$')" ] || continue;;
+        case "$j" in   # a senders boot and another VM never run at once
+          */senders) [ -z "$(ls "$logs/running" | grep -- -)" ] || continue;;
+          */*) [ -z "$(ls "$logs/running" | grep -- '-senders$')" ] || continue;;
         esac
         touch "$logs/running/${j//\//-}"
         grep -vxF "$j" "$logs/queue" > "$logs/queue.new" || true
@@ -133,13 +136,14 @@ job() {
 # lane CORE KIND: takes jobs of KIND until the queue holds none, each pinned to CORE ("any": not
 # pinned). Boots of one lane take turns (their own lock); two lanes' boots run at once.
 lane() {
-  local core=$1 kind=$2 name
+  local core=$1 kind=$2 name run_pin run_core
   local pin=()
   [ "$core" != any ] && command -v taskset > /dev/null && pin=(taskset -c "$core")
   export BLESEND_LAB_LOCK=$logs/lab-lane$core.lock
   while name=$(take "$kind"); do
     stage "core $core: $name"
-    timed "$name" "$core" "${pin[@]}" bash -c "$(declare -f job); logs=$logs; lab_opts=(${lab_opts[*]}); job $name" || true
+    case "$name" in */senders) run_pin=() run_core=all;; *) run_pin=("${pin[@]}") run_core=$core;; esac
+    timed "$name" "$run_core" "${run_pin[@]}" bash -c "$(declare -f job); logs=$logs; lab_opts=(${lab_opts[*]}); job $name" || true
     rm -f "$logs/running/${name//\//-}"
   done
 }
@@ -152,8 +156,10 @@ done
 # release build, which leaves most of a core idle: one module at a time, optimised whole). The
 # other starts once the release binaries are there. BLESEND_TEST_VMS (how many VMs at once):
 #   2 (the default): both lanes take any job, each pinned to its core, so two VMs run at once;
-#     the senders boots still run alone (take). Issue 30, run 4: every other boot passed two at a
-#     time, the whole run 3089 s with the senders boots beside builds (lab/README.md).
+#     the senders boots come first, unpinned, with no other VM beside them (take), while the
+#     other lane builds (the debug build and the unit tests, then the fuzzing, at nice 19).
+#     Issue 30: every other boot passed two at a time (run 4); run 5, the senders boots alone
+#     and last but pinned, took 3249 s (lab/README.md).
 #   1: the last core's lane takes the builds (debug build, unit tests, fuzzing), the other the
 #     boots, one after another and not pinned, as CI ran before issue 30 (about 63 min).
 # With one core, one lane takes everything.
