@@ -70,21 +70,29 @@ check() {   # check "what" command... : records a failure message unless the com
   if ! "$@"; then ERRS+=("$what"); fi
 }
 fail() { ERRS+=("$*"); }
-# end [LOG...]: ok or not ok for the case; the LOGs' last lines when it failed (all of them, passed or
-# not, with BLESEND_LAB_SHOW=1 in the environment: what a slow passing case did).
+# show_logs LINES LOG...: each LOG that is not empty, under its name, indented: its last LINES lines
+# ("all": the whole of it).
+show_logs() {
+  local n=$1 f; shift
+  for f in "$@"; do
+    [ -s "$f" ] || continue
+    if [ "$n" = all ]; then echo "#   --- $(basename "$f")"; sed 's/^/#   | /' "$f"
+    else echo "#   --- $(basename "$f") (last $n lines)"; tail -n "$n" "$f" | sed 's/^/#   | /'; fi
+  done
+}
+# end [LOG...]: ok or not ok for the case; the LOGs' last 15 lines when it failed (the whole LOGs of
+# a passing case with BLESEND_LAB_SHOW=1 in the environment: what a slow passing case did).
 end() {
   local t; t=$(elapsed "$CASE_T")
   if [ ${#ERRS[@]} -eq 0 ]; then
     echo "ok - $CASE (${t}s)"
     PASS=$((PASS + 1))
-    if [ -n "${BLESEND_LAB_SHOW:-}" ]; then for f in "$@"; do [ -s "$f" ] && { echo "#   --- $(basename "$f")"; sed 's/^/#   | /' "$f"; }; done; fi
+    [ -z "${BLESEND_LAB_SHOW:-}" ] || show_logs all "$@"
   else
     echo "not ok - $CASE (${t}s)"
     local e
     for e in "${ERRS[@]}"; do echo "#   $e"; done
-    for f in "$@"; do
-      [ -s "$f" ] && { echo "#   --- $(basename "$f") (last 15 lines)"; tail -n 15 "$f" | sed 's/^/#   | /'; }
-    done
+    show_logs 15 "$@"
     FAIL=$((FAIL + 1))
   fi
 }
