@@ -3,7 +3,7 @@
 # root, after the host packages are in place). Idempotent: a finished image is reused unless the
 # package list below changed or BLESEND_LAB_FORCE=1.
 #
-#   DIR/root                 debootstrap --variant=minbase trixie + the packages below, with trixie's
+#   DIR/root                 mmdebstrap --variant=minbase trixie + the packages below, with trixie's
 #                            kernel unpacked into it (/boot/vmlinuz-KV, /usr/lib/modules/KV)
 #   DIR/initramfs.cpio.gz    mkinitramfs.sh for that kernel
 #   DIR/kernel-version       KV
@@ -22,11 +22,11 @@ KPKG=${BLESEND_LAB_KPKG:-linux-image-amd64}
 # python3-dbus + python3-gi: lab/raw-*.py and Tests/Lab/hostile-central.py; util-linux: setpriv, dmesg;
 # libsodium23, libdbus-1-3, libstdc++6: what the static blesend binaries still link dynamically.
 INCLUDE=bluez,bluez-test-tools,dbus,libsodium23,libdbus-1-3,libstdc++6,kmod,python3,python3-dbus,python3-gi,systemd,iproute2,util-linux,procps
-STAMP="trixie minbase $INCLUDE $KPKG"
+STAMP="trixie minbase mmdebstrap $INCLUDE $KPKG"
 
 say() { printf 'setup[trixie]: %s\n' "$*"; }
 die() { printf 'setup[trixie]: error: %s\n' "$*" >&2; exit 1; }
-command -v debootstrap >/dev/null || die "debootstrap missing (apt-get install debootstrap)"
+command -v mmdebstrap >/dev/null || die "mmdebstrap missing (apt-get install mmdebstrap)"
 mkdir -p "$DIR"
 
 KV=$(cat "$DIR/kernel-version" 2>/dev/null || true)
@@ -37,10 +37,18 @@ if [ "${BLESEND_LAB_FORCE:-0}" != 1 ] && [ -n "$KV" ] && [ -f "$ROOTFS/boot/vmli
 else
   NEW=$ROOTFS.tmp
   rm -rf "$NEW"
-  say "debootstrap --variant=minbase trixie into $NEW (about 2 minutes; log: $DIR/debootstrap.log)"
-  if ! debootstrap --variant=minbase --include="$INCLUDE" trixie "$NEW" "$MIRROR" > "$DIR/debootstrap.log" 2>&1; then
-    tail -n 30 "$DIR/debootstrap.log" >&2
-    die "debootstrap failed (log: $DIR/debootstrap.log)"
+  # mmdebstrap, not debootstrap: the same 134 packages in 21 s and 22 s of CPU against 58 s and 66 s
+  # (measured here one after the other, nothing beside): apt fetches and installs in one pass, and
+  # dpkg runs with force-unsafe-io (no fsync per file: a root that fails half-way is thrown away).
+  # Kept: apt's package lists (the kernel is resolved with them below) and the machine-id systemd's
+  # postinst wrote (dbus-daemon in the guest wants one); dropped: its dpkg.cfg.d entry.
+  say "mmdebstrap --variant=minbase trixie into $NEW (about 30 s; log: $DIR/mmdebstrap.log)"
+  if ! mmdebstrap --variant=minbase --include="$INCLUDE" --dpkgopt=force-unsafe-io \
+       --skip=cleanup/apt/lists,cleanup/reproducible \
+       --customize-hook='rm -f "$1/etc/dpkg/dpkg.cfg.d/99mmdebstrap"' \
+       trixie "$NEW" "$MIRROR" > "$DIR/mmdebstrap.log" 2>&1; then
+    tail -n 30 "$DIR/mmdebstrap.log" >&2
+    die "mmdebstrap failed (log: $DIR/mmdebstrap.log)"
   fi
   # The kernel: trixie's meta package resolved with the root's own package lists, downloaded inside it.
   KDEB=$(chroot "$NEW" apt-cache depends "$KPKG" 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')

@@ -13,8 +13,8 @@
 #      work folder (it is NOT installed: the host kernel and /boot are left alone)
 #   3. runs depmod on the unpacked module tree and builds the small initramfs
 # Image "trixie": a Debian 13 root file system of its own, $BLESEND_LAB_WORK/trixie/root.
-#   1. as above, plus debootstrap
-#   2. debootstrap --variant=minbase trixie with BlueZ, btvirt, dbus, python3-dbus/gi and the
+#   1. as above, plus mmdebstrap
+#   2. mmdebstrap --variant=minbase trixie with BlueZ, btvirt, dbus, python3-dbus/gi and the
 #      libraries of the statically linked blesend binaries (no Swift toolchain)
 #   3. trixie's own kernel (linux-image-amd64) downloaded inside that root with `apt-get download`
 #      and unpacked INTO it with `dpkg-deb -x` (modules under /usr/lib/modules, depmod in a chroot)
@@ -25,7 +25,7 @@
 # Env: BLESEND_LAB_KPKG  kernel meta package (default linux-image-amd64; do not use the
 #                        -cloud- flavour: it has no CONFIG_BT and no 9p)
 #      BLESEND_LAB_FORCE=1  re-download the kernel and rebuild the initramfs (trixie: the whole root)
-#      BLESEND_LAB_MIRROR   Debian mirror for debootstrap (default http://deb.debian.org/debian)
+#      BLESEND_LAB_MIRROR   Debian mirror for mmdebstrap (default http://deb.debian.org/debian)
 set -euo pipefail
 
 IMAGE=${BLESEND_LAB_IMAGE:-host}
@@ -46,7 +46,7 @@ LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WORK=${BLESEND_LAB_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/blesend-lab}
 KPKG=${BLESEND_LAB_KPKG:-linux-image-amd64}
 PKGS=(qemu-system-x86 bluez bluez-test-tools busybox-static kmod cpio dbus python3-dbus python3-gi)
-[ "$IMAGE" = trixie ] && PKGS+=(debootstrap xz-utils zstd)
+[ "$IMAGE" = trixie ] && PKGS+=(mmdebstrap xz-utils zstd)
 [ "$BUMBLE" = 1 ] && PKGS+=(python3-venv)
 
 say() { printf 'setup: %s\n' "$*"; }
@@ -90,7 +90,7 @@ if [ "$BUMBLE" = 1 ]; then
 fi
 
 if [ "$IMAGE" = trixie ]; then
-  # debootstrap checks trixie's Release file with the trixie keys (debian-archive-keyring 2023.3+deb12u1 on)
+  # mmdebstrap (apt) checks trixie's Release file with the trixie keys (debian-archive-keyring 2023.3+deb12u1 on)
   if [ ! -f /usr/share/keyrings/debian-archive-trixie-stable.gpg ]; then
     apt_update
     say "upgrading debian-archive-keyring (no trixie keys yet)"
