@@ -286,18 +286,44 @@ public actor GattPeripheral {
         }
     }
 
-    /// Asks bluetoothd to end `device`'s LE link (one that opened no transfer channel in time, say).
-    /// Returns nil when it did, or the link was gone
-    /// already (bluetoothd: not connected, or no such device); else why it did not (a timeout, a
-    /// refusal), so that the caller can try again rather than forget a link that stays up.
-    public func disconnect(device: String) async -> BlueZError? {
-        guard !closed else { return nil }
+    /// What became of `endBareLink`.
+    public enum BareLinkEnding: Sendable, Equatable {
+        /// bluetoothd ended it, or it was gone already (not connected, no such device).
+        case ended
+        /// Not the receiver's business (`LinkStanding`): left up.
+        case spared(LinkStanding.Reason)
+        /// bluetoothd did not end it (a timeout, a refusal): the caller tries again rather than
+        /// forget a link that stays up.
+        case failed(BlueZError)
+    }
+
+    /// Asks bluetoothd to end `device`'s link, one that opened no transfer channel in time, unless
+    /// it is not the receiver's to end (`LinkStanding`: a BR/EDR link, this adapter's outgoing one,
+    /// a paired device's).
+    public func endBareLink(device: String) async -> BareLinkEnding {
+        guard !closed else { return .ended }
+        if case .spared(let reason) = await standing(of: device) { return .spared(reason) }
         do {
             _ = try await bus.bluez(device, BlueZ.device, "Disconnect", timeout: .seconds(5))
-            return nil
+            return .ended
         } catch {
-            return Self.linkGone(after: error) ? nil : error
+            return Self.linkGone(after: error) ? .ended : .failed(error)
         }
+    }
+
+    /// `device`'s link as `LinkStanding` sees it: bluetoothd's `Address`, `Paired` and `Bonded`
+    /// (5.66 has no `Bonded`), and the kernel's links of this adapter to that address. What cannot
+    /// be read counts as unknown, which spares nothing.
+    func standing(of device: String) async -> LinkStanding {
+        let properties = try? await bus.allProperties(destination: BlueZ.service, path: device, interface: BlueZ.device)
+        let paired = properties?["Paired"]?.bool == true || properties?["Bonded"]?.bool == true
+        var kernel: [AdapterLink] = []
+        if let address = properties?["Address"]?.string.flatMap({ BluetoothAddress($0, kind: .public) }),
+           let index = adapterPath.split(separator: "/").last.flatMap({ ManagementSocket.index(of: String($0)) }),
+           let links = try? AdapterLinks.read(index: index) {
+            kernel = links.filter { $0.address == address.bytes }
+        }
+        return LinkStanding(kernel: kernel, paired: paired)
     }
 
     /// Whether a failed `Device1.Disconnect` still means the link is over.

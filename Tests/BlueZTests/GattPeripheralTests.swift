@@ -139,6 +139,34 @@ struct GattPeripheralTests {
         }
     }
 
+    /// A link that opened no transfer channel in time is ended, unless its device is paired or
+    /// bonded with the adapter (a keyboard or a headset back from sleep, a pairing that finished
+    /// meanwhile): that one is left up, and bluetoothd is not asked (issue 31, item 1).
+    @Test func aBareLinkIsEndedUnlessItsDeviceIsPaired() async throws {
+        try await withPeripheral { peripheral, bluetoothd, _ in
+            let devices: [(path: String, properties: [String: DBusValue])] = [
+                (device, ["Paired": .bool(true)]),
+                (FakeBluetoothd.adapter + "/dev_00_AA_01_02_00_02", ["Paired": .bool(false), "Bonded": .bool(true)]),
+                (FakeBluetoothd.adapter + "/dev_00_AA_01_03_00_03", ["Paired": .bool(false), "Bonded": .bool(false)]),
+                (FakeBluetoothd.adapter + "/dev_00_AA_01_04_00_04", [:]),   // 5.66: no Bonded; Paired unknown
+            ]
+            for (path, properties) in devices {
+                try bluetoothd.tree.setObject(path: path, interfaces: [BlueZ.device: properties.merging([
+                    "Adapter": .objectPath(FakeBluetoothd.adapter), "Connected": .bool(true),
+                    "Address": .string(String(path.suffix(17).map { $0 == "_" ? ":" : $0 })), "AddressType": .string("public"),
+                ]) { a, _ in a }])
+                try bluetoothd.tree.setMethod(path: path, interface: BlueZ.device, member: "Disconnect") { _ in
+                    bluetoothd.calls.withLock { $0.append("Disconnect " + path) }
+                    return []
+                }
+            }
+            var endings: [GattPeripheral.BareLinkEnding] = []
+            for (path, _) in devices { endings.append(await peripheral.endBareLink(device: path)) }
+            #expect(endings == [.spared(.paired), .spared(.paired), .ended, .ended])
+            #expect(bluetoothd.calls.withLock { $0 }.filter { $0.hasPrefix("Disconnect") } == devices[2...].map { "Disconnect " + $0.path })
+        }
+    }
+
     @Test func anAdapterPoweredOffEndsTheLinkAndPoweredOnAdvertisesAgain() async throws {
         try await withPeripheral { peripheral, bluetoothd, events in
             _ = try await bluetoothd.callTransfer("WriteValue", [.bytes([7]), .properties(["device": .objectPath(device)])])

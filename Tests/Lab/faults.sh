@@ -20,6 +20,7 @@ SUITE=faults
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 HOSTILE=$ROOT/Tests/Lab/hostile-central.py
 SPOOF=$ROOT/Tests/Lab/spoof-signals.py
+BONDED=$ROOT/Tests/Lab/bonded-peer.py
 
 MOUNTS=()
 suite_cleanup() {
@@ -538,7 +539,7 @@ case_bare() {
   after=$(json_get "$W/logs/bare.out" dropped after_s)
   echo "# METRIC bare_link_dropped_after_s=${after:-none}"
   check "bare link: exit $hrc, want 0 (the receiver disconnected it)" [ "$hrc" = 0 ]
-  check "receiver did not log the bare link's disconnection" grep -q 'admission: disconnected .*bareLink' "$RECV_LOG.err"
+  check "receiver did not log the bare link's disconnection" grep -q 'admission: ending the link of .*bareLink' "$RECV_LOG.err"
   # (after_s counts from when its services were resolved, a little after the link came up)
   check "disconnected ${after:-?} s after connecting, want under 13 (8 s bare-link limit + BlueZ's 2 s disconnect timer)" \
     awk -v a="${after:-99}" 'BEGIN { exit !(a < 13) }'
@@ -735,6 +736,39 @@ case_spoofed_signals() {
   end "$W/logs/spoof.out" "$W/logs/spoof.err" "$SLOG.err" "$RECV_LOG.err"
 }
 
+# A device bonded with the receiver's adapter (the user's keyboard or headset, played by hci1:
+# Tests/Lab/bonded-peer.py) reconnects while blerecv runs and opens nothing of the transfer
+# service (issue 31, item 1). blerecv ended such a link as bare 8 s after it came up (and cut a
+# pairing with it); now it leaves a paired device's link up, says so at -v, and serves the next
+# sender. The pairing happens before blerecv starts, with hci0 advertising through btmgmt.
+case_bonded() {
+  begin "a device bonded with the receiver's adapter reconnects: its link stays up 30 s, next sender served"
+  local out prc hrc
+  out=$(outdir bonded)
+  btmgmt --index 0 connectable on > /dev/null 2>&1
+  btmgmt --index 0 advertising on > /dev/null 2>&1
+  timeout -k 2 90 /usr/bin/python3 "$BONDED" pair > "$W/logs/bonded-pair.out" 2> "$W/logs/bonded-pair.err"
+  prc=$?
+  btmgmt --index 0 advertising off > /dev/null 2>&1
+  log "pairing: exit $prc: $(tr '\n' ' ' < "$W/logs/bonded-pair.out")"
+  check "hci1 did not bond with hci0: exit $prc" [ "$prc" = 0 ]
+  start_recv bonded "$out" -v || fail "receiver did not start"
+  if [ "$prc" = 0 ]; then
+    timeout -k 2 60 /usr/bin/python3 "$BONDED" hold --seconds 30 > "$W/logs/bonded-hold.out" 2> "$W/logs/bonded-hold.err"
+    hrc=$?
+    log "bonded link: exit $hrc: $(tr '\n' ' ' < "$W/logs/bonded-hold.out")"
+    check "the bonded device's link did not stay up 30 s: exit $hrc, want 0" [ "$hrc" = 0 ]
+    check "receiver did not say it left the bonded link up" grep -q 'left the link of .*dev_00_AA_01_01_00_01 up: paired' "$RECV_LOG.err"
+  fi
+  /usr/bin/python3 "$BONDED" forget > "$W/logs/bonded-forget.out" 2>&1
+  send_run bonded-next --json --to "$RPUB" "$W/files/k20.bin"
+  check "blesend after the bonded device: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
+  check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
+  check "receiver died" kill -0 "$RECV_PID"
+  stop_recv
+  end "$W/logs/bonded-pair.out" "$W/logs/bonded-pair.err" "$W/logs/bonded-hold.out" "$W/logs/bonded-hold.err" "$SLOG.err" "$RECV_LOG.err"
+}
+
 case_soak() {
   begin "soak: 50 transfers, blerecv RSS and fds flat"
   local out i size name rpid stats rss hwm srss fds cs
@@ -789,7 +823,7 @@ if [ "${BLESEND_FAULTS_MONITOR:-}" = 1 ]; then
   PIDS+=("$!")
 fi
 
-CASES=(readonly disk_full three_cuts receiver_killed receiver_killed_folder sender_killed sender_killed_folder sender_killed_rerun hostile replay_after_restart bare silent_subscriber empty_write busy spoofed_signals sender_power receiver_power bluetoothd_restart soak)
+CASES=(readonly disk_full three_cuts receiver_killed receiver_killed_folder sender_killed sender_killed_folder sender_killed_rerun hostile replay_after_restart bare silent_subscriber empty_write busy spoofed_signals bonded sender_power receiver_power bluetoothd_restart soak)
 log "faults suite, binaries in $BIN"
 SKIP=()
 while [ "${1:-}" = --skip ]; do SKIP+=("${2:?--skip needs a case name}"); shift 2; done

@@ -74,7 +74,7 @@ final class ReceiveReport: @unchecked Sendable {
         case .close(let channel, let why):
             line = "closed \(channel): \(why.rawValue)"
         case .disconnect(let device, let why):
-            line = "disconnected \(device.rawValue): \(why.rawValue) (no transfer channel in time)"
+            line = "ending the link of \(device.rawValue): \(why.rawValue) (no transfer channel in time)"
         case .advertise(let on):
             line = on ? "a slot is free again" : "every slot is taken: new senders are told to come back later"
         case .showPrompt, .promptBusy, .reregister, .reregisterDeferred:

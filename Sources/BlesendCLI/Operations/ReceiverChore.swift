@@ -13,9 +13,10 @@ enum ReceiverChore: Sendable {
     /// (a refused or failed sender must not keep it) and the device holds no other channel. `handshakeTimedOut`: its sender never
     /// authenticated in time (over GATT, perhaps because bluetoothd stopped handing writes over).
     case end(ChannelID, disconnect: Bool, handshakeTimedOut: Bool)
-    /// End a device's link that opened no transfer channel in time. If bluetoothd does not, the
-    /// link is announced again (`linkStillUp`): the policy, which forgot it, ends it once more
-    /// after its bare-link time, rather than leave it up for good.
+    /// End a device's link that opened no transfer channel in time, unless it is not a sender's
+    /// (`LinkStanding`: left up, and the policy has forgotten it). If bluetoothd does not end it,
+    /// the link is announced again (`linkStillUp`): the policy ends it once more after its
+    /// bare-link time, rather than leave it up for good.
     case disconnect(String)
     /// First contact: the prompt's channel ended; wait for the prompt, then `gate` its outcome.
     case settle(OpenChannels.Prompt, gate: @Sendable (FirstContactPrompt.Outcome) -> Void)
@@ -31,7 +32,12 @@ enum ReceiverChore: Sendable {
                 await Self.registerAgain(after: link, peripheral: peripheral, reporter: reporter, adapter: adapter)
             }
         case .disconnect(let device):
-            if let failure = await peripheral.disconnect(device: device) {
+            switch await peripheral.endBareLink(device: device) {
+            case .ended:
+                break
+            case .spared(let reason):
+                reporter.logger.info("left the link of \(device) up: \(reason.rawValue), not a sender's")
+            case .failed(let failure):
                 reporter.logger.warning("could not end the link of \(device) (\(CLIError(failure, adapter: adapter).message)); trying again later")
                 linkStillUp(device)
             }

@@ -1,0 +1,205 @@
+#!/usr/bin/python3
+"""A device bonded with the receiver's adapter, for the lab's fault suite (issue 31, item 1).
+
+hci1 plays the user's keyboard or headset: bonded with hci0 (the receiver's adapter), it reconnects
+while blerecv runs and opens nothing of the transfer service. blerecv must leave its link up.
+
+  pair:   hci1 pairs with hci0 (Device1.Pair, LE, Just Works) while a NoInputNoOutput agent that
+          accepts everything is the default agent (bluetoothd asks the responder's agent to
+          confirm). hci0 must be connectable and advertising (btmgmt, before blerecv runs: the
+          recipe that worked; while blerecv ran, the pairing was cut with the link). Then hci1
+          disconnects. Checks Paired on both sides.
+  hold:   hci1 connects to hci0 (blerecv advertising) and keeps the link for --seconds, touching
+          nothing; then disconnects.
+  forget: removes each side's device object (the bond with it), so later cases meet no bond.
+
+    bonded-peer.py pair|hold|forget [--receiver hci0] [--peer hci1] [--seconds 30]
+
+Prints one JSON object per step on stdout. Exit status: 0 done (hold: still connected after
+--seconds), 3 hold: the link was ended before, 2 setup failure (pair: the pairing failed).
+"""
+import argparse
+import json
+import sys
+import time
+
+import dbus
+import dbus.mainloop.glib
+import dbus.service
+from gi.repository import GLib
+
+BLUEZ = "org.bluez"
+ADAPTER1 = "org.bluez.Adapter1"
+DEVICE1 = "org.bluez.Device1"
+AGENT_MANAGER1 = "org.bluez.AgentManager1"
+PROPERTIES = "org.freedesktop.DBus.Properties"
+AGENT_PATH = "/blesend/lab/agent"
+T0 = time.monotonic()
+
+
+def say(event, **fields):
+    print(json.dumps({"event": event, "t": round(time.monotonic() - T0, 2), **fields}), flush=True)
+
+
+class Agent(dbus.service.Object):
+    """Accepts every request, as a person answering "yes" would (NoInputNoOutput: Just Works)."""
+
+    @dbus.service.method("org.bluez.Agent1", in_signature="", out_signature="")
+    def Release(self):
+        pass
+
+    @dbus.service.method("org.bluez.Agent1", in_signature="ou", out_signature="")
+    def RequestConfirmation(self, device, passkey):
+        say("agent", request="confirmation", device=str(device))
+
+    @dbus.service.method("org.bluez.Agent1", in_signature="o", out_signature="")
+    def RequestAuthorization(self, device):
+        say("agent", request="authorization", device=str(device))
+
+    @dbus.service.method("org.bluez.Agent1", in_signature="os", out_signature="")
+    def AuthorizeService(self, device, uuid):
+        pass
+
+    @dbus.service.method("org.bluez.Agent1", in_signature="", out_signature="")
+    def Cancel(self):
+        say("agent", request="cancel")
+
+
+def address(bus, adapter):
+    return str(dbus.Interface(bus.get_object(BLUEZ, "/org/bluez/" + adapter), PROPERTIES).Get(ADAPTER1, "Address"))
+
+
+def device_path(adapter, addr):
+    return "/org/bluez/%s/dev_%s" % (adapter, addr.replace(":", "_"))
+
+
+def prop(bus, path, name):
+    try:
+        return dbus.Interface(bus.get_object(BLUEZ, path), PROPERTIES).Get(DEVICE1, name)
+    except dbus.DBusException:
+        return None
+
+
+def wait_until(cond, timeout, every=0.2):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(every)
+    return bool(cond())
+
+
+def find_receiver(bus, args):
+    """hci1's device object for hci0: made by a short LE scan when hci1 has none."""
+    path = device_path(args.peer, address(bus, args.receiver))
+    if prop(bus, path, "Address") is not None:
+        return path
+    adapter = dbus.Interface(bus.get_object(BLUEZ, "/org/bluez/" + args.peer), ADAPTER1)
+    adapter.SetDiscoveryFilter({"Transport": "le"})
+    adapter.StartDiscovery()
+    try:
+        found = wait_until(lambda: prop(bus, path, "Address") is not None, 20)
+    finally:
+        try:
+            adapter.StopDiscovery()
+        except dbus.DBusException:
+            pass
+    if not found:
+        raise RuntimeError("%s did not see %s advertising in 20 s" % (args.peer, args.receiver))
+    return path
+
+
+def pair(bus, args):
+    agent = Agent(bus, AGENT_PATH)
+    manager = dbus.Interface(bus.get_object(BLUEZ, "/org/bluez"), AGENT_MANAGER1)
+    manager.RegisterAgent(AGENT_PATH, "NoInputNoOutput")
+    manager.RequestDefaultAgent(AGENT_PATH)
+    try:
+        path = find_receiver(bus, args)
+        device = dbus.Interface(bus.get_object(BLUEZ, path), DEVICE1)
+        loop = GLib.MainLoop()
+        result = {}
+
+        def done(error=None):
+            result["error"] = error
+            loop.quit()
+        # Asynchronous, so that this process's agent can answer bluetoothd meanwhile.
+        device.Pair(reply_handler=done, error_handler=done, timeout=40)
+        GLib.timeout_add_seconds(45, loop.quit)
+        loop.run()
+        if "error" not in result:
+            raise RuntimeError("Pair did not answer in 45 s")
+        if result["error"] is not None:
+            raise RuntimeError("Pair failed: %s" % result["error"])
+        back = device_path(args.receiver, address(bus, args.peer))
+        if not wait_until(lambda: bool(prop(bus, path, "Paired")) and bool(prop(bus, back, "Paired")), 10):
+            raise RuntimeError("not paired on both sides: %s %s, %s %s" % (
+                args.peer, prop(bus, path, "Paired"), args.receiver, prop(bus, back, "Paired")))
+        say("paired", device=path, bonded=bool(prop(bus, path, "Bonded")), receiver_side=back)
+        try:
+            device.Disconnect(timeout=10)
+        except dbus.DBusException:
+            pass
+        wait_until(lambda: not prop(bus, path, "Connected"), 10)
+    finally:
+        try:
+            manager.UnregisterAgent(AGENT_PATH)
+        except dbus.DBusException:
+            pass
+        agent.remove_from_connection()
+    return 0
+
+
+def hold(bus, args):
+    path = device_path(args.peer, address(bus, args.receiver))
+    if not prop(bus, path, "Paired"):
+        raise RuntimeError("%s is not paired with %s: run pair first" % (args.peer, args.receiver))
+    device = dbus.Interface(bus.get_object(BLUEZ, path), DEVICE1)
+    device.Connect(timeout=30)
+    if not wait_until(lambda: bool(prop(bus, path, "Connected")), 10):
+        raise RuntimeError("no link after Connect")
+    up = time.monotonic()
+    say("connected", device=path)
+    kept = not wait_until(lambda: not prop(bus, path, "Connected"), args.seconds, every=0.5)
+    held_s = round(time.monotonic() - up, 2)
+    if not kept:
+        say("dropped", after_s=held_s)
+        return 3
+    say("held", seconds=held_s)
+    try:
+        device.Disconnect(timeout=10)
+    except dbus.DBusException:
+        pass
+    wait_until(lambda: not prop(bus, path, "Connected"), 10)
+    return 0
+
+
+def forget(bus, args):
+    for adapter, other in ((args.peer, args.receiver), (args.receiver, args.peer)):
+        path = device_path(adapter, address(bus, other))
+        try:
+            dbus.Interface(bus.get_object(BLUEZ, "/org/bluez/" + adapter), ADAPTER1).RemoveDevice(path)
+            say("removed", device=path)
+        except dbus.DBusException as e:
+            say("not-removed", device=path, message=str(e))
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("step", choices=["pair", "hold", "forget"])
+    ap.add_argument("--receiver", default="hci0")
+    ap.add_argument("--peer", default="hci1")
+    ap.add_argument("--seconds", type=float, default=30)
+    args = ap.parse_args()
+    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+    bus = dbus.SystemBus()
+    try:
+        return {"pair": pair, "hold": hold, "forget": forget}[args.step](bus, args)
+    except (RuntimeError, dbus.DBusException) as e:
+        say("error", message=str(e))
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
