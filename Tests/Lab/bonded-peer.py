@@ -6,8 +6,8 @@ while blerecv runs and opens nothing of the transfer service. blerecv must leave
 
   pair:   hci1 pairs with hci0 (Device1.Pair, LE, Just Works) while a NoInputNoOutput agent that
           accepts everything is the default agent (bluetoothd asks the responder's agent to
-          confirm). hci0 must be connectable and advertising (btmgmt, before blerecv runs: the
-          recipe that worked; while blerecv ran, the pairing was cut with the link). Then hci1
+          confirm), and hci0 advertises, connectable, through an advertisement of this script's
+          (run it before blerecv: while blerecv ran, the pairing was cut with the link). Then hci1
           disconnects. Checks Paired on both sides.
   hold:   hci1 connects to hci0 (blerecv advertising) and keeps the link for --seconds, touching
           nothing; then disconnects.
@@ -34,6 +34,8 @@ DEVICE1 = "org.bluez.Device1"
 AGENT_MANAGER1 = "org.bluez.AgentManager1"
 PROPERTIES = "org.freedesktop.DBus.Properties"
 AGENT_PATH = "/blesend/lab/agent"
+ADVERTISEMENT_PATH = "/blesend/lab/advertisement"
+ADVERTISING_MANAGER1 = "org.bluez.LEAdvertisingManager1"
 T0 = time.monotonic()
 
 
@@ -63,6 +65,40 @@ class Agent(dbus.service.Object):
     @dbus.service.method("org.bluez.Agent1", in_signature="", out_signature="")
     def Cancel(self):
         say("agent", request="cancel")
+
+
+class Advertisement(dbus.service.Object):
+    """A connectable advertisement with nothing in it: hci0 reachable before blerecv runs."""
+
+    @dbus.service.method(PROPERTIES, in_signature="s", out_signature="a{sv}")
+    def GetAll(self, interface):
+        return {"Type": "peripheral"}
+
+    @dbus.service.method("org.bluez.LEAdvertisement1", in_signature="", out_signature="")
+    def Release(self):
+        pass
+
+
+def call_async(method, *args, timeout=30):
+    """Calls `method` with a main loop running, so that bluetoothd's calls back into this process
+    (an advertisement's properties, the agent's questions) are answered meanwhile."""
+    loop = GLib.MainLoop()
+    result = {}
+
+    def done(*reply):
+        result["reply"] = reply
+        loop.quit()
+
+    def failed(error):
+        result["error"] = error
+        loop.quit()
+    method(*args, reply_handler=done, error_handler=failed, timeout=timeout)
+    GLib.timeout_add_seconds(int(timeout) + 5, loop.quit)
+    loop.run()
+    if "error" in result:
+        raise RuntimeError("%s failed: %s" % (getattr(method, "_method_name", "a call"), result["error"]))
+    if "reply" not in result:
+        raise RuntimeError("%s did not answer in %d s" % (getattr(method, "_method_name", "a call"), timeout + 5))
 
 
 def address(bus, adapter):
@@ -111,26 +147,16 @@ def find_receiver(bus, args):
 
 def pair(bus, args):
     agent = Agent(bus, AGENT_PATH)
+    advertisement = Advertisement(bus, ADVERTISEMENT_PATH)
     manager = dbus.Interface(bus.get_object(BLUEZ, "/org/bluez"), AGENT_MANAGER1)
+    advertising = dbus.Interface(bus.get_object(BLUEZ, "/org/bluez/" + args.receiver), ADVERTISING_MANAGER1)
     manager.RegisterAgent(AGENT_PATH, "NoInputNoOutput")
     manager.RequestDefaultAgent(AGENT_PATH)
     try:
+        call_async(advertising.RegisterAdvertisement, ADVERTISEMENT_PATH, {}, timeout=10)
         path = find_receiver(bus, args)
         device = dbus.Interface(bus.get_object(BLUEZ, path), DEVICE1)
-        loop = GLib.MainLoop()
-        result = {}
-
-        def done(error=None):
-            result["error"] = error
-            loop.quit()
-        # Asynchronous, so that this process's agent can answer bluetoothd meanwhile.
-        device.Pair(reply_handler=done, error_handler=done, timeout=40)
-        GLib.timeout_add_seconds(45, loop.quit)
-        loop.run()
-        if "error" not in result:
-            raise RuntimeError("Pair did not answer in 45 s")
-        if result["error"] is not None:
-            raise RuntimeError("Pair failed: %s" % result["error"])
+        call_async(device.Pair, timeout=40)
         back = device_path(args.receiver, address(bus, args.peer))
         if not wait_until(lambda: bool(prop(bus, path, "Paired")) and bool(prop(bus, back, "Paired")), 10):
             raise RuntimeError("not paired on both sides: %s %s, %s %s" % (
@@ -142,11 +168,14 @@ def pair(bus, args):
             pass
         wait_until(lambda: not prop(bus, path, "Connected"), 10)
     finally:
-        try:
-            manager.UnregisterAgent(AGENT_PATH)
-        except dbus.DBusException:
-            pass
+        for undo in (lambda: advertising.UnregisterAdvertisement(ADVERTISEMENT_PATH, timeout=5),
+                     lambda: manager.UnregisterAgent(AGENT_PATH, timeout=5)):
+            try:
+                undo()
+            except dbus.DBusException:
+                pass
         agent.remove_from_connection()
+        advertisement.remove_from_connection()
     return 0
 
 

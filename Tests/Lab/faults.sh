@@ -740,16 +740,13 @@ case_spoofed_signals() {
 # Tests/Lab/bonded-peer.py) reconnects while blerecv runs and opens nothing of the transfer
 # service (issue 31, item 1). blerecv ended such a link as bare 8 s after it came up (and cut a
 # pairing with it); now it leaves a paired device's link up, says so at -v, and serves the next
-# sender. The pairing happens before blerecv starts, with hci0 advertising through btmgmt.
+# sender. The pairing happens before blerecv starts (hci0 advertising through the helper).
 case_bonded() {
   begin "a device bonded with the receiver's adapter reconnects: its link stays up 30 s, next sender served"
   local out prc hrc
   out=$(outdir bonded)
-  btmgmt --index 0 connectable on > /dev/null 2>&1
-  btmgmt --index 0 advertising on > /dev/null 2>&1
   timeout -k 2 90 /usr/bin/python3 "$BONDED" pair > "$W/logs/bonded-pair.out" 2> "$W/logs/bonded-pair.err"
   prc=$?
-  btmgmt --index 0 advertising off > /dev/null 2>&1
   log "pairing: exit $prc: $(tr '\n' ' ' < "$W/logs/bonded-pair.out")"
   check "hci1 did not bond with hci0: exit $prc" [ "$prc" = 0 ]
   start_recv bonded "$out" -v || fail "receiver did not start"
