@@ -757,7 +757,7 @@ case_bonded() {
     check "the bonded device's link did not stay up 30 s: exit $hrc, want 0" [ "$hrc" = 0 ]
     check "receiver did not say it left the bonded link up" grep -q 'left the link of .*dev_00_AA_01_01_00_01 up: paired' "$RECV_LOG.err"
   fi
-  /usr/bin/python3 "$BONDED" forget > "$W/logs/bonded-forget.out" 2>&1
+  timeout -k 2 30 /usr/bin/python3 "$BONDED" forget > "$W/logs/bonded-forget.out" 2>&1
   send_run bonded-next --json --to "$RPUB" "$W/files/k20.bin"
   check "blesend after the bonded device: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
   check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
