@@ -19,7 +19,6 @@ Prints one JSON object per step on stdout. Exit status: 0 done (hold: still conn
 --seconds), 3 hold: the link was ended before, 2 setup failure (pair: the pairing failed).
 """
 import argparse
-import json
 import sys
 import time
 
@@ -28,19 +27,12 @@ import dbus.mainloop.glib
 import dbus.service
 from gi.repository import GLib
 
-BLUEZ = "org.bluez"
-ADAPTER1 = "org.bluez.Adapter1"
-DEVICE1 = "org.bluez.Device1"
+from labbus import ADAPTER1, BLUEZ, DEVICE1, PROPERTIES, say, wait_until
+
 AGENT_MANAGER1 = "org.bluez.AgentManager1"
-PROPERTIES = "org.freedesktop.DBus.Properties"
 AGENT_PATH = "/blesend/lab/agent"
 ADVERTISEMENT_PATH = "/blesend/lab/advertisement"
 ADVERTISING_MANAGER1 = "org.bluez.LEAdvertisingManager1"
-T0 = time.monotonic()
-
-
-def say(event, **fields):
-    print(json.dumps({"event": event, "t": round(time.monotonic() - T0, 2), **fields}), flush=True)
 
 
 class Agent(dbus.service.Object):
@@ -116,15 +108,6 @@ def prop(bus, path, name):
         return None
 
 
-def wait_until(cond, timeout, every=0.2):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(every)
-    return bool(cond())
-
-
 def find_receiver(bus, args):
     """hci1's device object for hci0: made by a short LE scan when hci1 has none."""
     path = device_path(args.peer, address(bus, args.receiver))
@@ -134,7 +117,7 @@ def find_receiver(bus, args):
     adapter.SetDiscoveryFilter({"Transport": "le"})
     adapter.StartDiscovery()
     try:
-        found = wait_until(lambda: prop(bus, path, "Address") is not None, 20)
+        found = wait_until(lambda: prop(bus, path, "Address") is not None, 20, every=0.2)
     finally:
         try:
             adapter.StopDiscovery()
@@ -158,7 +141,7 @@ def pair(bus, args):
         device = dbus.Interface(bus.get_object(BLUEZ, path), DEVICE1)
         call_async(device.Pair, timeout=40)
         back = device_path(args.receiver, address(bus, args.peer))
-        if not wait_until(lambda: bool(prop(bus, path, "Paired")) and bool(prop(bus, back, "Paired")), 10):
+        if not wait_until(lambda: bool(prop(bus, path, "Paired")) and bool(prop(bus, back, "Paired")), 10, every=0.2):
             raise RuntimeError("not paired on both sides: %s %s, %s %s" % (
                 args.peer, prop(bus, path, "Paired"), args.receiver, prop(bus, back, "Paired")))
         say("paired", device=path, bonded=bool(prop(bus, path, "Bonded")), receiver_side=back)
@@ -166,7 +149,7 @@ def pair(bus, args):
             device.Disconnect(timeout=10)
         except dbus.DBusException:
             pass
-        wait_until(lambda: not prop(bus, path, "Connected"), 10)
+        wait_until(lambda: not prop(bus, path, "Connected"), 10, every=0.2)
     finally:
         for undo in (lambda: advertising.UnregisterAdvertisement(ADVERTISEMENT_PATH, timeout=5),
                      lambda: manager.UnregisterAgent(AGENT_PATH, timeout=5)):
@@ -185,7 +168,7 @@ def hold(bus, args):
         raise RuntimeError("%s is not paired with %s: run pair first" % (args.peer, args.receiver))
     device = dbus.Interface(bus.get_object(BLUEZ, path), DEVICE1)
     device.Connect(timeout=30)
-    if not wait_until(lambda: bool(prop(bus, path, "Connected")), 10):
+    if not wait_until(lambda: bool(prop(bus, path, "Connected")), 10, every=0.2):
         raise RuntimeError("no link after Connect")
     up = time.monotonic()
     say("connected", device=path)
@@ -199,7 +182,7 @@ def hold(bus, args):
         device.Disconnect(timeout=10)
     except dbus.DBusException:
         pass
-    wait_until(lambda: not prop(bus, path, "Connected"), 10)
+    wait_until(lambda: not prop(bus, path, "Connected"), 10, every=0.2)
     return 0
 
 

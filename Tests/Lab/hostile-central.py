@@ -37,7 +37,6 @@ Exit status: 0 dropped by the receiver, 3 still connected after --hold or SIGTER
 Plain blocking D-Bus calls and polling; no main loop is needed for a central that only writes.
 """
 import argparse
-import json
 import os
 import signal
 import socket
@@ -46,20 +45,12 @@ import time
 
 import dbus
 
-BLUEZ = "org.bluez"
+from labbus import ADAPTER1, BLUEZ, DEVICE1, PROPERTIES, say, wait_until
+
 SERVICE_UUID = "6f3c0001-8c2e-4b6a-9d2f-7a1e5b0c4d10"
 TRANSFER_UUID = "6f3c0002-8c2e-4b6a-9d2f-7a1e5b0c4d10"
 OBJECT_MANAGER = "org.freedesktop.DBus.ObjectManager"
-PROPERTIES = "org.freedesktop.DBus.Properties"
-ADAPTER1 = "org.bluez.Adapter1"
-DEVICE1 = "org.bluez.Device1"
 CHAR1 = "org.bluez.GattCharacteristic1"
-T0 = time.monotonic()
-
-
-def say(event, **fields):
-    fields = {"event": event, "t": round(time.monotonic() - T0, 2), **fields}
-    print(json.dumps(fields), flush=True)
 
 
 def crc16_ccitt_false(data):
@@ -77,16 +68,6 @@ def start_frame(seq, announced_length, fragment):
     """A data frame with S set (E clear): u16 message length, then the first fragment."""
     head = bytes([0x40 | (seq >> 8) & 0x1F, seq & 0xFF]) + announced_length.to_bytes(2, "big") + fragment
     return head + crc16_ccitt_false(head).to_bytes(2, "big")
-
-
-def wait_until(cond, timeout, every=0.1):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        value = cond()
-        if value:
-            return value
-        time.sleep(every)
-    return cond()
 
 
 def send_twice(wsock, frames):
