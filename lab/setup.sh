@@ -1,7 +1,12 @@
 #!/bin/bash
 # blesend lab: one-time, idempotent preparation of the BlueZ test VM on Debian 12 (run as root).
 #
-# Usage: setup.sh [--image host|trixie] [--bumble]    (default image: $BLESEND_LAB_IMAGE, else host)
+# Usage: setup.sh [--image host|trixie] [--bumble] [--packages-only]
+#   (default image: $BLESEND_LAB_IMAGE, else host)
+#
+# --packages-only: step 1 only, the Debian packages of what the other options name, in one apt
+#   transaction (scripts/test.sh: then the images and bumble are set up side by side, none of them
+#   needing apt, so they never wait on dpkg's lock).
 #
 # --bumble (opt-in, either image): also installs Google's bumble (PyPI) into a venv of Debian's
 #   python3, $BLESEND_LAB_WORK/bumble-venv, for BT_CONTROLLERS=bumble (lab/README.md, "bumble
@@ -30,13 +35,15 @@ set -euo pipefail
 
 IMAGE=${BLESEND_LAB_IMAGE:-host}
 BUMBLE=0
+PACKAGES_ONLY=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --image) IMAGE=${2:?--image needs a name}; shift;;
     --image=*) IMAGE=${1#--image=};;
     --bumble) BUMBLE=1;;
+    --packages-only) PACKAGES_ONLY=1;;
     -h|--help) sed -n '2,30p' "$0"; exit 0;;
-    *) echo "usage: setup.sh [--image host|trixie] [--bumble]" >&2; exit 2;;
+    *) echo "usage: setup.sh [--image host|trixie] [--bumble] [--packages-only]" >&2; exit 2;;
   esac
   shift
 done
@@ -46,7 +53,9 @@ LAB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 WORK=${BLESEND_LAB_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/blesend-lab}
 KPKG=${BLESEND_LAB_KPKG:-linux-image-amd64}
 PKGS=(qemu-system-x86 bluez bluez-test-tools busybox-static kmod cpio dbus python3-dbus python3-gi)
-[ "$IMAGE" = trixie ] && PKGS+=(mmdebstrap xz-utils zstd)
+# trixie: its root (mmdebstrap) and its package boot, which builds the .deb first (scripts/package.sh's
+# tools: on a new machine lintian's install alone took 38 s inside that boot's turn)
+[ "$IMAGE" = trixie ] && PKGS+=(mmdebstrap xz-utils zstd dpkg-dev binutils lintian)
 [ "$BUMBLE" = 1 ] && PKGS+=(python3-venv)
 
 say() { printf 'setup: %s\n' "$*"; }
@@ -74,6 +83,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   say "packages already installed: ${PKGS[*]}"
 fi
+[ "$PACKAGES_ONLY" = 1 ] && exit 0
 
 # --- bumble (opt-in): a venv on the host for lab/bumble-link.py -----------------------------
 BUMBLE_VERSION=${BLESEND_LAB_BUMBLE:-0.0.236}
