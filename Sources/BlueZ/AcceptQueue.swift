@@ -3,7 +3,12 @@ import Synchronization
 
 /// The links a peripheral hands out, oldest first, and the `accept()` calls waiting for one. Once
 /// it has failed or is closed, waiting and later calls end with that, after the links already queued.
+/// At most `capacity` links wait (issue 31: a receiver whose accepting task stalls must not pile up
+/// descriptors); a link beyond them is refused, and its offerer closes it.
 final class AcceptQueue<Link: Sendable>: Sendable {
+    /// How many links a receiver keeps waiting by default: its accepting task takes each at once,
+    /// so more than a few means it is stuck.
+    static var defaultCapacity: Int { 16 }
     private struct State {
         var links: Deque<Link> = []
         var waiters: Deque<CheckedContinuation<Link?, Never>> = []
@@ -12,15 +17,23 @@ final class AcceptQueue<Link: Sendable>: Sendable {
     }
     private let state = Mutex(State())
     private enum Now { case link(Link), over, wait }
+    let capacity: Int
 
-    /// A new link: to the call that has waited longest, else queued.
-    func offer(_ link: Link) {
-        let waiter = state.withLock { s -> CheckedContinuation<Link?, Never>? in
-            if let waiter = s.waiters.popFirst() { return waiter }
+    init(capacity: Int = defaultCapacity) {
+        self.capacity = max(capacity, 1)
+    }
+
+    /// A new link: to the call that has waited longest, else queued. False when `capacity` links
+    /// wait already: the link was not taken, and the caller closes it.
+    func offer(_ link: Link) -> Bool {
+        let taken = state.withLock { s -> (taken: Bool, waiter: CheckedContinuation<Link?, Never>?) in
+            if let waiter = s.waiters.popFirst() { return (true, waiter) }
+            guard s.links.count < capacity else { return (false, nil) }
             s.links.append(link)
-            return nil
+            return (true, nil)
         }
-        waiter?.resume(returning: link)
+        taken.waiter?.resume(returning: link)
+        return taken.taken
     }
 
     /// The oldest link not yet handed out, waiting for one if needed. Throws the failure once

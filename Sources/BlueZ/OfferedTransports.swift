@@ -29,7 +29,11 @@ final class OfferedTransports: Sendable {
             Task { [weak self] in
                 while let connection = await accept() {
                     if let device = connection.device { self?.state.withLock { $0.newest[device] = connection } }
-                    links.offer(connection)
+                    // (a connection the queue has no room for is closed: the receiver is stuck)
+                    if !links.offer(connection) {
+                        if let device = connection.device { self?.forget(connection, of: device) }
+                        await connection.close()
+                    }
                 }
             }
         }
@@ -42,6 +46,13 @@ final class OfferedTransports: Sendable {
     /// `device` disconnected: its newest connection, which is over now.
     func disconnected(_ device: String) -> PeerConnection? {
         state.withLock { $0.newest.removeValue(forKey: device) }
+    }
+
+    /// Forgets `connection` if it is `device`'s newest.
+    private func forget(_ connection: PeerConnection, of device: String) {
+        state.withLock { s in
+            if s.newest[device] === connection { s.newest[device] = nil }
+        }
     }
 
     /// Whether `connection` is `device`'s newest over an offered transport.

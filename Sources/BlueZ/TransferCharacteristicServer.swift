@@ -135,7 +135,11 @@ actor TransferCharacteristicServer: GattCharacteristicHandler {
         let link = GattLink(device: device, mtu: mtu ?? 23, sendsNotifications: true)
         current = link
         link.onClose { [weak self] in await self?.linkClosed(link) }
-        links.offer(PeerConnection(transport: link, device: device))
+        guard links.offer(PeerConnection(transport: link, device: device)) else {
+            // The receiver has not taken the links before it (AcceptQueue's capacity): refused.
+            await link.close()
+            throw DBusErrorReply.inProgress("busy")
+        }
         return link
     }
 

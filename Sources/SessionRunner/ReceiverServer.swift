@@ -142,6 +142,9 @@ struct OpenedChannel: @unchecked Sendable {
 }
 
 /// Inputs posted from any thread for a pump's host, and the doorbell that wakes the pump for them.
+/// At most `capacity` items wait (issue 31): the pump takes them all at each turn, so a full
+/// mailbox means its thread is stuck, and what comes then is dropped as after `close()` (a channel
+/// is refused, a link event lost) rather than held without bound.
 final class Mailbox<Item: Sendable>: Sendable {
     private struct State {
         var items: Deque<Item> = []
@@ -150,16 +153,18 @@ final class Mailbox<Item: Sendable>: Sendable {
 
     private let state = Mutex(State())
     let doorbell: Doorbell
+    let capacity: Int
 
-    init?() {
+    init?(capacity: Int = 1024) {
         guard let doorbell = Doorbell() else { return nil }
         self.doorbell = doorbell
+        self.capacity = max(capacity, 1)
     }
 
-    /// Queues `item` and wakes the pump; false (dropped) once closed.
+    /// Queues `item` and wakes the pump; false (dropped) once closed, or while `capacity` items wait.
     func post(_ item: Item) -> Bool {
         let posted = state.withLock { state in
-            guard !state.closed else { return false }
+            guard !state.closed, state.items.count < capacity else { return false }
             state.items.append(item)
             return true
         }

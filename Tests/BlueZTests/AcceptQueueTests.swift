@@ -8,8 +8,8 @@ struct AcceptQueueTests {
     @Test func linksAreHandedOutOldestFirst() async throws {
         let queue = AcceptQueue<GattLink>()
         let (a, b) = (link("/a"), link("/b"))
-        queue.offer(a)
-        queue.offer(b)
+        #expect(queue.offer(a))
+        #expect(queue.offer(b))
         #expect(try await queue.accept() === a)
         #expect(try await queue.accept() === b)
     }
@@ -19,7 +19,7 @@ struct AcceptQueueTests {
         let waiting = Task { try await queue.accept() }
         try await Task.sleep(for: .milliseconds(50))
         let a = link("/a")
-        queue.offer(a)
+        #expect(queue.offer(a))
         #expect(try await waiting.value === a)
     }
 
@@ -30,7 +30,7 @@ struct AcceptQueueTests {
         queue.fail(.bluetoothdNotRunning)
         await #expect(throws: BlueZError.bluetoothdNotRunning) { try await waiting.value }
         let late = link("/late")
-        queue.offer(late)
+        #expect(queue.offer(late))
         #expect(try await queue.accept() === late)
         // The first failure sticks, also over closing.
         queue.fail(.linkLost)
@@ -45,5 +45,25 @@ struct AcceptQueueTests {
         queue.close()
         await #expect(throws: BlueZError.linkLost) { try await waiting.value }
         await #expect(throws: BlueZError.linkLost) { try await queue.accept() }
+    }
+
+    /// Issue 31: a stuck receiver does not pile up links: beyond `capacity` waiting, a link is
+    /// refused (its offerer closes it); a waiting `accept()` still takes one at once, and once one
+    /// is taken there is room again.
+    @Test func linksBeyondTheCapacityAreRefused() async throws {
+        let queue = AcceptQueue<GattLink>(capacity: 2)
+        let (a, b, c, d) = (link("/a"), link("/b"), link("/c"), link("/d"))
+        #expect(queue.offer(a))
+        #expect(queue.offer(b))
+        #expect(!queue.offer(c))
+        #expect(try await queue.accept() === a)
+        #expect(queue.offer(d))
+        #expect(try await queue.accept() === b)
+        #expect(try await queue.accept() === d)
+        let waiting = Task { try await queue.accept() }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(queue.offer(c))
+        #expect(try await waiting.value === c)
+        #expect(AcceptQueue<GattLink>(capacity: 0).capacity == 1)
     }
 }

@@ -38,3 +38,16 @@ import Testing
     #expect(SocketPoll.milliseconds(.seconds(-5)) == 0)
     #expect(SocketPoll.milliseconds(Instant.distantFuture.duration(since: .zero)) == Int32.max)
 }
+
+/// Issue 31: a mailbox holds at most its capacity; what comes beyond is dropped (as after
+/// `close()`) until the pump takes what waits, oldest first.
+@Test func aMailboxDropsWhatComesBeyondItsCapacity() throws {
+    let mailbox = try #require(Mailbox<Int>(capacity: 3))
+    #expect((1...5).map { mailbox.post($0) } == [true, true, true, false, false])
+    #expect(mailbox.take() == [1, 2, 3])
+    #expect(mailbox.post(6))
+    #expect(mailbox.take() == [6])
+    mailbox.close()
+    #expect(!mailbox.post(7))
+    #expect(mailbox.take().isEmpty)
+}

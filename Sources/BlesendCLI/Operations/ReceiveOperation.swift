@@ -103,7 +103,8 @@ struct ReceiveOperation {
         reporter.say("blerecv: waiting for senders (\(trust.store.peers.count) trusted; this receiver's fingerprint \(identity.publicKey.fingerprint))")
 
         let (chores, choresIn) = AsyncStream.makeStream(of: ReceiverChore.self)
-        await peripheral.observeLinks(spares: oneLink ? 0 : maxLinks) { device, up in
+        await peripheral.observeLinks(spares: oneLink ? 0 : maxLinks) { [reporter] device, up in
+            reporter.logger.debug("the link of \(device) is \(up ? "up" : "down")")
             if up { server.linkUp(DeviceID(device)) } else { server.linkDown(DeviceID(device)) }
         }
         let accepting = Task { [adapter, reporter] () -> CLIError? in
@@ -128,11 +129,15 @@ struct ReceiveOperation {
                 }
             }
         }
-        let carrying = Task { [adapter, reporter] in
+        let linkStillUp: @Sendable (String) -> Void = { server.linkUp(DeviceID($0)) }
+        let calls = PeripheralCalls(perform: { [adapter, reporter] call in
+            await call.run(peripheral: peripheral, reporter: reporter, adapter: adapter, linkStillUp: linkStillUp)
+        }, turnAway: { [reporter] call in call.turnedAway(reporter: reporter, linkStillUp: linkStillUp) })
+        let carrying = Task {
             for await chore in chores {
-                await chore.carryOut(peripheral: peripheral, channels: channels, reporter: reporter, adapter: adapter,
-                                     linkStillUp: { server.linkUp(DeviceID($0)) })
+                if let call = await chore.closeAndCall(channels: channels) { calls.submit(call) }
             }
+            await calls.finish()
         }
         let report = ReceiveReport(reporter: reporter, outDirectory: outDirectory)
         report.history = history

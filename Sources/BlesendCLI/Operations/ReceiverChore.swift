@@ -5,9 +5,11 @@ import Session
 import SessionRunner
 import Synchronization
 
-/// What the receiver server's decisions leave for the peripheral, carried out in order on a task
-/// of their own (each is a D-Bus call or a transport's close, which the server's thread must not
-/// wait for).
+/// What the receiver server's decisions leave for the peripheral (which the server's thread must
+/// not wait for). `ReceiveOperation` takes them in order: the local part of each (closing a
+/// channel's transport) at once, and what it asks of bluetoothd or of a prompt as a `PeripheralCall`,
+/// which `PeripheralCalls` runs beside the others (issue 31: one after another, a call waiting out
+/// its D-Bus timeout held up every close behind it).
 enum ReceiverChore: Sendable {
     /// The channel is over: close its transport, and end its device's link when `disconnect`
     /// (a refused or failed sender must not keep it) and the device holds no other channel. `handshakeTimedOut`: its sender never
@@ -21,17 +23,64 @@ enum ReceiverChore: Sendable {
     /// First contact: the prompt's channel ended; wait for the prompt, then `gate` its outcome.
     case settle(OpenChannels.Prompt, gate: @Sendable (FirstContactPrompt.Outcome) -> Void)
 
-    func carryOut(peripheral: GattPeripheral, channels: OpenChannels, reporter: Reporter, adapter: String?,
-                  linkStillUp: @Sendable (String) -> Void) async {
+    /// Does the local part now; what is left for bluetoothd or the prompt, if anything.
+    func closeAndCall(channels: OpenChannels) async -> PeripheralCall? {
         switch self {
         case .end(let channel, let disconnect, let handshakeTimedOut):
-            guard let link = channels.end(channel) else { return }
+            guard let link = channels.end(channel) else { return nil }
             await link.close()
-            if disconnect, !channels.holds(device: link.device) { await peripheral.disconnectPeer(of: link) }
-            if handshakeTimedOut, let gatt = link.gattLink, !gatt.receivedWrites {
-                await Self.registerAgain(after: link, peripheral: peripheral, reporter: reporter, adapter: adapter)
-            }
+            let endLink = disconnect && !channels.holds(device: link.device)
+            let registerAgain = handshakeTimedOut && link.gattLink.map { !$0.receivedWrites } == true
+            guard endLink || registerAgain else { return nil }
+            return .endLink(link, disconnect: endLink, registerAgain: registerAgain)
         case .disconnect(let device):
+            return .endBareLink(device)
+        case .settle(let prompt, let gate):
+            return .settle(prompt, gate: gate)
+        }
+    }
+}
+
+/// What a chore asks of bluetoothd, or of a first-contact prompt: each may take seconds.
+enum PeripheralCall: Sendable {
+    /// After a channel's close: end its device's link (`disconnect`), then register the service
+    /// again if bluetoothd may have stopped handing its writes over (`registerAgain`).
+    case endLink(PeerConnection, disconnect: Bool, registerAgain: Bool)
+    case endBareLink(String)
+    case settle(OpenChannels.Prompt, gate: @Sendable (FirstContactPrompt.Outcome) -> Void)
+
+    /// Calls with the same key do the same: one running or waiting covers the next. Ending a
+    /// device's link is keyed by the device; a prompt is never covered.
+    var key: String? {
+        switch self {
+        case .endLink(let link, let disconnect, let registerAgain):
+            guard disconnect, !registerAgain, let device = link.device else { return nil }
+            return "link " + device
+        case .endBareLink(let device): return "link " + device
+        case .settle: return nil
+        }
+    }
+
+    /// `ChoreSchedule` turned the call away (too many waiting): say so; a bare link is announced
+    /// again, so that the policy tries later.
+    func turnedAway(reporter: Reporter, linkStillUp: @Sendable (String) -> Void) {
+        switch self {
+        case .endLink(let link, _, _):
+            reporter.logger.warning("too many calls to bluetoothd waiting: the link of \(link.device ?? "a device") is left up for now")
+        case .endBareLink(let device):
+            reporter.logger.warning("too many calls to bluetoothd waiting: the link of \(device) is ended later")
+            linkStillUp(device)
+        case .settle:
+            break
+        }
+    }
+
+    func run(peripheral: GattPeripheral, reporter: Reporter, adapter: String?, linkStillUp: @Sendable (String) -> Void) async {
+        switch self {
+        case .endLink(let link, let disconnect, let registerAgain):
+            if disconnect { await peripheral.disconnectPeer(of: link) }
+            if registerAgain { await Self.registerAgain(after: link, peripheral: peripheral, reporter: reporter, adapter: adapter) }
+        case .endBareLink(let device):
             switch await peripheral.endBareLink(device: device) {
             case .ended:
                 break
@@ -65,6 +114,60 @@ enum ReceiverChore: Sendable {
             }
         } catch {
             reporter.logger.warning("registering the service again failed: \(CLIError(error, adapter: adapter).message)")
+        }
+    }
+}
+
+/// Runs the receiver's `PeripheralCall`s as `ChoreSchedule` says: several at once, each on a task
+/// of its own; `finish()` waits for all of them.
+final class PeripheralCalls: Sendable {
+    private struct State {
+        var schedule: ChoreSchedule<PeripheralCall>
+        var tasks: [Int: Task<Void, Never>] = [:]
+        var nextTask = 0
+    }
+    private let state: Mutex<State>
+    private let perform: @Sendable (PeripheralCall) async -> Void
+    private let turnAway: @Sendable (PeripheralCall) -> Void
+
+    /// Four calls at once: a receiver serves a few senders, and each ending needs one or two calls.
+    init(concurrency: Int = 4, capacity: Int = 64, perform: @escaping @Sendable (PeripheralCall) async -> Void,
+         turnAway: @escaping @Sendable (PeripheralCall) -> Void) {
+        state = Mutex(State(schedule: ChoreSchedule(concurrency: concurrency, capacity: capacity)))
+        self.perform = perform
+        self.turnAway = turnAway
+    }
+
+    /// Runs `call` now or later, or turns it away. A prompt's settling is never turned away (the
+    /// first-contact gate waits for it) and runs at once: it waits for a person, not for bluetoothd.
+    func submit(_ call: PeripheralCall) {
+        let decision = state.withLock { s -> ChoreSchedule<PeripheralCall>.Decision in
+            if case .settle = call {
+                start(call, key: nil, scheduled: false, in: &s)
+                return .start
+            }
+            let decision = s.schedule.add(call, key: call.key)
+            if decision == .start { start(call, key: call.key, scheduled: true, in: &s) }
+            return decision
+        }
+        if decision == .full { turnAway(call) }
+    }
+
+    /// Waits until no call runs or waits.
+    func finish() async {
+        while let task = state.withLock({ $0.tasks.values.first }) { await task.value }
+    }
+
+    /// `scheduled`: the schedule counts it (and hands out the next call when it is done).
+    private func start(_ call: PeripheralCall, key: String?, scheduled: Bool, in s: inout State) {
+        let id = s.nextTask
+        s.nextTask += 1
+        s.tasks[id] = Task { [self] in
+            await perform(call)
+            state.withLock { s in
+                if scheduled, let next = s.schedule.finished(key: key) { start(next.job, key: next.key, scheduled: true, in: &s) }
+                s.tasks[id] = nil
+            }
         }
     }
 }
