@@ -20,6 +20,9 @@ struct Send: AsyncParsableCommand {
         (several times faster: the data bypasses bluetoothd), GATT otherwise or if the channel \
         does not open within 3 s. A resumed transfer may come back on either.
 
+        One run at a time on an adapter: a blesend started while another sends from the same \
+        adapter waits for it to finish, and says so (the two would share one link, and cut it).
+
         Folders: a folder is sent whole, with its subfolders (empty ones too) and files; the \
         receiver builds it hidden and shows it only once everything in it has arrived and checked \
         out, under the same name or a numbered one (photos-1) if that is taken. Symbolic links, \
@@ -131,7 +134,15 @@ struct Send: AsyncParsableCommand {
                 connector: BlueZConnector(radio: radio,
                                           recognises: privateDiscovery ? Self.recogniser(identity: identity, receiver: receiverKey) : nil),
                 reporter: reporter)
+            // One run at a time on an adapter: a second would share, and cut, this one's link.
+            var lock: AdapterLock?
+            if let path = AdapterLock.path(adapter: adapter) {
+                lock = await AdapterLock.acquire(path: path) {
+                    reporter.say("blesend: another blesend is sending from \(adapter ?? "this machine's adapter"); waiting for it to finish (Ctrl-C to stop)")
+                }
+            }
             try await operation.run()
+            withExtendedLifetime(lock) {}
         }
     }
 
