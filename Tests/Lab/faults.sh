@@ -770,7 +770,9 @@ case_bonded() {
 # sending m4.bin over L2CAP to a second blerecv on hci1). That link opens no channel to blerecv's
 # service and is not a sender's (LinkStanding: outgoing): it carries the whole transfer on one
 # connection, although rule 2 ends a link that stands bare for 8 s (the transfer takes 11-30 s
-# here), and at -v blerecv says it left it up. Then the next sender is served.
+# here). Then the next sender is served. On demand (`faults.sh outgoing`), not in the default list:
+# it costs 32-43 s a boot, which CI's cold run has no room for (issue 31's note, 2026-11-29); it
+# passed on both images when it was added.
 case_outgoing() {
   begin "an outgoing link of the receiver's adapter carries 4 MiB with no cut, next sender served"
   local out far far_pid orc t
@@ -792,8 +794,9 @@ case_outgoing() {
   check "m4.bin differs or missing at hci1's receiver" same "$W/files/m4.bin" "$far/m4.bin"
   check "the outgoing link was cut: $(count_event "$W/logs/outgoing-send.out" connected) connections, want 1" \
     [ "$(count_event "$W/logs/outgoing-send.out" connected)" = 1 ]
-  # (BlueZ 5.66 sends no Connected=true for this adapter's own outgoing link, so there blerecv
-  # never hears of it, as the issue saw; where it does, rule 2 comes and LinkStanding spares it)
+  # (bluetoothd, 5.66 and 5.82, sends no Connected=true for this adapter's own outgoing link, so
+  # blerecv never hears of it, as the issue saw; where it does, rule 2 comes and LinkStanding
+  # spares it, and blerecv says so at -v)
   if grep -q 'ending the link of .*dev_00_AA_01_01_00_01' "$RECV_LOG.err"; then
     check "receiver did not say it left the outgoing link up" grep -q 'left the link of .*dev_00_AA_01_01_00_01 up: an outgoing link' "$RECV_LOG.err"
   elif grep -q 'the link of .*dev_00_AA_01_01_00_01 is up' "$RECV_LOG.err"; then
@@ -864,7 +867,7 @@ if [ "${BLESEND_FAULTS_MONITOR:-}" = 1 ]; then
   PIDS+=("$!")
 fi
 
-CASES=(readonly disk_full three_cuts receiver_killed receiver_killed_folder sender_killed sender_killed_folder sender_killed_rerun hostile replay_after_restart bare silent_subscriber empty_write busy spoofed_signals bonded outgoing sender_power receiver_power bluetoothd_restart soak)
+CASES=(readonly disk_full three_cuts receiver_killed receiver_killed_folder sender_killed sender_killed_folder sender_killed_rerun hostile replay_after_restart bare silent_subscriber empty_write busy spoofed_signals bonded sender_power receiver_power bluetoothd_restart soak)
 log "faults suite, binaries in $BIN"
 SKIP=()
 while [ "${1:-}" = --skip ]; do SKIP+=("${2:?--skip needs a case name}"); shift 2; done

@@ -65,8 +65,10 @@ enum PeripheralCall: Sendable {
     /// again, so that the policy tries later.
     func turnedAway(reporter: Reporter, linkStillUp: @Sendable (String) -> Void) {
         switch self {
-        case .endLink(let link, _, _):
-            reporter.logger.warning("too many calls to bluetoothd waiting: the link of \(link.device ?? "a device") is left up for now")
+        case .endLink(let link, let disconnect, _):
+            reporter.logger.warning(disconnect
+                ? "too many calls to bluetoothd waiting: the link of \(link.device ?? "a device") is left up for now"
+                : "too many calls to bluetoothd waiting: the service is not registered again now")
         case .endBareLink(let device):
             reporter.logger.warning("too many calls to bluetoothd waiting: the link of \(device) is ended later")
             linkStillUp(device)
