@@ -6,9 +6,6 @@ import Synchronization
 /// At most `capacity` links wait (issue 31: a receiver whose accepting task stalls must not pile up
 /// descriptors); a link beyond them is refused, and its offerer closes it.
 final class AcceptQueue<Link: Sendable>: Sendable {
-    /// How many links a receiver keeps waiting by default: its accepting task takes each at once,
-    /// so more than a few means it is stuck.
-    static var defaultCapacity: Int { 16 }
     private struct State {
         var links: Deque<Link> = []
         var waiters: Deque<CheckedContinuation<Link?, Never>> = []
@@ -19,7 +16,9 @@ final class AcceptQueue<Link: Sendable>: Sendable {
     private enum Now { case link(Link), over, wait }
     let capacity: Int
 
-    init(capacity: Int = defaultCapacity) {
+    /// 16 by default: the receiver's accepting task takes each link at once, so more than a few
+    /// waiting means it is stuck.
+    init(capacity: Int = 16) {
         self.capacity = max(capacity, 1)
     }
 

@@ -38,7 +38,10 @@ public struct AdapterStatus: Sendable, Equatable {
     }
 
     /// The last part of the path: "hci0".
-    public var name: String { path.split(separator: "/").last.map(String.init) ?? path }
+    public var name: String { Self.name(of: path) }
+
+    /// An adapter's name from its object path (`/org/bluez/hci0` → `hci0`; a bare name stays as it is).
+    public static func name(of path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
 
     /// The adapters among bluetoothd's objects, in path order (the first is the default adapter,
     /// as `BlueZAdapter.resolve` picks it).

@@ -45,7 +45,7 @@ public enum AddressPrivacy: Sendable, Equatable {
             let bus = try await BlueZAdapter.systemBus()
             do {
                 let path = try await BlueZAdapter.resolve(bus, name: name)
-                adapter = path.split(separator: "/").last.map(String.init) ?? path
+                adapter = AdapterStatus.name(of: path)
             } catch {
                 await bus.close()
                 throw error

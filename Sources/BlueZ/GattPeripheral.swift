@@ -319,7 +319,7 @@ public actor GattPeripheral {
         let paired = properties?["Paired"]?.bool == true || properties?["Bonded"]?.bool == true
         var kernel: [AdapterLink] = []
         if let address = properties?["Address"]?.string.flatMap({ BluetoothAddress($0, kind: .public) }),
-           let index = adapterPath.split(separator: "/").last.flatMap({ ManagementSocket.index(of: String($0)) }),
+           let index = ManagementSocket.index(of: AdapterStatus.name(of: adapterPath)),
            let links = try? AdapterLinks.read(index: index) {
             kernel = links.filter { $0.address == address.bytes }
         }

@@ -61,6 +61,13 @@ no_temporaries() { [ -z "$(temporaries "$1")" ]; }
 # outdir NAME: a fresh receiving folder (a case may run more than once per boot: faults.sh hostile hostile)
 outdir() { mktemp -d "$W/out-$1.XXXX"; }
 has_error_line() { grep -q 'error:' "$1" 2>/dev/null; }
+# next_sender_served NAME WHAT OUTDIR: after WHAT ("the bare link"), a trusted sender sends k20.bin
+# (send_run NAME-next) and it arrives in OUTDIR.
+next_sender_served() {
+  send_run "$1-next" --json --to "$RPUB" "$W/files/k20.bin"
+  check "blesend after $2: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
+  check "k20.bin differs or missing" same "$W/files/k20.bin" "$3/k20.bin"
+}
 
 set_powered() {   # set_powered hciN true|false
   busctl --system set-property org.bluez "/org/bluez/$1" org.bluez.Adapter1 Powered b "$2"
@@ -490,9 +497,7 @@ case_replay_after_restart() {
     > "$W/logs/replay-2.out" 2> "$W/logs/replay-2.err"
   check "the replay after the restart was not refused as one" grep -q 'refused a replayed handshake claiming to be sender' "$RECV_LOG.err"
   check "the replay after the restart was answered" lacks "$RECV_LOG.err" 'sender connected \['
-  send_run replay-next --json --to "$RPUB" "$W/files/k20.bin"
-  check "blesend after the replays: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
+  next_sender_served replay "the replays" "$out"
   stop_recv
   end "$W/logs/replay-1.out" "$W/logs/replay-2.out" "$SLOG.err" "$RECV_LOG.err"
 }
@@ -543,9 +548,7 @@ case_bare() {
   # (after_s counts from when its services were resolved, a little after the link came up)
   check "disconnected ${after:-?} s after connecting, want under 13 (8 s bare-link limit + BlueZ's 2 s disconnect timer)" \
     awk -v a="${after:-99}" 'BEGIN { exit !(a < 13) }'
-  send_run bare-next --json --to "$RPUB" "$W/files/k20.bin"
-  check "blesend after the bare link: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
+  next_sender_served bare "the bare link" "$out"
   check "receiver died" kill -0 "$RECV_PID"
   stop_recv
   end "$W/logs/bare.out" "$W/logs/bare.err" "$SLOG.err" "$RECV_LOG.err"
@@ -597,9 +600,7 @@ silent_subscriber() {
   check "silent subscriber exit $hrc, want 0 (the receiver dropped it)" [ "$hrc" = 0 ]
   check "receiver died" kill -0 "$RECV_PID"
   check "receiver saw bluetoothd go away" lacks "$RECV_LOG.err" 'bluetoothd went away'
-  send_run silent-next --json --to "$RPUB" "$W/files/k20.bin"
-  check "blesend after the silent subscriber: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
+  next_sender_served silent "the silent subscriber" "$out"
   check "a raw D-Bus error reached the user" lacks "$SLOG.err" 'D-Bus error'
   stop_recv
   end "$W/logs/silent.out" "$W/logs/silent.err" "$SLOG.err" "$RECV_LOG.err"
@@ -729,9 +730,7 @@ case_spoofed_signals() {
   check "receiver believed the spoofed NameOwnerChanged" lacks "$RECV_LOG.err" 'bluetoothd went away'
   check "receiver acted on the spoofed Connected=true" lacks "$RECV_LOG.err" 'dev_00_AA_01_99_00_99'
   check "receiver died" kill -0 "$RECV_PID"
-  send_run spoof-next --json --to "$RPUB" "$W/files/k20.bin"
-  check "blesend after the spoofed signals: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
+  next_sender_served spoof "the spoofed signals" "$out"
   stop_recv
   end "$W/logs/spoof.out" "$W/logs/spoof.err" "$SLOG.err" "$RECV_LOG.err"
 }
@@ -758,9 +757,7 @@ case_bonded() {
     check "receiver did not say it left the bonded link up" grep -q 'left the link of .*dev_00_AA_01_01_00_01 up: paired' "$RECV_LOG.err"
   fi
   timeout -k 2 30 /usr/bin/python3 "$BONDED" forget > "$W/logs/bonded-forget.out" 2>&1
-  send_run bonded-next --json --to "$RPUB" "$W/files/k20.bin"
-  check "blesend after the bonded device: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
+  next_sender_served bonded "the bonded device" "$out"
   check "receiver died" kill -0 "$RECV_PID"
   stop_recv
   end "$W/logs/bonded-pair.out" "$W/logs/bonded-pair.err" "$W/logs/bonded-hold.out" "$W/logs/bonded-hold.err" "$SLOG.err" "$RECV_LOG.err"
@@ -805,9 +802,7 @@ case_outgoing() {
     log "blerecv never heard of the outgoing link (no Connected=true from bluetoothd)"
   fi
   wait_pid "$far_pid" 10
-  send_run outgoing-next --json --to "$RPUB" "$W/files/k20.bin"
-  check "blesend after the outgoing transfer: exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
-  check "k20.bin differs or missing" same "$W/files/k20.bin" "$out/k20.bin"
+  next_sender_served outgoing "the outgoing transfer" "$out"
   check "receiver died" kill -0 "$RECV_PID"
   stop_recv
   end "$W/logs/outgoing-send.err" "$W/logs/outgoing-far.err" "$SLOG.err" "$RECV_LOG.err"

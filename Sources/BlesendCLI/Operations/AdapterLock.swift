@@ -1,3 +1,4 @@
+import BlueZ
 import Glibc
 
 /// One blesend at a time on an adapter (issue 31, item 6). Two runs on one adapter share its link
@@ -19,8 +20,7 @@ final class AdapterLock {
     /// machine's adapters as bluetoothd sorts their paths); nil when there is none.
     static func path(adapter: String?, folder: String = folder, adapters: () -> [String] = systemAdapters) -> String? {
         guard let name = adapter ?? defaultAdapter(among: adapters()) else { return nil }
-        let plain = name.split(separator: "/").last.map(String.init) ?? name
-        return "\(folder)/blesend-\(plain).lock"
+        return "\(folder)/blesend-\(AdapterStatus.name(of: name)).lock"
     }
 
     /// bluetoothd's default adapter among `names` (`hciN`): the first path in byte order.

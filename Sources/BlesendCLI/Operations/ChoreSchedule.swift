@@ -27,8 +27,6 @@ struct ChoreSchedule<Job> {
         self.capacity = max(capacity, 0)
     }
 
-    var waitingCount: Int { waiting.count }
-
     mutating func add(_ job: Job, key: String?) -> Decision {
         if let key, keys.contains(key) { return .covered }
         if running < concurrency {
