@@ -93,6 +93,9 @@ extension CLIError {
         case .refusedByPeer:
             self.init(.peerRefused, "the receiver refused the connection",
                       hint: "the receiver must trust your key (blerecv trust <your .pub>), and --to must be the receiver's key")
+        case .notTrustedByPeer:
+            self.init(.peerRefused, "the receiver refused the connection: it proved it holds the key you pinned, and it does not trust your key",
+                      hint: "ask its user to trust your key (blerecv trust <your .pub>; blesend pubkey shows it), or to run blerecv --ask")
         case .notApprovedByPeer:
             self.init(.peerRefused, "the receiver's user did not accept your key (they said no, or did not answer in time)",
                       hint: "ask them to run blerecv --ask again and to type the code blesend shows, or to trust your key (blerecv trust); a sender refused at first contact is refused without a question for a while (30 s, doubling)")

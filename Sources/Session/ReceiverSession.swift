@@ -42,6 +42,7 @@ public struct ReceiverSession {
     private let shared: ReceiverSharedState
     private let configuration: SessionConfiguration
     private let asksAboutStrangers: Bool
+    private let provesKeyToStrangers: Bool
     private let decompresses: Bool
     /// The current connection's layers (nil between connections).
     private var stack: Stack?
@@ -53,33 +54,36 @@ public struct ReceiverSession {
     /// Extensions granted to a sender that asks (docs/protocol.md §8): `pipelining` always,
     /// `compression` with `decompresses`, `folders` where `store` also stores folders (`TreeStore`),
     /// `firstContact` with `asksAboutStrangers` (an unknown sender that asks for it waits for the
-    /// user's answer, `approvalNeeded`, instead of being refused: docs/protocol.md §8.5).
+    /// user's answer, `approvalNeeded`, instead of being refused: docs/protocol.md §8.5),
+    /// `notTrusted` with `provesKeyToStrangers` (an unknown sender that asks for it is told so in
+    /// message 2, which proves this receiver's key, instead of the one-byte refusal: §8.7).
     /// `replayMemory` keeps the replay guard across restarts: what it recalls is known replayed
     /// from the start, and every timestamp accepted is remembered there before message 2 is
     /// written (nil: in memory only, forgotten at exit). `completedMemory` keeps the transfers
     /// completed across restarts, so that a file stored just before one is not stored twice.
     public init(identity: Identity, trust: TrustStore, store: any FileStore,
                 configuration: SessionConfiguration = .init(), maxFileSize: UInt64 = 1 << 40, decompresses: Bool = true,
-                asksAboutStrangers: Bool = false, replayMemory: (any ReplayMemory)? = nil,
+                asksAboutStrangers: Bool = false, provesKeyToStrangers: Bool = false, replayMemory: (any ReplayMemory)? = nil,
                 completedMemory: (any CompletedMemory)? = nil) {
         let ledger = ReceiverLedger(store: store, makeHasher: { FileHasher() }, maxFileSize: maxFileSize,
                                     partialLifetime: configuration.partialLifetime, trees: store as? any TreeStore,
                                     completedMemory: completedMemory)
         self.init(identity: identity, shared: ReceiverSharedState(trust: trust, ledger: ledger, replayMemory: replayMemory),
                   configuration: configuration,
-                  decompresses: decompresses, asksAboutStrangers: asksAboutStrangers)
+                  decompresses: decompresses, asksAboutStrangers: asksAboutStrangers, provesKeyToStrangers: provesKeyToStrangers)
     }
 
     private init(identity: Identity, shared: ReceiverSharedState, configuration: SessionConfiguration, decompresses: Bool,
-                 asksAboutStrangers: Bool) {
+                 asksAboutStrangers: Bool, provesKeyToStrangers: Bool) {
         self.identity = identity
         self.shared = shared
         self.configuration = configuration
         self.decompresses = decompresses
         self.asksAboutStrangers = asksAboutStrangers
+        self.provesKeyToStrangers = provesKeyToStrangers
         // Each connection's receiver has its own decompressor: it keeps that connection's chunk history.
         let transfer = TransferReceiver(ledger: shared.ledger, decompressor: decompresses ? ZstdChunkDecompressor() : nil,
-                                        firstContact: asksAboutStrangers)
+                                        firstContact: asksAboutStrangers, notTrusted: provesKeyToStrangers)
         self.extensions = transfer.grantable
         self.parked = transfer
     }
@@ -90,7 +94,7 @@ public struct ReceiverSession {
     /// connection and drives them all from one thread.
     public func sharingState() -> ReceiverSession {
         ReceiverSession(identity: identity, shared: shared, configuration: configuration, decompresses: decompresses,
-                        asksAboutStrangers: asksAboutStrangers)
+                        asksAboutStrangers: asksAboutStrangers, provesKeyToStrangers: provesKeyToStrangers)
     }
 
     /// Whether `other` uses the same shared state as this session (it was made by `sharingState()`
@@ -145,7 +149,8 @@ public struct ReceiverSession {
         let channel: ResponderChannel
         do {
             channel = try ResponderChannel(identity: identity, shared: shared, wallClock: wallClock, ephemeral: ephemeral, now: now,
-                                           configuration: configuration, asksAboutStrangers: asksAboutStrangers)
+                                           configuration: configuration, asksAboutStrangers: asksAboutStrangers,
+                                           provesKeyToStrangers: provesKeyToStrangers)
         } catch {
             parked = transfer
             throw error

@@ -13,6 +13,9 @@ public enum SessionError: Error, Equatable, Sendable {
     case notApprovedByPeer
     /// The receiver asked its user about our key and no answer came within our own limit.
     case approvalTimeout
+    /// The receiver proved its key and said it does not trust ours (`notTrusted`,
+    /// docs/protocol.md §8.7): the receiver we pinned refused us, no other device.
+    case notTrustedByPeer
     /// The receiver proved its key and said it serves as many senders as it takes (`busy`,
     /// docs/protocol.md §8.6): come back after about `retryAfter`; `ahead` senders wait before us.
     case receiverBusy(retryAfter: Duration, ahead: Int)
@@ -61,7 +64,7 @@ extension SessionError {
         switch self {
         case .linkLost, .handshakeTimeout, .record, .framing: true
         // A busy receiver is worth coming back to, but when it says: `ReconnectPolicy`'s call.
-        case .refusedByPeer, .notApprovedByPeer, .approvalTimeout, .peerNotAuthenticated, .refusedSender, .handshake, .transfer,
+        case .refusedByPeer, .notApprovedByPeer, .notTrustedByPeer, .approvalTimeout, .peerNotAuthenticated, .refusedSender, .handshake, .transfer,
              .receiverBusy: false
         }
     }

@@ -12,6 +12,7 @@ extension SessionError {
         switch self {
         case .refusedByPeer: "refusedByPeer"
         case .notApprovedByPeer: "notApprovedByPeer"
+        case .notTrustedByPeer: "notTrustedByPeer"
         case .approvalTimeout: "approvalTimeout"
         case .peerNotAuthenticated: "peerNotAuthenticated"
         case .receiverBusy: "receiverBusy"
@@ -94,6 +95,7 @@ extension TransferError {
         case .sourceFailed: "sourceFailed"
         case .notApproved: "notApproved"
         case .receiverBusy: "receiverBusy"
+        case .notTrusted: "notTrusted"
         }
     }
 }

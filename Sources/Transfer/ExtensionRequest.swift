@@ -58,6 +58,12 @@ struct ExtensionRequest {
         guard extensions.contains(.busy), !openingAnswered, !isAwaitingApproval else { throw .unexpected(.busy) }
     }
 
+    /// The receiver's `notTrusted`: only in message 2, right after a `hello` that granted
+    /// `notTrusted`, in place of the answer to the opening.
+    func checkNotTrusted() throws(TransferError) {
+        guard extensions.contains(.notTrusted), !openingAnswered, !isAwaitingApproval else { throw .unexpected(.notTrusted) }
+    }
+
     /// The receiver's `pending`: only in message 2, right after a `hello` that granted `firstContact`.
     mutating func receivePending() throws(TransferError) {
         guard extensions.contains(.firstContact), !openingAnswered, !isAwaitingApproval else { throw .unexpected(.pending) }

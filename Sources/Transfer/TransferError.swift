@@ -23,6 +23,8 @@ public enum TransferError: Error, Equatable, Sendable {
     /// The receiver is serving as many senders as it takes (`busy` in message 2, §8.6): come back
     /// after about `retryAfterSeconds`; `ahead` senders were told so before this one.
     case receiverBusy(retryAfterSeconds: UInt16, ahead: UInt8)
+    /// The receiver proved its key and does not trust this sender (`notTrusted` in message 2, §8.7).
+    case notTrusted
 }
 
 extension TransferError: CustomStringConvertible {
@@ -39,6 +41,7 @@ extension TransferError: CustomStringConvertible {
         case .sourceFailed(let error): error.description
         case .notApproved: "its user did not accept this sender"
         case .receiverBusy(let seconds, _): "it is busy with other senders (come back in \(seconds) s)"
+        case .notTrusted: "it does not trust this sender's key"
         }
     }
 }

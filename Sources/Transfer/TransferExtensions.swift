@@ -25,8 +25,13 @@ public struct TransferExtensions: OptionSet, Hashable, Sendable, CustomStringCon
     /// with `busy` and when to come back, instead of closing its channel unanswered (§8.6).
     public static let busy = TransferExtensions(rawValue: 1 << 4)
 
+    /// A receiver that does not trust the sender says so in message 2 (`notTrusted`), which only
+    /// the holder of its key can write, instead of the one-byte refusal: the sender knows at once
+    /// that the receiver it pinned refused it, and stops looking for another (§8.7).
+    public static let notTrusted = TransferExtensions(rawValue: 1 << 5)
+
     /// Every extension this implementation knows.
-    public static let known: TransferExtensions = [.compression, .pipelining, .folders, .firstContact, .busy]
+    public static let known: TransferExtensions = [.compression, .pipelining, .folders, .firstContact, .busy, .notTrusted]
 
     public var description: String {
         var names: [String] = []
@@ -35,6 +40,7 @@ public struct TransferExtensions: OptionSet, Hashable, Sendable, CustomStringCon
         if contains(.folders) { names.append("folders") }
         if contains(.firstContact) { names.append("first contact") }
         if contains(.busy) { names.append("busy") }
+        if contains(.notTrusted) { names.append("not trusted") }
         let unknown = rawValue & ~Self.known.rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return names.isEmpty ? "none" : names.joined(separator: ", ")

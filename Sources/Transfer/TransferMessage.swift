@@ -31,6 +31,10 @@ public enum TransferMessage: Equatable, Sendable {
     /// sender closes the connection and comes back after about `retryAfterSeconds`; `ahead` other
     /// senders were told so before it and still wait (§8.6). The offer is not answered.
     case busy(retryAfterSeconds: UInt16, ahead: UInt8)
+    /// In handshake message 2 only, after a `hello` granting `notTrusted`, instead of the answer
+    /// to the opening: the receiver does not trust the sender's key. The offer is not answered; the
+    /// connection ends as after a refusal (§8.7). No fields.
+    case notTrusted
 
     /// A file inside a sent tree (`entry`).
     public struct Entry: Equatable, Sendable {

@@ -3,8 +3,8 @@ extension TransferMessage {
     public var batchable: Bool { Self.mayShareARecord(kind) }
 
     /// Whether messages of `kind` may stand in a `batch`: all but `batch` itself, `hello`, `bye`
-    /// (always alone in a final record) and `pending` and `busy` (message 2 only).
-    static func mayShareARecord(_ kind: Kind) -> Bool { ![.batch, .hello, .bye, .pending, .busy].contains(kind) }
+    /// (always alone in a final record) and `pending`, `busy` and `notTrusted` (message 2 only).
+    static func mayShareARecord(_ kind: Kind) -> Bool { ![.batch, .hello, .bye, .pending, .busy, .notTrusted].contains(kind) }
 
     /// `messages` packed into as few messages as fit in `limit` bytes each, in order: a `batch`
     /// where several fit together, the message itself where it stands alone.

@@ -68,7 +68,7 @@ extension TransferMessage {
                 while !reader.isAtEnd {
                     let inner = try reader.readBytes(Int(try reader.readUInt16()))
                     // Only what may share a record: no batch in a batch, no hello, no bye (final),
-                    // no pending or busy (message 2 only). Judged by the type byte, before the inner message
+                    // no pending, busy or notTrusted (message 2 only). Judged by the type byte, before the inner message
                     // is parsed, so a batch can never make the parser recurse (a record of nested
                     // batches would otherwise go 21,000 levels deep).
                     if let type = inner.first, let kind = Kind(rawValue: type), !Self.mayShareARecord(kind) {
@@ -80,6 +80,8 @@ extension TransferMessage {
                 self = .batch(messages)
             case .pending:
                 self = .pending
+            case .notTrusted:
+                self = .notTrusted
             case .busy:
                 let retryAfter = try reader.readUInt16()
                 guard (1...TransferConstants.maxBusyRetryAfter).contains(retryAfter) else { throw TransferMessageError.badField }

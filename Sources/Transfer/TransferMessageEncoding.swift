@@ -81,6 +81,8 @@ extension TransferMessage {
             }
         case .pending:
             out.append(Kind.pending.rawValue)
+        case .notTrusted:
+            out.append(Kind.notTrusted.rawValue)
         case .busy(let retryAfter, let ahead):
             out.append(Kind.busy.rawValue)
             out.appendBigEndian(retryAfter)
@@ -97,7 +99,7 @@ extension TransferMessage {
         case .done: 1 + 16 + TransferConstants.hashLength
         case .confirm(_, _, let name): 1 + 16 + 1 + 1 + Self.nameBytes(name).count
         case .reject: 1 + 16 + 1
-        case .bye, .pending: 1
+        case .bye, .pending, .notTrusted: 1
         case .hello: 5
         case .busy: 4
         case .zdata(_, let frame): 3 + frame.count

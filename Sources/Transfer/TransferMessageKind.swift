@@ -1,7 +1,7 @@
 extension TransferMessage {
     /// The type byte: which message this is.
     public enum Kind: UInt8, Sendable, CustomStringConvertible {
-        case offer = 1, accept, data, ack, done, confirm, reject, bye, hello, zdata, folder, entry, commit, batch, pending, busy
+        case offer = 1, accept, data, ack, done, confirm, reject, bye, hello, zdata, folder, entry, commit, batch, pending, busy, notTrusted
 
         public var description: String {
             switch self {
@@ -21,6 +21,7 @@ extension TransferMessage {
             case .batch: "batch"
             case .pending: "pending"
             case .busy: "busy"
+            case .notTrusted: "notTrusted"
             }
         }
     }
@@ -43,6 +44,7 @@ extension TransferMessage {
         case .batch: .batch
         case .pending: .pending
         case .busy: .busy
+        case .notTrusted: .notTrusted
         }
     }
 }

@@ -55,11 +55,14 @@ public struct TransferReceiver {
     /// transfers it shares with every other receiver made over it. `decompressor` must be this
     /// receiver's own (it keeps the connection's chunk history); folders are granted if the
     /// ledger has somewhere to build them.
-    public init(ledger: ReceiverLedger, decompressor: (any ChunkDecompressor)? = nil, firstContact: Bool = false) {
+    /// `notTrusted`: the receiver answers a sender it does not trust with `notTrusted` (§8.7, the
+    /// secure channel writes it); listed here so that it is granted and listed like the others.
+    public init(ledger: ReceiverLedger, decompressor: (any ChunkDecompressor)? = nil, firstContact: Bool = false, notTrusted: Bool = false) {
         // Pipelined offers need nothing more of this receiver: it answers every message in order.
         // Every receiver may be at its cap when a sender comes (`busy`).
         var supported: TransferExtensions = [.pipelining, .busy]
         if firstContact { supported.insert(.firstContact) }
+        if notTrusted { supported.insert(.notTrusted) }
         if decompressor != nil { supported.insert(.compression) }
         if ledger.trees != nil { supported.insert(.folders) }
         grant = ExtensionGrant(supported: supported)
@@ -178,7 +181,7 @@ public struct TransferReceiver {
             var replies: [TransferMessage] = []
             for message in messages { replies += try receive(message, now: now) }
             return TransferMessage.packed(replies, limit: TransferConstants.maxBatchLength)
-        case .accept, .ack, .confirm, .reject, .hello, .pending, .busy:
+        case .accept, .ack, .confirm, .reject, .hello, .pending, .busy, .notTrusted:
             throw .unexpected(message.kind)
         }
     }

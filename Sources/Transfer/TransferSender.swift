@@ -58,9 +58,9 @@ public struct TransferSender {
         walker = FolderWalker(items: items, makeID: makeID, makeHasher: makeHasher)
         streamer = FileStreamer(encoder: ChunkEncoder(compressor: compressor))
         self.makeHasher = makeHasher
-        // Being asked about, or told to come back later, costs this sender nothing: it asks for
-        // both wherever a receiver offers them.
-        var usable: TransferExtensions = [.firstContact, .busy]
+        // Being asked about, told to come back later, or told plainly that the receiver does not
+        // trust us costs this sender nothing: it asks for each wherever a receiver offers it.
+        var usable: TransferExtensions = [.firstContact, .busy, .notTrusted]
         if compressor != nil { usable.insert(.compression) }
         if pipelines { usable.insert(.pipelining) }
         if walker.hasFolders { usable.insert(.folders) }
@@ -185,6 +185,9 @@ public struct TransferSender {
         case .busy(let retryAfter, let ahead):
             try request.checkBusy()
             throw .receiverBusy(retryAfterSeconds: retryAfter, ahead: ahead)
+        case .notTrusted:
+            try request.checkNotTrusted()
+            throw .notTrusted
         case .batch(let messages):
             guard extensions.contains(.pipelining) else { throw .unexpected(.batch) }
             for message in messages { try receive(message) }

@@ -21,10 +21,11 @@ struct SessionPair {
     var senderError: SessionError?
     var receiverError: SessionError?
 
-    init(asks: Bool = true, trusted: Bool = false, receiverConfiguration: SessionConfiguration = .init()) {
+    /// `provesKey`: the receiver tells a sender it does not trust so in message 2 (`notTrusted`, §8.7).
+    init(asks: Bool = true, trusted: Bool = false, provesKey: Bool = false, receiverConfiguration: SessionConfiguration = .init()) {
         let peers = trusted ? [TrustStore.Peer(name: "alice", key: senderID.publicKey)] : []
         receiver = ReceiverSession(identity: receiverID, trust: TrustStore(peers: peers), store: store,
-                                   configuration: receiverConfiguration, asksAboutStrangers: asks)
+                                   configuration: receiverConfiguration, asksAboutStrangers: asks, provesKeyToStrangers: provesKey)
         sender = SenderSession(identity: senderID, receiverKey: receiverID.publicKey,
                                files: [MemoryFileSource(name: "hello.txt", bytes: Array("hi there".utf8))])
     }

@@ -28,6 +28,7 @@ let sampleMessages: [TransferMessage] = [
     .pending,
     .busy(retryAfterSeconds: 1, ahead: 0),
     .busy(retryAfterSeconds: TransferConstants.maxBusyRetryAfter, ahead: 255),
+    .notTrusted,
     .reject(id: sampleID, reason: .notApproved),
     .batch([.data([1, 2]), .done(id: sampleID, hash: Array(repeating: 1, count: 32))]),
     .batch([.confirm(id: sampleID, status: .saved, storedName: "x"), .accept(id: sampleID, offset: 0), .ack(id: sampleID, received: 9)]),
@@ -59,7 +60,9 @@ func trailingBytesAreRefused(_ message: TransferMessage) {
 @Test func malformedMessagesGiveTypedErrors() {
     let cases: [([UInt8], TransferMessageError)] = [
         ([0x00], .unknownType),
-        ([0x11], .unknownType),
+        ([0x12], .unknownType),
+        ([0x11, 0], .trailingBytes),
+        ([0x0E, 0, 1, 0x11], .badField),
         ([0x10], .truncated),
         ([0x10, 0, 5], .truncated),
         ([0x10, 0, 0, 0], .badField),

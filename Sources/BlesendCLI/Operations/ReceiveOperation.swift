@@ -49,10 +49,11 @@ struct ReceiveOperation {
 
     func run() async throws(CLIError) {
         let configuration = SessionConfiguration(partialLifetime: partialLifetime)
-        let base = SessionBox(ReceiverSession(identity: identity, trust: trust.store, store: store, configuration: configuration,
-                                              asksAboutStrangers: askingInto != nil, replayMemory: replayMemory,
-                                              completedMemory: completedMemory))
         if privateDiscovery { try await checkAddressPrivacy() }
+        let base = SessionBox(ReceiverSession(identity: identity, trust: trust.store, store: store, configuration: configuration,
+                                              asksAboutStrangers: askingInto != nil,
+                                              provesKeyToStrangers: await provesKeyToStrangers(), replayMemory: replayMemory,
+                                              completedMemory: completedMemory))
         let peripheral: GattPeripheral
         do {
             peripheral = try await GattPeripheral.start(adapter: adapter, l2cap: l2cap, extensions: base.session.extensions.rawValue,
@@ -289,6 +290,17 @@ struct ReceiveOperation {
         let check = DoctorJudge.deviceNameCheck(status, hostname: hostname, userName: userName)
         guard check.severity == .warn, let fix = check.fix else { return nil }
         return "\(status.name) is called \(check.detail); \(fix)"
+    }
+
+    /// Whether a sender this receiver does not trust is told so in message 2, which proves this
+    /// receiver's key (`notTrusted`, docs/protocol.md §8.7), rather than with the one-byte refusal.
+    /// Only where that tells a holder of the key nothing the advertisements do not: the adapter
+    /// advertises from its fixed address (LE privacy off), and not with private discovery. With
+    /// LE privacy on, or unknown, a stranger holding the key could otherwise follow the receiver
+    /// from one private address to the next (docs/threat-model.md, "Identity hiding").
+    private func provesKeyToStrangers() async -> Bool {
+        guard !privateDiscovery, let found = try? await readAddressPrivacy(adapter) else { return false }
+        return found.privacy == .off
     }
 
     /// Refuses private discovery on an adapter that shows its fixed address (`PrivateDiscoveryGate`).

@@ -60,8 +60,8 @@ struct InitiatorChannel: Layer {
         if var codec = records.take() {
             defer { records = codec }
             let opened = try codec.open(message)
-            // `pending` and `busy` stand only in message 2 (docs/protocol.md §8.5, §8.6).
-            if [.pending, .busy].contains(opened.kind) { throw .transfer(.unexpected(opened.kind)) }
+            // `pending`, `busy` and `notTrusted` stand only in message 2 (docs/protocol.md §8.5-8.7).
+            if [.pending, .busy, .notTrusted].contains(opened.kind) { throw .transfer(.unexpected(opened.kind)) }
             up.append(opened)
             return
         }

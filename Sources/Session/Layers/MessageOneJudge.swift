@@ -10,13 +10,17 @@ struct MessageOneJudge {
     private let shared: ReceiverSharedState
     /// Whether an unknown sender that asks for `firstContact` gets `pending` instead of a refusal.
     private let asksAboutStrangers: Bool
+    /// Whether an unknown sender that asks for `notTrusted` is told so in message 2 (§8.7).
+    private let provesKeyToStrangers: Bool
     /// The wall clock (nanoseconds since the Unix epoch) when the connection was accepted, and
     /// the monotonic instant that goes with it: message 1's timestamp is checked against them.
     private let acceptedAt: (wallClock: UInt64, now: Instant)
 
-    init(shared: ReceiverSharedState, asksAboutStrangers: Bool, acceptedAt: (wallClock: UInt64, now: Instant)) {
+    init(shared: ReceiverSharedState, asksAboutStrangers: Bool, provesKeyToStrangers: Bool = false,
+         acceptedAt: (wallClock: UInt64, now: Instant)) {
         self.shared = shared
         self.asksAboutStrangers = asksAboutStrangers
+        self.provesKeyToStrangers = provesKeyToStrangers
         self.acceptedAt = acceptedAt
     }
 
@@ -41,6 +45,8 @@ struct MessageOneJudge {
 
     struct Refusal: Error {
         let reason: SessionError.RefusalReason
+        /// Answer with `notTrusted` in message 2 rather than the one-byte refusal (§8.7).
+        var provesKey = false
     }
 
     /// Judges message 1: the sender it authenticates, or why to refuse.
@@ -54,7 +60,7 @@ struct MessageOneJudge {
         let fingerprint = PublicKey(bytes: remoteStatic)?.fingerprint ?? "?"
         let sender = shared.trust.name(for: remoteStatic)
         let unknown = Refusal(reason: .unknownSender(fingerprint: fingerprint))
-        guard sender != nil || asksAboutStrangers else { return .failure(unknown) }
+        guard sender != nil || asksAboutStrangers || provesKeyToStrangers else { return .failure(unknown) }
         // Only a well-formed offer (after a `hello`, if any) opens a connection; judged before the
         // timestamp is remembered.
         var reader = ByteReader(payload)
@@ -62,9 +68,12 @@ struct MessageOneJudge {
               let opening = try? HandshakePayload.decode(reader.readRest()), Self.opens(opening) else {
             return .failure(sender.map { Refusal(reason: .badOpening(sender: $0)) } ?? unknown)
         }
-        // An unknown sender gets as far as the user only if it asked for that (an older sender
-        // is refused as before, without a word).
-        guard sender != nil || Self.asksForFirstContact(opening) else { return .failure(unknown) }
+        // An unknown sender gets as far as the user only if it asked for that where the user is
+        // asked; else it is refused: told `notTrusted` if it asked for that where it is granted
+        // (§8.7), without a word otherwise (an older sender, as before).
+        if sender == nil, !(asksAboutStrangers && Self.asks(.firstContact, opening)) {
+            return .failure(Refusal(reason: unknown.reason, provesKey: provesKeyToStrangers && Self.asks(.notTrusted, opening)))
+        }
         let named = sender ?? fingerprint
         let wallClock = acceptedAt.wallClock &+ UInt64(max(0, now.duration(since: acceptedAt.now).nanoseconds))
         // A stranger's timestamp is remembered only once its key is trusted (`approve`): a stream of
@@ -88,9 +97,9 @@ struct MessageOneJudge {
         }
     }
 
-    private static func asksForFirstContact(_ opening: [TransferMessage]) -> Bool {
+    private static func asks(_ extension: TransferExtensions, _ opening: [TransferMessage]) -> Bool {
         guard case .hello(let asked) = opening.first else { return false }
-        return asked.contains(.firstContact)
+        return asked.contains(`extension`)
     }
 
     /// Whether `messages` can open a connection: an offer, or after a `hello` an offer or an item

@@ -22,8 +22,9 @@ enum ReceiverUnit {
 }
 
 /// The receiver's secure channel: Noise IK as the responder, then records. It judges message 1
-/// (decryption, trust, timestamp) and refuses with one byte that says nothing; otherwise it
-/// hands the opening up and writes message 2 around the answer that comes down.
+/// (decryption, trust, timestamp) and refuses with one byte that says nothing (or, to an unknown
+/// sender that asks for `notTrusted` where it is granted, with a message 2 that says so, §8.7);
+/// otherwise it hands the opening up and writes message 2 around the answer that comes down.
 ///
 /// Signals: it raises `peerAuthenticated` when message 2 went to a trusted (or just approved)
 /// sender, and `approvalPending` while its user decides about a stranger.
@@ -69,14 +70,16 @@ struct ResponderChannel: Layer {
     private var provedLive = false
 
     init(identity: Identity, shared: ReceiverSharedState, wallClock: UInt64,
-         ephemeral: SecureBytes?, now: Instant, configuration: SessionConfiguration, asksAboutStrangers: Bool = false) throws(SessionError) {
+         ephemeral: SecureBytes?, now: Instant, configuration: SessionConfiguration, asksAboutStrangers: Bool = false,
+         provesKeyToStrangers: Bool = false) throws(SessionError) {
         do {
             let responder = try NoiseIKResponder(localStatic: identity.secretKey, prologue: blesendPrologue, ephemeral: ephemeral)
             state = .awaitingHello(responder, deadline: now.advanced(by: configuration.handshakeTimeout))
         } catch {
             throw .handshake(error)
         }
-        self.judge = MessageOneJudge(shared: shared, asksAboutStrangers: asksAboutStrangers, acceptedAt: (wallClock, now))
+        self.judge = MessageOneJudge(shared: shared, asksAboutStrangers: asksAboutStrangers, provesKeyToStrangers: provesKeyToStrangers,
+                                     acceptedAt: (wallClock, now))
         self.approvalTimeout = configuration.approvalTimeout
         self.rekeyAfter = configuration.rekeyAfterRecords
     }
@@ -117,6 +120,14 @@ struct ResponderChannel: Layer {
                 let sender = opened.sender ?? ""
                 state = .awaitingAnswer(responder, sender: sender, fingerprint: opened.fingerprint, deadline: deadline)
                 up.append(.opened(sender: sender, senderKey: opened.key, opened.opening))
+            case .failure(let refusal) where refusal.provesKey:
+                // An unknown sender that asked for `notTrusted` (§8.7): message 2, which only this
+                // receiver's key can write, says so; the connection then ends as after a refusal.
+                var payload: [UInt8] = []
+                HandshakePayload.encode([.hello(.notTrusted), .notTrusted], into: &payload)
+                do { down.append(try responder.writeMessage2(payload: payload)) } catch { throw .handshake(error) }
+                events.append(.refused(refusal.reason))
+                state = .refusing(refusal.reason, deadline: now.advanced(by: refusalLinger))
             case .failure(let refusal):
                 refuse(refusal.reason, now: now)
             }

@@ -33,6 +33,7 @@ struct SendingTransferLayer: Layer {
         } catch {
             switch error {
             case .notApproved: throw .notApprovedByPeer
+            case .notTrusted: throw .notTrustedByPeer
             case .receiverBusy(let seconds, let ahead): throw .receiverBusy(retryAfter: .seconds(Int64(seconds)), ahead: Int(ahead))
             default: throw .transfer(error)
             }

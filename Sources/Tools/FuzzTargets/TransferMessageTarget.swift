@@ -52,7 +52,7 @@ private func runTransferMessage(_ bytes: [UInt8]) {
         require(!messages.isEmpty && messages.allSatisfy(\.batchable), "batch of \(messages.map(\.kind))")
     case .busy(let retryAfter, _):
         require((1...TransferConstants.maxBusyRetryAfter).contains(retryAfter), "busy asking to wait \(retryAfter) s")
-    case .accept, .ack, .reject, .bye, .hello, .commit, .pending:
+    case .accept, .ack, .reject, .bye, .hello, .commit, .pending, .notTrusted:
         break
     }
     require(message.encoded() == bytes, "decode/encode round trip changed the bytes")
