@@ -74,6 +74,16 @@ struct ReconnectPolicyTests {
         #expect(try #require(failure(p.connectFailed(.notFound, now: at(3.5)))).status == .peerRefused)
     }
 
+    /// The receiver proved its key and said it does not trust us (`notTrusted`, §8.7): the pinned
+    /// receiver itself refused, so no other device is tried and nothing is looked for.
+    @Test func aReceiverThatProvesItsKeyAndRefusesEndsTheSendAtOnce() throws {
+        var p = policy()
+        p.connected(to: "/dev_A", others: ["/dev_B"])
+        let end = try #require(failure(p.sessionFailed(.notTrustedByPeer, device: "/dev_A", progressed: false, anyProgress: false, now: at(2))))
+        #expect(end.status == .peerRefused)
+        #expect(end.message.contains("does not trust your key"))
+    }
+
     /// A receiver found in that short look refuses too: reported at once, no second look.
     @Test func aReceiverFoundInTheLookThatRefusesEndsIt() throws {
         var p = policy()

@@ -34,6 +34,15 @@ public enum Catalogue {
                                     expect: .failure(code: "refusedByPeer", raisedBy: .sender))
         unknownSender.trustedSenders = [strangerPublic]
 
+        var notTrusted = session(["Not trusted (docs/protocol.md §8.7): the receiver trusts another key and lists",
+                                  "notTrusted; the sender asks for it in its hello. Message 2 carries the receiver's hello",
+                                  "granting notTrusted and notTrusted in place of the answer: the receiver proves its key",
+                                  "and refuses, and the sender stops with notTrustedByPeer. Nothing is stored."],
+                                 files: [("hello.txt", hello, false)],
+                                 expect: .failure(code: "notTrustedByPeer", raisedBy: .sender),
+                                 configuration: VectorConfiguration(extensions: [.notTrusted]))
+        notTrusted.trustedSenders = [strangerPublic]
+
         var wrongKey = session(["A wrong receiver key: the sender pinned another receiver's key, so the receiver",
                                 "cannot read message 1 and answers with the refusal; the sender stops with refusedByPeer."],
                                files: [("hello.txt", hello, false)],
@@ -130,6 +139,7 @@ public enum Catalogue {
             Scenario(name: "unknown-sender", vector: unknownSender),
             Scenario(name: "first-contact", vector: firstContact),
             Scenario(name: "busy", vector: busy),
+            Scenario(name: "not-trusted", vector: notTrusted),
             Scenario(name: "wrong-receiver-key", vector: wrongKey),
             Scenario(name: "forged-message-2", vector: session(
                 ["A forged message 2: the attacker flips bit 0 of byte 40 of the receiver's first datagram",

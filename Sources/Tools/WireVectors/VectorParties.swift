@@ -47,13 +47,15 @@ struct VectorParties {
     }
 
     /// A receiver that lists and grants the vector's extensions (with `firstContact`, its user
-    /// accepts an unknown sender at once: `VectorReceiver`).
+    /// accepts an unknown sender at once: `VectorReceiver`; with `notTrusted`, it tells an unknown
+    /// sender so in message 2).
     func makeReceiver(store: MemoryFileStore) -> VectorReceiver {
         let extensions = vector.configuration.extensions
         return VectorReceiver(session: ReceiverSession(
             identity: receiverIdentity, trust: trust, store: store,
             configuration: vector.configuration.session, maxFileSize: vector.configuration.maxFileSize,
-            decompresses: extensions.contains(.compression), asksAboutStrangers: extensions.contains(.firstContact)))
+            decompresses: extensions.contains(.compression), asksAboutStrangers: extensions.contains(.firstContact),
+            provesKeyToStrangers: extensions.contains(.notTrusted)))
     }
 
     /// The files the receiver should end up holding, by name.
