@@ -299,8 +299,9 @@ struct ReceiveOperation {
     /// LE privacy on, or unknown, a stranger holding the key could otherwise follow the receiver
     /// from one private address to the next (docs/threat-model.md, "Identity hiding").
     private func provesKeyToStrangers() async -> Bool {
-        guard !privateDiscovery, let found = try? await readAddressPrivacy(adapter) else { return false }
-        return found.privacy == .off
+        guard !privateDiscovery, let found = try? await readAddressPrivacy(adapter), found.privacy == .off else { return false }
+        reporter.logger.info("\(found.adapter) advertises from its fixed address: a sender it does not trust is told so in the handshake (notTrusted)")
+        return true
     }
 
     /// Refuses private discovery on an adapter that shows its fixed address (`PrivateDiscoveryGate`).
