@@ -41,8 +41,6 @@ public struct ReceiverSession {
     /// What outlives a connection, shared with the sessions made by `sharingState()`.
     private let shared: ReceiverSharedState
     private let configuration: SessionConfiguration
-    private let asksAboutStrangers: Bool
-    private let provesKeyToStrangers: Bool
     private let decompresses: Bool
     /// The current connection's layers (nil between connections).
     private var stack: Stack?
@@ -79,8 +77,6 @@ public struct ReceiverSession {
         self.shared = shared
         self.configuration = configuration
         self.decompresses = decompresses
-        self.asksAboutStrangers = asksAboutStrangers
-        self.provesKeyToStrangers = provesKeyToStrangers
         // Each connection's receiver has its own decompressor: it keeps that connection's chunk history.
         let transfer = TransferReceiver(ledger: shared.ledger, decompressor: decompresses ? ZstdChunkDecompressor() : nil,
                                         firstContact: asksAboutStrangers, notTrusted: provesKeyToStrangers)
@@ -94,7 +90,7 @@ public struct ReceiverSession {
     /// connection and drives them all from one thread.
     public func sharingState() -> ReceiverSession {
         ReceiverSession(identity: identity, shared: shared, configuration: configuration, decompresses: decompresses,
-                        asksAboutStrangers: asksAboutStrangers, provesKeyToStrangers: provesKeyToStrangers)
+                        asksAboutStrangers: extensions.contains(.firstContact), provesKeyToStrangers: extensions.contains(.notTrusted))
     }
 
     /// Whether `other` uses the same shared state as this session (it was made by `sharingState()`
@@ -149,8 +145,7 @@ public struct ReceiverSession {
         let channel: ResponderChannel
         do {
             channel = try ResponderChannel(identity: identity, shared: shared, wallClock: wallClock, ephemeral: ephemeral, now: now,
-                                           configuration: configuration, asksAboutStrangers: asksAboutStrangers,
-                                           provesKeyToStrangers: provesKeyToStrangers)
+                                           configuration: configuration, grants: extensions)
         } catch {
             parked = transfer
             throw error

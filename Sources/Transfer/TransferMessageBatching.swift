@@ -4,7 +4,7 @@ extension TransferMessage {
 
     /// Whether messages of `kind` may stand in a `batch`: all but `batch` itself, `hello`, `bye`
     /// (always alone in a final record) and `pending`, `busy` and `notTrusted` (message 2 only).
-    static func mayShareARecord(_ kind: Kind) -> Bool { ![.batch, .hello, .bye, .pending, .busy, .notTrusted].contains(kind) }
+    static func mayShareARecord(_ kind: Kind) -> Bool { ![.batch, .hello, .bye].contains(kind) && !Kind.messageTwoOnly.contains(kind) }
 
     /// `messages` packed into as few messages as fit in `limit` bytes each, in order: a `batch`
     /// where several fit together, the message itself where it stands alone.

@@ -3,6 +3,10 @@ extension TransferMessage {
     public enum Kind: UInt8, Sendable, CustomStringConvertible {
         case offer = 1, accept, data, ack, done, confirm, reject, bye, hello, zdata, folder, entry, commit, batch, pending, busy, notTrusted
 
+        /// The receiver's answers that stand only in handshake message 2, in place of the answer
+        /// to the opening (§8.5-8.7): never in a record, never in a `batch`.
+        public static let messageTwoOnly: Set<Kind> = [.pending, .busy, .notTrusted]
+
         public var description: String {
             switch self {
             case .offer: "offer"

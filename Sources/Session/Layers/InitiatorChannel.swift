@@ -61,7 +61,7 @@ struct InitiatorChannel: Layer {
             defer { records = codec }
             let opened = try codec.open(message)
             // `pending`, `busy` and `notTrusted` stand only in message 2 (docs/protocol.md §8.5-8.7).
-            if [.pending, .busy, .notTrusted].contains(opened.kind) { throw .transfer(.unexpected(opened.kind)) }
+            if TransferMessage.Kind.messageTwoOnly.contains(opened.kind) { throw .transfer(.unexpected(opened.kind)) }
             up.append(opened)
             return
         }

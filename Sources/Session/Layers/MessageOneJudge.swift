@@ -8,19 +8,17 @@ import Transfer
 /// connection's judge trusts or remembers, every other connection's judge sees.
 struct MessageOneJudge {
     private let shared: ReceiverSharedState
-    /// Whether an unknown sender that asks for `firstContact` gets `pending` instead of a refusal.
-    private let asksAboutStrangers: Bool
-    /// Whether an unknown sender that asks for `notTrusted` is told so in message 2 (§8.7).
-    private let provesKeyToStrangers: Bool
+    /// What the receiver grants that changes how it answers an unknown sender that asks for it:
+    /// `firstContact`, `pending` instead of a refusal (§8.5); `notTrusted`, a message 2 that says
+    /// so instead of the one-byte refusal (§8.7).
+    private let grants: TransferExtensions
     /// The wall clock (nanoseconds since the Unix epoch) when the connection was accepted, and
     /// the monotonic instant that goes with it: message 1's timestamp is checked against them.
     private let acceptedAt: (wallClock: UInt64, now: Instant)
 
-    init(shared: ReceiverSharedState, asksAboutStrangers: Bool, provesKeyToStrangers: Bool = false,
-         acceptedAt: (wallClock: UInt64, now: Instant)) {
+    init(shared: ReceiverSharedState, grants: TransferExtensions, acceptedAt: (wallClock: UInt64, now: Instant)) {
         self.shared = shared
-        self.asksAboutStrangers = asksAboutStrangers
-        self.provesKeyToStrangers = provesKeyToStrangers
+        self.grants = grants.intersection([.firstContact, .notTrusted])
         self.acceptedAt = acceptedAt
     }
 
@@ -60,7 +58,7 @@ struct MessageOneJudge {
         let fingerprint = PublicKey(bytes: remoteStatic)?.fingerprint ?? "?"
         let sender = shared.trust.name(for: remoteStatic)
         let unknown = Refusal(reason: .unknownSender(fingerprint: fingerprint))
-        guard sender != nil || asksAboutStrangers || provesKeyToStrangers else { return .failure(unknown) }
+        guard sender != nil || !grants.isEmpty else { return .failure(unknown) }
         // Only a well-formed offer (after a `hello`, if any) opens a connection; judged before the
         // timestamp is remembered.
         var reader = ByteReader(payload)
@@ -71,8 +69,8 @@ struct MessageOneJudge {
         // An unknown sender gets as far as the user only if it asked for that where the user is
         // asked; else it is refused: told `notTrusted` if it asked for that where it is granted
         // (§8.7), without a word otherwise (an older sender, as before).
-        if sender == nil, !(asksAboutStrangers && Self.asks(.firstContact, opening)) {
-            return .failure(Refusal(reason: unknown.reason, provesKey: provesKeyToStrangers && Self.asks(.notTrusted, opening)))
+        if sender == nil, !offers(.firstContact, to: opening) {
+            return .failure(Refusal(reason: unknown.reason, provesKey: offers(.notTrusted, to: opening)))
         }
         let named = sender ?? fingerprint
         let wallClock = acceptedAt.wallClock &+ UInt64(max(0, now.duration(since: acceptedAt.now).nanoseconds))
@@ -97,8 +95,9 @@ struct MessageOneJudge {
         }
     }
 
-    private static func asks(_ extension: TransferExtensions, _ opening: [TransferMessage]) -> Bool {
-        guard case .hello(let asked) = opening.first else { return false }
+    /// Whether the receiver grants `extension` and the opening's `hello` asks for it.
+    private func offers(_ extension: TransferExtensions, to opening: [TransferMessage]) -> Bool {
+        guard grants.contains(`extension`), case .hello(let asked) = opening.first else { return false }
         return asked.contains(`extension`)
     }
 

@@ -70,16 +70,14 @@ struct ResponderChannel: Layer {
     private var provedLive = false
 
     init(identity: Identity, shared: ReceiverSharedState, wallClock: UInt64,
-         ephemeral: SecureBytes?, now: Instant, configuration: SessionConfiguration, asksAboutStrangers: Bool = false,
-         provesKeyToStrangers: Bool = false) throws(SessionError) {
+         ephemeral: SecureBytes?, now: Instant, configuration: SessionConfiguration, grants: TransferExtensions = []) throws(SessionError) {
         do {
             let responder = try NoiseIKResponder(localStatic: identity.secretKey, prologue: blesendPrologue, ephemeral: ephemeral)
             state = .awaitingHello(responder, deadline: now.advanced(by: configuration.handshakeTimeout))
         } catch {
             throw .handshake(error)
         }
-        self.judge = MessageOneJudge(shared: shared, asksAboutStrangers: asksAboutStrangers, provesKeyToStrangers: provesKeyToStrangers,
-                                     acceptedAt: (wallClock, now))
+        self.judge = MessageOneJudge(shared: shared, grants: grants, acceptedAt: (wallClock, now))
         self.approvalTimeout = configuration.approvalTimeout
         self.rekeyAfter = configuration.rekeyAfterRecords
     }
