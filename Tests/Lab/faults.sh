@@ -750,9 +750,17 @@ case_bonded() {
   check "hci1 did not bond with hci0: exit $prc" [ "$prc" = 0 ]
   start_recv bonded "$out" -v || fail "receiver did not start"
   if [ "$prc" = 0 ]; then
-    timeout -k 2 60 /usr/bin/python3 "$BONDED" hold --seconds 30 > "$W/logs/bonded-hold.out" 2> "$W/logs/bonded-hold.err"
-    hrc=$?
-    log "bonded link: exit $hrc: $(tr '\n' ' ' < "$W/logs/bonded-hold.out")"
+    local attempt
+    for attempt in 1 2; do
+      timeout -k 2 60 /usr/bin/python3 "$BONDED" hold --seconds 30 > "$W/logs/bonded-hold.out" 2> "$W/logs/bonded-hold.err"
+      hrc=$?
+      log "bonded link: exit $hrc: $(tr '\n' ' ' < "$W/logs/bonded-hold.out")"
+      # Once (run 13 on trixie, 1 in 7 runs) the link dropped 4.3 s in, before blerecv's 8 s rule,
+      # and blerecv had asked for no end of it: hold once more then; a drop blerecv asked for fails.
+      [ "$hrc" = 3 ] && [ "$attempt" = 1 ] && ! grep -q "ended the link of .*dev_00_AA_01_01_00_01" "$RECV_LOG.err" || break
+      log "the bonded link dropped and blerecv did not end it; holding it once more"
+    done
+    grep -q "ended the link of .*dev_00_AA_01_01_00_01" "$RECV_LOG.err" && fail "blerecv ended the bonded device's link"
     check "the bonded device's link did not stay up 30 s: exit $hrc, want 0" [ "$hrc" = 0 ]
     check "receiver did not say it left the bonded link up" grep -q 'left the link of .*dev_00_AA_01_01_00_01 up: paired' "$RECV_LOG.err"
   fi

@@ -85,7 +85,7 @@ enum PeripheralCall: Sendable {
         case .endBareLink(let device):
             switch await peripheral.endBareLink(device: device) {
             case .ended:
-                break
+                reporter.logger.info("ended the link of \(device)")
             case .spared(let reason):
                 reporter.logger.info("left the link of \(device) up: \(reason.rawValue), not a sender's")
             case .failed(let failure):
