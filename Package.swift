@@ -52,9 +52,10 @@ let package = Package(
         .target(name: "Keys", dependencies: ["Sodium"]),
         // Private discovery: the service data from which a receiver's trusted senders recognise it.
         .target(name: "Discovery", dependencies: ["Keys", "Sodium"]),
-        .target(name: "Storage", dependencies: ["Pipeline", "Transfer", "CFileCalls", "Sodium"]),
-        // What a receiver keeps on disk across restarts: the replay journal.
-        .target(name: "State", dependencies: ["Handshake", "Pipeline", "Sodium", "Transfer"]),
+        // Durable state, one home: one disk protocol, one framed and checksummed record format, the
+        // journals and records built on them (replay, history, completed, folder, partial, outgoing ids).
+        .target(name: "Durable", dependencies: ["Handshake", "Pipeline", "Sodium", "Transfer"]),
+        .target(name: "Storage", dependencies: ["Pipeline", "Transfer", "Durable", "CFileCalls", "Sodium"]),
         .target(name: "Session", dependencies: [
             "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium", "Zstd",
             .product(name: "DequeModule", package: "swift-collections"),
@@ -74,7 +75,7 @@ let package = Package(
 
         // Command line.
         .target(name: "BlesendCLI", dependencies: [
-            "Session", "SessionRunner", "Admission", "Keys", "BlueZ", "Storage", "State", "Handshake", "Pipeline", "Discovery", "CClockCalls", "CFileCalls",
+            "Session", "SessionRunner", "Admission", "Keys", "BlueZ", "Storage", "Durable", "Handshake", "Pipeline", "Discovery", "CClockCalls", "CFileCalls",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -87,7 +88,7 @@ let package = Package(
                 path: "Sources/Tools/MemoryTransport"),
         // In-memory files for tests, benchmarks and vectors (the file system edge's protocols, no
         // disk), and a socket-pair transport.
-        .target(name: "TestDoubles", dependencies: ["Transfer", "Pipeline", "SocketIO", "State", "Handshake", "Storage"], path: "Sources/Tools/TestDoubles"),
+        .target(name: "TestDoubles", dependencies: ["Transfer", "Pipeline", "SocketIO", "Durable", "Handshake", "Storage"], path: "Sources/Tools/TestDoubles"),
         // Loopback runs with reconnects, attacker relays, scripted peers.
         .target(name: "Simulation", dependencies: [
             "Session", "MemoryTransport", "Pipeline", "Transfer", "Keys", .product(name: "DequeModule", package: "swift-collections"),
@@ -127,8 +128,8 @@ let package = Package(
         .testTarget(name: "TransferTests", dependencies: ["Transfer", "TestDoubles", "Pipeline"]),
         .testTarget(name: "KeysTests", dependencies: ["Keys"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Keys", "Sodium", "CSodium"]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "Transfer", "TestDoubles", "Sodium", "Pipeline"]),
-        .testTarget(name: "StateTests", dependencies: ["State", "Handshake", "TestDoubles", "Transfer"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "Durable", "Transfer", "TestDoubles", "Sodium", "Pipeline"]),
+        .testTarget(name: "DurableTests", dependencies: ["Durable", "Handshake", "TestDoubles", "Transfer", "Pipeline", "Storage", "Sodium"]),
         .testTarget(name: "SessionTests", dependencies: [
             "Session", "Simulation", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline", "Zstd",
         ]),
@@ -137,13 +138,13 @@ let package = Package(
         ]),
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
         .testTarget(name: "CLITests", dependencies: [
-            "BlesendCLI", "BlueZ", "L2CAP", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Transfer", "Pipeline", "Keys", "TestSupport", "Discovery", "Sodium", "State", "Storage",
+            "BlesendCLI", "BlueZ", "L2CAP", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Transfer", "Pipeline", "Keys", "TestSupport", "Discovery", "Sodium", "Durable", "Storage",
             "BluetoothdStandIn", .product(name: "Logging", package: "swift-log"),
         ]),
         // The attack table of docs/threat-model.md: one test per row, real pipeline, real folders.
         .testTarget(name: "AttackTableTests", dependencies: [
             "BlesendCLI", "Simulation", "Session", "SessionRunner", "Storage", "Keys", "MemoryTransport", "TestDoubles", "Transfer",
-            "Framing", "Handshake", "Sodium", "Pipeline", "TestSupport", "State",
+            "Framing", "Handshake", "Sodium", "Pipeline", "TestSupport", "Durable",
         ]),
         .testTarget(name: "BlueZTests", dependencies: ["BlueZ", "DBus", "Pipeline", "SocketIO", "L2CAP", "TestSupport", "BluetoothdStandIn"]),
         .testTarget(name: "L2CAPTests", dependencies: ["L2CAP", "Pipeline", "SocketIO"]),

@@ -3,6 +3,7 @@ import Keys
 import Session
 import Storage
 import Transfer
+import Pipeline
 
 /// Turns errors from the layers into what the user reads, with a hint and an exit status.
 extension CLIError {

@@ -2,6 +2,7 @@ import Framing
 import Handshake
 import Record
 import Transfer
+import Pipeline
 
 /// Why a connection (or the whole session) ended badly. Each maps to one exit code in the CLI.
 public enum SessionError: Error, Equatable, Sendable {
@@ -53,7 +54,7 @@ public enum SessionError: Error, Equatable, Sendable {
         case toldBusy(sender: String)
         /// The sender's message 1 was good, but the receiver could not make its timestamp durable
         /// (`ReplayMemory`): without that, a recording of it could be replayed after a restart.
-        case replayGuardNotSaved(sender: String, failure: ReplayMemoryFailure)
+        case replayGuardNotSaved(sender: String, failure: StorageError)
     }
 }
 

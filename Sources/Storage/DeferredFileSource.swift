@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Transfer
+import Pipeline
 
 /// A file of a folder being sent: opened only when its bytes are first read, and closed once the
 /// receiver holds all of it (`release` at its size), so that sending thousands of files holds a

@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import CFileCalls
+import Durable
 import Transfer
+import Pipeline
 
 /// Stores incoming files in a directory.
 ///
@@ -247,7 +249,7 @@ public final class DirectoryFileStore: FileStore {
     }
 
     /// Longest file name most Linux file systems take (NAME_MAX), in bytes.
-    static let maxNameBytes = 255
+    static let maxNameBytes = Durable.maxNameBytes
 
     /// `report.pdf` → `report-1.pdf`; `archive` → `archive-1`. The stem is shortened (at a
     /// character boundary) so the result stays within `maxNameBytes`.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Transfer
+import Pipeline
 
 /// One file of a `DirectoryFileStore` being received: open for writing, with no name in the
 /// output folder (or, without `O_TMPFILE`, a hidden temporary name) until `commit`.

@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Durable
 import Transfer
+import Pipeline
 
 /// One incoming folder, built hidden in the output folder and moved into place whole.
 ///

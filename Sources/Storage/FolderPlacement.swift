@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CFileCalls
 import Transfer
+import Pipeline
 
 /// Moves the folder `from` to `to` (both in the directory open at `directory`) unless something
 /// called `to` exists. Returns `false` when `to` is taken, so the caller can try another name.

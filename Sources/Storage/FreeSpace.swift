@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Transfer
+import Pipeline
 
 /// How much of a file system a receiver leaves free: files that would eat into it are refused at
 /// their offer, and a file (a stream above all, whose size nobody knew) that eats into it while

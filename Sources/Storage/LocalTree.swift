@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Transfer
+import Pipeline
 
 /// A local folder to send, listed whole before anything is sent: folders (so that empty ones
 /// arrive) and regular files, each folder followed by its contents, names sorted by their bytes.

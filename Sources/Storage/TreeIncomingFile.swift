@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Transfer
+import Pipeline
 
 /// One file of an incoming folder (`DirectoryIncomingTree.beginFile`), created with `O_EXCL`
 /// (mode 0600) in its folder inside the staging folder. `commit` finishes it where it is; the

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Transfer
+import Pipeline
 
 /// Writes all of `bytes` to `fd` at `offset`, retrying short writes and EINTR. `name` is for the
 /// error message.

@@ -1,3 +1,4 @@
+import Pipeline
 /// Why the sender stopped reading a file it was sending: a code to match on, the file's name,
 /// and, when the source itself refused, what it said (`cause`). Two errors are equal when their
 /// codes are.

@@ -1,3 +1,4 @@
+import Pipeline
 /// Streams the file being sent: reads it from where the receiver said, hashes each byte once,
 /// sends its bytes through the `ChunkEncoder`, and ends it with `done` and the hash. Counts the
 /// file bytes sent and the bytes that carried them.

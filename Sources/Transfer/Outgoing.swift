@@ -1,3 +1,4 @@
+import Pipeline
 /// One item a sender offered, from its first offer until the receiver settles it (`confirm` or
 /// `reject`), over as many connections as that takes.
 struct Outgoing {

@@ -1,3 +1,4 @@
+import Pipeline
 /// Why the transfer layer stopped a session. Every case but `sourceFailed` is something the peer
 /// did after it authenticated: trying again would only make it do it again.
 public enum TransferError: Error, Equatable, Sendable {

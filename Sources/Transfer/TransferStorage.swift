@@ -1,3 +1,4 @@
+import Pipeline
 /// What the transfer layer is handed to read, store and hash files. The core never opens a file
 /// itself: the command line hands it real files, tests hand it memory.
 

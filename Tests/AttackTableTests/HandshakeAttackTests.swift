@@ -6,7 +6,7 @@ import Pipeline
 import Session
 import SessionRunner
 import Simulation
-import State
+import Durable
 import TestDoubles
 import Testing
 import Transfer
@@ -79,7 +79,7 @@ func receiverWithAnotherKey(variant: String) throws {
 func replayedHandshakeMessage1(variant: String) throws {
     let target = try Target()
     // The receiver's state directory: its replay journal, on a disk a power cut can be simulated on.
-    let disk = SimulatedJournalDisk()
+    let disk = SimulatedDisk()
     let journal = variant.contains("journal") ? try ReplayJournal(disk: disk, name: "replay") : nil
     var receiver = target.receiver(replayMemory: journal)
     let original = relay(target, receiver: &receiver, files: [MemoryFileSource(name: "one.txt", bytes: [1, 2, 3])], tamper: passThrough)

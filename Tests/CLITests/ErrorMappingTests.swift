@@ -6,6 +6,7 @@ import Session
 import Storage
 import Testing
 import Transfer
+import Pipeline
 
 // The same failed file reads differently on each side: the sender was refused (72), the receiver
 // could not write (71, local I/O, as `blerecv --help` documents). Found by the lab's disk-full case.

@@ -1,7 +1,7 @@
 import Foundation
 @testable import BlesendCLI
 import Keys
-import State
+import Durable
 import Storage
 import Testing
 import Transfer
@@ -12,7 +12,7 @@ import Transfer
     let dir = try scratch()
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let now = UInt64(Date().timeIntervalSince1970)
-    let journal = try HistoryJournal(disk: try PosixJournalDisk(folder: dir), name: "history-sent")
+    let journal = try HistoryJournal(disk: try PosixDisk(folder: dir), name: "history-sent")
     try journal.append(HistoryEntry(time: now - 3 * 86_400, direction: .sent, outcome: .saved, resumed: false, size: 5, airBytes: 5,
                                     hash: [UInt8](repeating: 0xAB, count: 32), peer: "alice", fingerprint: "0000 1111",
                                     path: "old.txt", transport: "gatt"))

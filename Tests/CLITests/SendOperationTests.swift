@@ -7,7 +7,7 @@ import Pipeline
 import Session
 import SessionRunner
 import Sodium
-import State
+import Durable
 import Synchronization
 import TestDoubles
 import Testing
@@ -118,7 +118,7 @@ struct SendOperationTests {
         operation.history = History(folder: folder, name: History.sentName, reporter: reporter)
         try await operation.run()
         await connector.finish()
-        let entries = try HistoryJournal(disk: try PosixJournalDisk(folder: folder), name: History.sentName).entries()
+        let entries = try HistoryJournal(disk: try PosixDisk(folder: folder), name: History.sentName).entries()
         #expect(entries.count == 1)
         let entry = try #require(entries.first)
         var hash = BLAKE2b(outputLength: 32)

@@ -236,8 +236,8 @@ private func authenticated(_ events: [ReceiverSession.Event], as name: String) -
 /// A replay memory whose disk fails every write.
 private final class UnwritableReplayMemory: ReplayMemory {
     var recalled: [ReplayMemoryEntry] { [] }
-    func remember(key: [UInt8], timestamp: UInt64) throws(ReplayMemoryFailure) {
-        throw ReplayMemoryFailure(.sync, errno: 28, path: "/var/lib/blesend/replay")
+    func remember(key: [UInt8], timestamp: UInt64) throws(StorageError) {
+        throw StorageError(.noSpace, "cannot sync /var/lib/blesend/replay: No space left on device")
     }
 }
 
@@ -251,7 +251,7 @@ private final class UnwritableReplayMemory: ReplayMemory {
         sender: SenderSession(identity: alice, receiverKey: receiverID.publicKey, files: [MemoryFileSource(name: "x", bytes: [1])]),
         receiver: receiver, now: .zero)]
     interleave(&connections, from: .zero) { connections in connections[0].receiver.connectionComplete }
-    let failure = ReplayMemoryFailure(.sync, errno: 28, path: "/var/lib/blesend/replay")
+    let failure = StorageError(.noSpace, "cannot sync /var/lib/blesend/replay: No space left on device")
     #expect(connections[0].receiverEvents.contains(.refused(.replayGuardNotSaved(sender: "alice", failure: failure))))
     #expect(connections[0].senderError == .refusedByPeer)
     #expect(!authenticated(connections[0].receiverEvents, as: "alice"))

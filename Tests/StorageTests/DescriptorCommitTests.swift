@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Transfer
 @testable import Storage
+import Pipeline
 
 /// Issue 20: files are committed by descriptor, not by a name someone else could swap; stored
 /// modes follow the umask; a receiver removes only its own leftovers; an output folder others

@@ -1,6 +1,7 @@
 import Foundation
 import Pipeline
 import Sodium
+import Durable
 import Testing
 import TestDoubles
 import Transfer
@@ -48,7 +49,7 @@ private func receive(into file: any IncomingFile, from offset: Int, hasher: any 
     return try file.commit()
 }
 
-private func recover(_ folder: SimulatedPartialFolder, lifetime: UInt64 = 3_600) -> PartialRecovery.Outcome {
+private func recover(_ folder: SimulatedDisk, lifetime: UInt64 = 3_600) -> PartialRecovery.Outcome {
     PartialRecovery(folder: folder, lifetime: lifetime, makeHasher: { Blake() }).run()
 }
 
@@ -74,7 +75,7 @@ private func recover(_ folder: SimulatedPartialFolder, lifetime: UInt64 = 3_600)
 /// wrong stored file, never both the stored file and a partial of it, never a partial behind the
 /// last checkpoint that returned, and always ends with the one right file once the sender resumes.
 @Test func aCrashAfterAnyStepNeverCommitsAWrongFileAndResumesFromTheLastCheckpoint() throws {
-    let clean = SimulatedPartialFolder()
+    let clean = SimulatedDisk()
     try clean.create(dataName)
     #expect(try receive(into: DurableIncomingFile(folder: clean, data: dataName, name: "report.pdf"), from: 0, hasher: Blake()) == "report.pdf")
     #expect(clean.stored == ["report.pdf": content])
@@ -85,8 +86,8 @@ private func recover(_ folder: SimulatedPartialFolder, lifetime: UInt64 = 3_600)
     let commitSteps = 6
 
     for crashAfter in 0..<total {
-        for loss in SimulatedPartialFolder.Loss.allCases {
-            let folder = SimulatedPartialFolder()
+        for loss in SimulatedDisk.Loss.allCases {
+            let folder = SimulatedDisk()
             folder.crashAfter = crashAfter
             var lastCheckpoint = 0
             _ = try? folder.create(dataName)
@@ -121,8 +122,8 @@ private func recover(_ folder: SimulatedPartialFolder, lifetime: UInt64 = 3_600)
 }
 
 /// A folder holding the first 1,000 bytes of `content`, checkpointed.
-private func folderWithAPartialOf1000Bytes() throws -> SimulatedPartialFolder {
-    let folder = SimulatedPartialFolder()
+private func folderWithAPartialOf1000Bytes() throws -> SimulatedDisk {
+    let folder = SimulatedDisk()
     try folder.create(dataName)
     let file = DurableIncomingFile(folder: folder, data: dataName, name: "report.pdf")
     try file.write(Array(content.prefix(1_000)), at: 0)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Transfer
 @testable import Storage
+import Pipeline
 
 /// The one hidden staging folder in `dir`.
 private func stagingFolder(_ dir: String) throws -> String {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Transfer
 @testable import Storage
+import Pipeline
 
 private func write(_ text: String, to path: String, mode: Int = 0o644) throws {
     try text.write(toFile: path, atomically: false, encoding: .utf8)

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import Transfer
 @testable import Storage
+import Pipeline
 
 func scratchDirectory() throws -> String {
     let path = NSTemporaryDirectory() + "blesend-storage-\(UUID().uuidString)"

@@ -1,4 +1,5 @@
 import Foundation
+import Durable
 import Testing
 import Transfer
 @testable import Storage

@@ -1,6 +1,7 @@
 import TestDoubles
 import Testing
 @testable import Transfer
+import Pipeline
 
 private func id(_ n: UInt8) -> TransferID { TransferID(bytes: Array(repeating: n, count: 16))! }
 

@@ -1,5 +1,6 @@
 import Testing
 @testable import Transfer
+import Pipeline
 
 @Test func storageErrorsAreEqualByTheirCodeAndReadAsTheirDetail() {
     #expect(StorageError(.noSpace, "disk full") == StorageError(.noSpace, "quota exceeded"))

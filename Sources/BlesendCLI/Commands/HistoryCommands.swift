@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import ArgumentParser
-import State
+import Durable
 
 /// What `blesend history` and `blerecv history` share: where, how, since when.
 struct HistoryOptions: ParsableArguments {
@@ -55,7 +55,7 @@ struct HistoryOptions: ParsableArguments {
         let folder = StateLocation.folder(state)
         let entries: [HistoryEntry]
         do {
-            entries = try HistoryJournal(disk: try PosixJournalDisk(folder: folder), name: name).entries()
+            entries = try HistoryJournal(disk: try PosixDisk(folder: folder), name: name).entries()
         } catch {
             throw CLIError(.localIO, "cannot read the history in \(folder): \(error)", hint: "give the folder the tool keeps it in with --state DIR")
         }

@@ -1,6 +1,6 @@
 import Handshake
 import Keys
-import State
+import Durable
 
 /// Where blerecv keeps what must survive a restart (the replay guard): `--state`, else the first
 /// folder of `$STATE_DIRECTORY` (systemd's StateDirectory=, `/var/lib/blesend` under the
@@ -17,7 +17,7 @@ enum StateLocation {
     /// when they cannot be kept there: a file stored just before a restart may then be stored twice.
     static func completedJournal(in folder: String, for identity: Identity, reporter: Reporter) -> CompletedJournal? {
         do {
-            return try CompletedJournal(disk: try PosixJournalDisk(folder: folder), name: "completed-\(identity.publicKey.fileTag)")
+            return try CompletedJournal(disk: try PosixDisk(folder: folder), name: "completed-\(identity.publicKey.fileTag)")
         } catch {
             reporter.logger.warning("cannot keep completed transfers in \(folder) (\(error)); a file stored just before a restart may be stored again")
             return nil
@@ -28,7 +28,7 @@ enum StateLocation {
     /// that receivers with different keys may share a folder).
     static func replayJournal(in folder: String, for identity: Identity) throws(CLIError) -> ReplayJournal {
         do {
-            return try ReplayJournal(disk: try PosixJournalDisk(folder: folder), name: "replay-\(identity.publicKey.fileTag)")
+            return try ReplayJournal(disk: try PosixDisk(folder: folder), name: "replay-\(identity.publicKey.fileTag)")
         } catch {
             throw CLIError(.localIO, "cannot keep the replay guard in \(folder): \(error)",
                            hint: "give a folder this user may write with --state DIR")

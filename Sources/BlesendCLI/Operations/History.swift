@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import State
+import Durable
 
 /// A tool's history in its state folder (`HistoryJournal`: `history-sent` for blesend,
 /// `history-received` for blerecv), and the entries it adds. A history that cannot be opened or
@@ -19,7 +19,7 @@ final class History: @unchecked Sendable {
         self.folder = folder
         self.reporter = reporter
         do {
-            journal = try HistoryJournal(disk: try PosixJournalDisk(folder: folder), name: name)
+            journal = try HistoryJournal(disk: try PosixDisk(folder: folder), name: name)
         } catch {
             journal = nil
             warn(error)

@@ -4,7 +4,7 @@ import Glibc
 import Keys
 import Session
 import Sodium
-import State
+import Durable
 import Storage
 import Transfer
 
@@ -22,16 +22,18 @@ import Transfer
 /// `done`, so a stale id never commits a wrong file. Losing this folder costs a resume, nothing
 /// else: failures here are reported and the id is a fresh one.
 final class OutgoingTransferIDs {
-    /// `outgoing/` of the state folder: one entry a file, written whole (`JournalDisk.replace`).
-    private let disk: PosixJournalDisk
+    /// `outgoing/` of the state folder: one entry a file, a one-record `Journal` (magic
+    /// `BSOUTID1`, the 16-byte id) written whole.
+    private let disk: PosixDisk
+    static let magic = Array("BSOUTID1".utf8)
     let receiver: PublicKey
     /// Entries older than this are removed when the folder is opened (sends given up long ago).
-    static let lifetime: Int = 30 * 24 * 3600
+    static let lifetime: UInt64 = 30 * 24 * 3600
 
     var folder: String { disk.folder }
 
     init?(stateFolder: String, receiver: PublicKey) {
-        guard let disk = try? PosixJournalDisk(folder: stateFolder + "/outgoing") else { return nil }
+        guard let disk = try? PosixDisk(folder: stateFolder + "/outgoing") else { return nil }
         self.disk = disk
         self.receiver = receiver
         removeOld()
@@ -53,7 +55,7 @@ final class OutgoingTransferIDs {
 
     /// The receiver saved `source`: a later send of it is a new transfer.
     func forget(_ source: LocalFileSource) {
-        unlink(folder + "/" + entryName(source.stamp))
+        disk.remove(entryName(source.stamp))
     }
 
     /// The tree id to send the folder at `path` under (`kept`: an earlier run began sending it
@@ -72,7 +74,7 @@ final class OutgoingTransferIDs {
 
     /// The folder sent under `tree` is in place: a later send of it is a new transfer.
     func forgetTree(_ tree: TransferID) {
-        if let name = treeEntries.removeValue(forKey: tree) { unlink(folder + "/" + name) }
+        if let name = treeEntries.removeValue(forKey: tree) { disk.remove(name) }
     }
 
     /// The transfer id of a folder's file: from the tree id, the file's path as it travels and its
@@ -88,15 +90,22 @@ final class OutgoingTransferIDs {
     /// The id kept under `name`, or a fresh one kept there from now on (with the problem, if it
     /// could not be kept).
     private func keptID(_ name: String) -> (id: TransferID, kept: Bool, problem: String?) {
-        if let bytes = try? disk.read(name), bytes.count == TransferConstants.idLength, let kept = TransferID(bytes: bytes) {
-            return (kept, true, nil)
+        var kept: TransferID?
+        if disk.exists(name) {
+            _ = try? Journal.scan(disk: disk, name: name, magic: Self.magic) { body in
+                kept = kept == nil ? TransferID(bytes: body[...]) : nil   // one record, no more
+                return kept != nil
+            }
+            disk.closeFile(name)
         }
+        if let kept { return (kept, true, nil) }
         let id = randomTransferID()
         do {
-            try disk.replace(name, with: id.bytes)
+            _ = try Journal.write(disk: disk, name: name, magic: Self.magic, records: [id.bytes])
+            disk.closeFile(name)
             return (id, false, nil)
         } catch {
-            return (id, false, "\(error)")
+            return (id, false, error.description)
         }
     }
 
@@ -108,15 +117,9 @@ final class OutgoingTransferIDs {
     }
 
     private func removeOld() {
-        guard let directory = opendir(folder) else { return }
-        defer { closedir(directory) }
-        let now = time(nil)
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard !name.hasPrefix(".") else { continue }
-            var status = stat()
-            let path = folder + "/" + name
-            if lstat(path, &status) == 0, now - status.st_mtim.tv_sec > Self.lifetime { unlink(path) }
+        let now = disk.secondsSinceEpoch()
+        for name in disk.names() {
+            if let modified = disk.modificationTime(name), now > modified, now - modified > Self.lifetime { disk.remove(name) }
         }
     }
 }

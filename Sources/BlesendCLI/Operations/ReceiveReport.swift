@@ -2,7 +2,7 @@ import Admission
 import Pipeline
 import Session
 import SessionRunner
-import State
+import Durable
 import Transfer
 
 /// What `blerecv` says about its senders (the lines for people, `--json` events, the `-v` log),

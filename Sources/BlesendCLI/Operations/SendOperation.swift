@@ -3,7 +3,7 @@ import Keys
 import Pipeline
 import Session
 import SessionRunner
-import State
+import Durable
 import Storage
 import Transfer
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Transfer
+import Pipeline
 
 /// `blerecv --stdout`: one incoming file goes to standard output as it arrives.
 ///

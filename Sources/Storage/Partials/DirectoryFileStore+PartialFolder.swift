@@ -1,12 +1,18 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Pipeline
 import Transfer
 
 /// The output folder as a `PartialFolder`: every step by name relative to the folder's
 /// descriptor, never following a symlink, on files this user owns. A partial's descriptor is
 /// opened when first used and kept until it is closed, committed or removed.
 extension DirectoryFileStore: PartialFolder {
+    public func exists(_ name: String) -> Bool {
+        var status = stat()
+        return withCName(Array(name.utf8)) { fstatat(directoryFD, $0, &status, AT_SYMLINK_NOFOLLOW) } == 0
+    }
+
     public func create(_ name: String) throws(StorageError) {
         let fd = openat(directoryFD, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {

@@ -1,3 +1,5 @@
+import Durable
+import Pipeline
 import Transfer
 
 /// One incoming file kept across runs: its bytes in a hidden temporary of the output folder,

@@ -1,3 +1,5 @@
+import Durable
+import Pipeline
 import Transfer
 
 /// A partial file kept across runs, as `blerecv partials` shows it: its record, read but not
@@ -27,10 +29,10 @@ extension PartialFolder {
     /// This receiver's kept folders whose journals read, oldest first.
     public func keptFolders() -> [KeptFolder] {
         let kept = ownNames().compactMap { record -> KeptFolder? in
-            guard TemporaryNames.data(forRecord: record) != nil, let length = try? length(record) else { return nil }
-            let bytes = try? read(record, at: 0, count: Int(min(length, UInt64(Int32.max))))
-            closeFile(record)
-            guard let bytes, let journal = TreeJournal.read(bytes), case .head(let origin, let name) = journal.records.first else { return nil }
+            guard TemporaryNames.data(forRecord: record) != nil else { return nil }
+            defer { closeFile(record) }
+            guard let journal = try? TreeJournal.read(in: self, name: record),
+                  case .head(let origin, let name) = journal.records.first else { return nil }
             var finished: [String: UInt64] = [:], partway: [String: UInt64] = [:]
             for record in journal.records {
                 switch record {

@@ -1,3 +1,5 @@
+import Durable
+import Pipeline
 import Transfer
 
 /// What a receiver finds of its partial files at start (`DirectoryFileStore.recoverPartials`):

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Durable
 import Transfer
 
 /// What a receiver finds of its folders at start (`DirectoryFileStore.recoverTrees`): each staging
@@ -22,11 +23,13 @@ struct TreeRecovery {
         var removed = false
         let now = store.secondsSinceEpoch()
         for record in store.ownNames() {
-            guard let staging = TemporaryNames.data(forRecord: record), let bytes = readAll(record),
-                  bytes.starts(with: TreeJournal.magic) else { continue }
-            if let parsed = TreeJournal.read(bytes), now < parsed.savedAt || now - parsed.savedAt <= lifetime,
-               let tree = recover(staging: staging, journal: TreeJournal(folder: store, name: record, end: parsed.end),
-                                  records: parsed.records) {
+            guard let staging = TemporaryNames.data(forRecord: record),
+                  (try? store.read(record, at: 0, count: TreeJournal.magic.count)) == TreeJournal.magic else {
+                store.closeFile(record)
+                continue
+            }
+            if let parsed = try? TreeJournal.read(in: store, name: record), now < parsed.savedAt || now - parsed.savedAt <= lifetime,
+               let tree = recover(staging: staging, journal: parsed.journal, records: parsed.records) {
                 found.append(tree)
             } else {
                 store.remove(staging)
@@ -36,12 +39,6 @@ struct TreeRecovery {
         }
         if removed { try? store.syncFolder() }
         return found
-    }
-
-    private func readAll(_ name: String) -> [UInt8]? {
-        defer { store.closeFile(name) }
-        guard let length = try? store.length(name), length <= UInt64(Int32.max) else { return nil }
-        return try? store.read(name, at: 0, count: Int(length))
     }
 
     /// A file found in the staging folder that its journal says is part-way, checked.

@@ -1,4 +1,5 @@
 import Transfer
+import Pipeline
 
 /// Stores incoming files in memory. `committed` holds finished files by stored name;
 /// `openTemporaries` counts files begun but neither committed nor discarded.

@@ -1,4 +1,5 @@
 import Transfer
+import Pipeline
 
 /// Folders in memory, for `MemoryFileStore` (extension `folders`): built apart, then moved into
 /// `committed` as `top/path` entries (and `folders` as `top/path`), a taken top name numbered

@@ -3,15 +3,15 @@ import Sodium
 import Transfer
 
 /// The checkpoint record kept beside a partial file (`.blesend-keep`): a `PartialCheckpoint` and
-/// when it was written, checked by a BLAKE2b-128 of the rest so that a damaged record is known.
+/// when it was written, one record in the one format (`RecordFrame`), written whole each time.
 ///
-///     "BSKEEP01" | sender key (32) | transfer id (16) | has size (1) | size (8) | durable (8)
-///     | saved at, seconds since 1970 (8) | prefix hash (32) | name length (2) | name | check (16)
+///     "BSKEEP02" | frame of: sender key (32) | transfer id (16) | has size (1) | size (8)
+///     | durable (8) | saved at, seconds since 1970 (8) | prefix hash (32) | name length (2) | name
 ///
-/// Integers are big-endian. It is local state, never sent: its format may change with a new magic.
+/// Integers are big-endian. It is local state, never sent: its format may change with a new magic
+/// (`BSKEEP01`, up to 0.4.0, does not read: its partial is removed as damaged).
 public struct PartialRecord: Equatable, Sendable {
-    public static let magic = Array("BSKEEP01".utf8)
-    static let checkLength = 16
+    public static let magic = Array("BSKEEP02".utf8)
     /// A record is never longer: the name is at most 255 bytes.
     public static let maxLength = 512
 
@@ -24,33 +24,37 @@ public struct PartialRecord: Equatable, Sendable {
     }
 
     public func encoded() -> [UInt8] {
-        var bytes = Self.magic
-        bytes += checkpoint.senderKey
-        bytes += checkpoint.id.bytes
-        bytes.append(checkpoint.size == nil ? 0 : 1)
-        bytes.appendBigEndian(checkpoint.size ?? 0)
-        bytes.appendBigEndian(checkpoint.durable)
-        bytes.appendBigEndian(savedAt)
-        bytes += checkpoint.prefixHash
+        var body = checkpoint.senderKey
+        body += checkpoint.id.bytes
+        body.append(checkpoint.size == nil ? 0 : 1)
+        body.appendBigEndian(checkpoint.size ?? 0)
+        body.appendBigEndian(checkpoint.durable)
+        body.appendBigEndian(savedAt)
+        body += checkpoint.prefixHash
         let name = Array(checkpoint.name.utf8)
-        bytes.appendBigEndian(UInt16(name.count))
-        bytes += name
-        return bytes + Self.check(bytes)
+        body.appendBigEndian(UInt16(name.count))
+        body += name
+        return Self.magic + RecordFrame.frame(body)
     }
 
     /// The record in `bytes`; nil for anything else (another format, damaged, cut short).
     public init?(decoding bytes: [UInt8]) {
-        guard bytes.count > Self.checkLength, bytes.count <= Self.maxLength else { return nil }
-        let body = Array(bytes.dropLast(Self.checkLength))
-        guard Array(bytes.suffix(Self.checkLength)) == Self.check(body),
-              let (checkpoint, savedAt) = try? Self.fields(body) else { return nil }
+        guard bytes.count <= Self.maxLength, bytes.starts(with: Self.magic) else { return nil }
+        var reader = RecordFrameReader()
+        var fields: (PartialCheckpoint, UInt64)?
+        var frames = 0
+        reader.feed(bytes[Self.magic.count...]) { body in
+            frames += 1
+            fields = frames == 1 ? (try? Self.fields(body)) ?? nil : nil   // one record, no more
+            return fields != nil
+        }
+        guard let (checkpoint, savedAt) = fields, UInt64(Self.magic.count) + reader.consumed == UInt64(bytes.count) else { return nil }
         self.checkpoint = checkpoint
         self.savedAt = savedAt
     }
 
     private static func fields(_ body: [UInt8]) throws(ByteReaderError) -> (PartialCheckpoint, UInt64)? {
         var reader = ByteReader(body)
-        guard Array(try reader.readBytes(magic.count)) == magic else { return nil }
         let senderKey = Array(try reader.readBytes(32))
         guard let id = TransferID(bytes: try reader.readBytes(TransferConstants.idLength)) else { return nil }
         let hasSize = try reader.readUInt8()
@@ -64,12 +68,6 @@ public struct PartialRecord: Equatable, Sendable {
               let name = String(validating: nameBytes, as: UTF8.self), isSafeComponent(name) else { return nil }
         return (PartialCheckpoint(senderKey: senderKey, id: id, name: name, size: hasSize == 1 ? size : nil,
                                   durable: durable, prefixHash: prefixHash), savedAt)
-    }
-
-    private static func check(_ body: [UInt8]) -> [UInt8] {
-        var hash = BLAKE2b(outputLength: checkLength)
-        hash.update(body)
-        return hash.finalize()
     }
 }
 

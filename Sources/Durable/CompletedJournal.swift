@@ -2,18 +2,22 @@ import Handshake
 import Pipeline
 import Transfer
 
-/// A `CompletedMemory` on disk: one `RecordJournal` record (magic `BSDONE01`) per file a receiver
+/// A `CompletedMemory` on disk: one `Journal` record (magic `BSDONE01`) per file a receiver
 /// stored, synced after the file got its name: sender key (32), transfer id (16), size (u64),
 /// stored name (u16 length, UTF-8). At most `maxBytes` (the newest kept); the ledger keeps the
 /// newest 256 of what it recalls.
 public final class CompletedJournal: CompletedMemory {
     public static let magic = Array("BSDONE01".utf8)
-    private let journal: RecordJournal
+    private let journal: Journal
     public let recalled: [CompletedTransfer]
 
-    public init(disk: any JournalDisk, name: String, maxBytes: Int = 64 << 10) throws(ReplayMemoryFailure) {
-        journal = try RecordJournal(disk: disk, name: name, magic: Self.magic, maxBytes: maxBytes)
-        recalled = try journal.records().compactMap { try? Self.decode($0) }
+    public init(disk: any DurableDisk, name: String, maxBytes: UInt64 = 64 << 10) throws(StorageError) {
+        var recalled: [CompletedTransfer] = []
+        (journal, _) = try Journal.open(disk: disk, name: name, magic: Self.magic, maxBytes: maxBytes) { body in
+            if let transfer = try? Self.decode(body) { recalled.append(transfer) }
+            return true
+        }
+        self.recalled = recalled
     }
 
     public func remember(_ transfer: CompletedTransfer) throws {

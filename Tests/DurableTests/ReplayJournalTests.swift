@@ -2,9 +2,11 @@
 import Glibc
 #endif
 import Handshake
-import State
+import Sodium
+import Durable
 import TestDoubles
 import Testing
+import Pipeline
 
 /// Keys 0...4 (32 bytes each), each accepted several times with growing timestamps: 30 records,
 /// enough to compact a journal that compacts after 8.
@@ -12,7 +14,10 @@ private let workload: [ReplayMemoryEntry] = (0..<30).map { i in
     ReplayMemoryEntry(key: [UInt8](repeating: UInt8(i % 5), count: 32), timestamp: 1_000 + UInt64(i) * 7)
 }
 
-private func open(_ disk: any JournalDisk) throws(ReplayMemoryFailure) -> ReplayJournal {
+/// A record as framed on disk: its length (4), the key and timestamp (40), the check (16).
+private let recordSize = 4 + 40 + 16
+
+private func open(_ disk: any DurableDisk) throws(StorageError) -> ReplayJournal {
     try ReplayJournal(disk: disk, name: "replay", capacity: 16, compactAfter: 8)
 }
 
@@ -21,7 +26,7 @@ private func recalled(_ journal: ReplayJournal) -> [[UInt8]: UInt64] {
 }
 
 @Test func aJournalRecallsWhatItRememberedAfterAReopen() throws {
-    let disk = SimulatedJournalDisk()
+    let disk = SimulatedDisk()
     let journal = try open(disk)
     #expect(journal.recalled.isEmpty)
     for entry in workload { try journal.remember(key: entry.key, timestamp: entry.timestamp) }
@@ -31,7 +36,7 @@ private func recalled(_ journal: ReplayJournal) -> [[UInt8]: UInt64] {
         #expect(again[[UInt8](repeating: UInt8(key), count: 32)] == 1_000 + UInt64(25 + key) * 7)
     }
     // Compacted along the way: one record per key, not 30.
-    #expect(try #require(try disk.read("replay")).count <= ReplayJournal.magic.count + 10 * ReplayJournal.recordSize)
+    #expect(try #require(disk.contents("replay")).count <= ReplayJournal.magic.count + 10 * recordSize)
 }
 
 /// ALICE-style: the workload stopped by a crash after every step that writes (each append, sync,
@@ -39,15 +44,15 @@ private func recalled(_ journal: ReplayJournal) -> [[UInt8]: UInt64] {
 /// The journal always opens; every timestamp whose `remember` returned is recalled (or a newer
 /// one for its key); nothing is recalled that was never remembered; and it goes on remembering.
 @Test func aCrashAfterAnyStepLosesNothingThatWasRemembered() throws {
-    let clean = SimulatedJournalDisk()
+    let clean = SimulatedDisk()
     let journal = try open(clean)
     for entry in workload { try journal.remember(key: entry.key, timestamp: entry.timestamp) }
     let total = clean.steps
     #expect(total > 60)
     var cases = 0
     for crashAfter in 0...total {
-        for loss in SimulatedJournalDisk.Loss.allCases {
-            let disk = SimulatedJournalDisk()
+        for loss in SimulatedDisk.Loss.allCases {
+            let disk = SimulatedDisk()
             disk.crashAfter = crashAfter
             var confirmed: [[UInt8]: UInt64] = [:]
             var attempted: Set<ReplayMemoryEntry> = []
@@ -82,17 +87,17 @@ private func recalled(_ journal: ReplayJournal) -> [[UInt8]: UInt64] {
             cases += 1
         }
     }
-    #expect(cases == (total + 1) * SimulatedJournalDisk.Loss.allCases.count)
+    #expect(cases == (total + 1) * SimulatedDisk.Loss.allCases.count)
 }
 
 /// A `remember` that fails half-way (EIO after half of the record was written) is reported, and
 /// the next one cuts the torn half off first: a reopen recalls the record after it.
 @Test func aFailedRememberLeavesNoTornRecordBeforeTheNext() throws {
-    let disk = SimulatedJournalDisk()
+    let disk = SimulatedDisk()
     let journal = try open(disk)
     try journal.remember(key: workload[0].key, timestamp: workload[0].timestamp)
     disk.failStep = disk.steps + 1
-    #expect(throws: ReplayMemoryFailure.self) { try journal.remember(key: workload[1].key, timestamp: workload[1].timestamp) }
+    #expect(throws: StorageError.self) { try journal.remember(key: workload[1].key, timestamp: workload[1].timestamp) }
     try journal.remember(key: workload[2].key, timestamp: workload[2].timestamp)
     let again = recalled(try open(disk))
     #expect(again[workload[0].key] == workload[0].timestamp)
@@ -103,22 +108,22 @@ private func recalled(_ journal: ReplayJournal) -> [[UInt8]: UInt64] {
 /// Damage: a record whose check fails ends what is read (and is cut off), a file that is not a
 /// journal at all starts a new one; neither stops the receiver from starting.
 @Test func aDamagedJournalIsCutAtTheFirstBadRecord() throws {
-    let disk = SimulatedJournalDisk()
+    let disk = SimulatedDisk()
     let journal = try open(disk)
     for entry in workload.prefix(3) { try journal.remember(key: entry.key, timestamp: entry.timestamp) }
-    var bytes = try #require(try disk.read("replay"))
-    bytes[ReplayJournal.magic.count + ReplayJournal.recordSize + 33] ^= 0x01
+    var bytes = try #require(disk.contents("replay"))
+    bytes[ReplayJournal.magic.count + recordSize + 33] ^= 0x01
     try disk.replace("replay", with: bytes)
     let reopened = try open(disk)
     #expect(recalled(reopened) == [workload[0].key: workload[0].timestamp])
-    #expect(reopened.cutBytes == 2 * ReplayJournal.recordSize)
+    #expect(reopened.cutBytes == 2 * recordSize)
     try disk.replace("replay", with: Array("not a journal".utf8))
     #expect(try open(disk).recalled.isEmpty)
 }
 
 /// Over capacity, compaction keeps the keys accepted most recently.
 @Test func compactionKeepsTheNewestKeysUpToTheCapacity() throws {
-    let disk = SimulatedJournalDisk()
+    let disk = SimulatedDisk()
     let journal = try ReplayJournal(disk: disk, name: "replay", capacity: 4, compactAfter: 4)
     for i in 0..<10 { try journal.remember(key: [UInt8](repeating: UInt8(i), count: 32), timestamp: UInt64(100 + i)) }
     let kept = try ReplayJournal(disk: disk, name: "replay", capacity: 4, compactAfter: 4).recalled.map(\.timestamp)
@@ -130,11 +135,31 @@ private func recalled(_ journal: ReplayJournal) -> [[UInt8]: UInt64] {
     var template = Array("/tmp/blesend-state-XXXXXX".utf8CString)
     let base = String(cString: try #require(mkdtemp(&template)))
     let folder = base + "/state/blerecv"
-    let journal = try ReplayJournal(disk: try PosixJournalDisk(folder: folder), name: "replay")
+    let journal = try ReplayJournal(disk: try PosixDisk(folder: folder), name: "replay")
     try journal.remember(key: workload[3].key, timestamp: 42)
     var status = stat()
     #expect(stat(folder, &status) == 0 && status.st_mode & 0o777 == 0o700)
     #expect(stat(folder + "/replay", &status) == 0 && status.st_mode & 0o777 == 0o600)
-    let again = try ReplayJournal(disk: try PosixJournalDisk(folder: folder), name: "replay")
+    let again = try ReplayJournal(disk: try PosixDisk(folder: folder), name: "replay")
     #expect(again.recalled == [ReplayMemoryEntry(key: workload[3].key, timestamp: 42)])
+}
+
+/// A journal of the first format (`BSRPJ001`: fixed 56-byte records, up to 0.4.0) is recalled,
+/// and written anew in the one format: an upgrade keeps every sender's newest timestamp.
+@Test func aJournalOfTheFirstFormatIsRecalledAndWrittenAnew() throws {
+    func legacyRecord(_ entry: ReplayMemoryEntry) -> [UInt8] {
+        var body = entry.key
+        for shift in stride(from: 56, through: 0, by: -8) { body.append(UInt8(truncatingIfNeeded: entry.timestamp >> UInt64(shift))) }
+        var hash = BLAKE2b(outputLength: 16)
+        hash.update(body)
+        return body + hash.finalize()
+    }
+    let disk = SimulatedDisk()
+    let old = Array("BSRPJ001".utf8) + workload.prefix(12).flatMap(legacyRecord) + [1, 2, 3]   // and a torn end
+    try disk.replace("replay", with: old)
+    let journal = try open(disk)
+    let expected = Dictionary(workload.prefix(12).map { ($0.key, $0.timestamp) }, uniquingKeysWith: max)
+    #expect(recalled(journal) == expected)
+    #expect(disk.contents("replay")?.starts(with: ReplayJournal.magic) == true)
+    #expect(recalled(try open(disk)) == expected)
 }

@@ -1,5 +1,5 @@
 import Handshake
-import State
+import Durable
 import TestDoubles
 import Transfer
 import Testing
@@ -13,18 +13,18 @@ private func entry(_ i: Int) -> HistoryEntry {
 }
 
 @Test func aHistoryReadsBackWhatWasAppendedInOrder() throws {
-    let disk = SimulatedJournalDisk()
+    let disk = SimulatedDisk()
     let history = try HistoryJournal(disk: disk, name: "history")
     for i in 0..<10 { try history.append(entry(i)) }
     #expect(try HistoryJournal(disk: disk, name: "history").entries() == (0..<10).map(entry))
 }
 
 @Test func aHistoryStaysWithinItsBoundKeepingTheNewest() throws {
-    let disk = SimulatedJournalDisk()
+    let disk = SimulatedDisk()
     let history = try HistoryJournal(disk: disk, name: "history", maxBytes: 4_096)
     for i in 0..<200 { try history.append(entry(i)) }
     let kept = try history.entries()
-    #expect(try #require(try disk.read("history")).count <= 4_096)
+    #expect(try #require(disk.contents("history")).count <= 4_096)
     #expect(kept.last == entry(199) && kept.count >= 10)
     #expect(kept == (200 - kept.count..<200).map(entry), "the newest, in order, none lost between them")
 }
@@ -34,13 +34,13 @@ private func entry(_ i: Int) -> HistoryEntry {
 /// opens; what it reads is entries that were appended, in order, ending with the last one whose
 /// append returned, or a later one; and it goes on appending.
 @Test func aCrashAfterAnyStepKeepsEveryEntryWhoseAppendReturned() throws {
-    let clean = SimulatedJournalDisk()
+    let clean = SimulatedDisk()
     let history = try HistoryJournal(disk: clean, name: "history", maxBytes: 4_096)
     for i in 0..<40 { try history.append(entry(i)) }
     let total = clean.steps
     for crashAfter in 0..<total {
-        for loss in SimulatedJournalDisk.Loss.allCases {
-            let disk = SimulatedJournalDisk()
+        for loss in SimulatedDisk.Loss.allCases {
+            let disk = SimulatedDisk()
             disk.crashAfter = crashAfter
             var returned = -1
             if let history = try? HistoryJournal(disk: disk, name: "history", maxBytes: 4_096) {
@@ -65,7 +65,7 @@ private func entry(_ i: Int) -> HistoryEntry {
 /// The completed-transfers memory: what a receiver stored is recalled after a reopen, in order;
 /// a damaged tail is skipped; past its bound the newest are kept.
 @Test func completedTransfersAreRecalledAfterAReopen() throws {
-    let disk = SimulatedJournalDisk()
+    let disk = SimulatedDisk()
     let journal = try CompletedJournal(disk: disk, name: "completed", maxBytes: 4_096)
     #expect(journal.recalled.isEmpty)
     let done = (0..<100).map { i in
@@ -76,6 +76,6 @@ private func entry(_ i: Int) -> HistoryEntry {
     let again = try CompletedJournal(disk: disk, name: "completed", maxBytes: 4_096).recalled
     #expect(again.last == done.last && again.count >= 10)
     #expect(again == Array(done.suffix(again.count)))
-    try disk.append("completed", [0, 0, 0, 9, 1, 2])
+    try disk.write("completed", [0, 0, 0, 9, 1, 2], at: try disk.length("completed"))
     #expect(try CompletedJournal(disk: disk, name: "completed", maxBytes: 4_096).recalled == again)
 }

@@ -1,7 +1,8 @@
+import Pipeline
 import Testing
 import TestDoubles
 import Transfer
-@testable import Storage
+@testable import Durable
 
 private let senderKey = [UInt8](repeating: 9, count: 32)
 private let head = TreeRecord.head(TreeOrigin(senderKey: senderKey, tree: TransferID(halves: (1, 1)), folder: TransferID(halves: (1, 2)),
@@ -16,12 +17,19 @@ private let later: [TreeRecord] = [
 ]
 
 private func journalBytes(_ records: [TreeRecord], savedAt: UInt64 = 1_000) -> [UInt8] {
-    TreeJournal.magic + records.flatMap { TreeJournal.frame($0, savedAt: savedAt) }
+    TreeJournal.magic + records.flatMap { RecordFrame.frame(TreeJournal.encode($0, savedAt: savedAt)) }
+}
+
+/// `bytes` as a journal file on a disk, read back as a stream.
+private func readBack(_ bytes: [UInt8]) -> (records: [TreeRecord], savedAt: UInt64, end: UInt64)? {
+    let disk = SimulatedDisk()
+    guard (try? disk.replace("journal", with: bytes)) != nil, let found = try? TreeJournal.read(in: disk, name: "journal") else { return nil }
+    return (found.records, found.savedAt, found.end)
 }
 
 @Test func aTreeJournalRoundTripsEveryRecord() throws {
     let bytes = journalBytes([head] + later)
-    let read = try #require(TreeJournal.read(bytes))
+    let read = try #require(readBack(bytes))
     #expect(read.records == [head] + later)
     #expect(read.savedAt == 1_000)
     #expect(read.end == UInt64(bytes.count))
@@ -32,7 +40,7 @@ private func journalBytes(_ records: [TreeRecord], savedAt: UInt64 = 1_000) -> [
     let bytes = good + journalBytes([later[1]]).dropFirst(TreeJournal.magic.count)
     // A torn last frame: every shorter length reads the first two records, ending where they end.
     for length in good.count..<bytes.count {
-        let read = try #require(TreeJournal.read(Array(bytes.prefix(length))))
+        let read = try #require(readBack(Array(bytes.prefix(length))))
         #expect(read.records == [head, later[0]])
         #expect(read.end == UInt64(good.count))
     }
@@ -40,22 +48,22 @@ private func journalBytes(_ records: [TreeRecord], savedAt: UInt64 = 1_000) -> [
     for index in good.count..<bytes.count {
         var damaged = bytes
         damaged[index] ^= 0x10
-        #expect(TreeJournal.read(damaged)?.records == [head, later[0]], "a flipped bit at \(index) went unnoticed")
+        #expect(readBack(damaged)?.records == [head, later[0]], "a flipped bit at \(index) went unnoticed")
     }
     let headEnd = journalBytes([head]).count
     for index in 0..<headEnd {
         var damaged = bytes
         damaged[index] ^= 0x10
-        #expect(TreeJournal.read(damaged) == nil, "a flipped bit at \(index) of the head went unnoticed")
+        #expect(readBack(damaged) == nil, "a flipped bit at \(index) of the head went unnoticed")
     }
 }
 
 @Test func aTreeJournalNeedsOneHeadFirstAndSafePaths() {
-    #expect(TreeJournal.read(journalBytes(later)) == nil)
-    #expect(TreeJournal.read(journalBytes([head, head]))?.records == [head])
-    #expect(TreeJournal.read(journalBytes([head, .folder(id: TransferID(halves: (2, 2)), path: [".."])]))?.records == [head])
-    #expect(TreeJournal.read(journalBytes([head, .file(id: TransferID(halves: (2, 2)), path: ["a", ""], size: 1)]))?.records == [head])
-    #expect(TreeJournal.read(Array("BSKEEP01".utf8) + journalBytes([head]).dropFirst(8)) == nil)
+    #expect(readBack(journalBytes(later)) == nil)
+    #expect(readBack(journalBytes([head, head]))?.records == [head])
+    #expect(readBack(journalBytes([head, .folder(id: TransferID(halves: (2, 2)), path: [".."])]))?.records == [head])
+    #expect(readBack(journalBytes([head, .file(id: TransferID(halves: (2, 2)), path: ["a", ""], size: 1)]))?.records == [head])
+    #expect(readBack(Array("BSKEEP01".utf8) + journalBytes([head]).dropFirst(8)) == nil)
 }
 
 /// ALICE-style: a journal created and appended to, stopped after each step, read after each way a
@@ -63,14 +71,14 @@ private func journalBytes(_ records: [TreeRecord], savedAt: UInt64 = 1_000) -> [
 /// than those whose append returned; or, if the cut came before the head was synced, not at all.
 @Test func aCrashAfterAnyStepKeepsEveryTreeRecordWhoseAppendReturned() throws {
     let name = ".photos.test-abcdef.blesend-keep"
-    let clean = SimulatedPartialFolder()
+    let clean = SimulatedDisk()
     let journal = try TreeJournal.create(in: clean, name: name, head: head)
     for record in later { try journal.append(record) }
     let total = clean.steps
 
     for crashAfter in 0..<total {
-        for loss in SimulatedPartialFolder.Loss.allCases {
-            let folder = SimulatedPartialFolder()
+        for loss in SimulatedDisk.Loss.allCases {
+            let folder = SimulatedDisk()
             folder.crashAfter = crashAfter
             var returned = 0
             var created = false
@@ -83,9 +91,7 @@ private func journalBytes(_ records: [TreeRecord], savedAt: UInt64 = 1_000) -> [
             }
             let context = "crash after step \(crashAfter), \(loss)"
             let restarted = folder.afterPowerCut(loss)
-            let length = (try? restarted.length(name)) ?? 0
-            let bytes = length == 0 ? [] : ((try? restarted.read(name, at: 0, count: Int(length))) ?? [])
-            guard let read = TreeJournal.read(bytes) else {
+            guard let read = try? TreeJournal.read(in: restarted, name: name) else {
                 #expect(!created, "\(context): a journal whose creation returned does not read")
                 continue
             }
@@ -93,10 +99,8 @@ private func journalBytes(_ records: [TreeRecord], savedAt: UInt64 = 1_000) -> [
             #expect(read.records == Array(([head] + later).prefix(read.records.count)), "\(context)")
 
             // Appending after the restart goes on from the good end.
-            let reopened = TreeJournal(folder: restarted, name: name, end: read.end)
-            try reopened.append(later[3])
-            let after = try restarted.read(name, at: 0, count: Int(try restarted.length(name)))
-            #expect(TreeJournal.read(after)?.records == read.records + [later[3]], "\(context)")
+            try read.journal.append(later[3])
+            #expect(try TreeJournal.read(in: restarted, name: name)?.records == read.records + [later[3]], "\(context)")
         }
     }
 }

@@ -23,10 +23,10 @@ public enum TreeRecord: Equatable, Sendable {
     }
 }
 
-/// The journal file of `TreeRecord`s, appended on a `PartialFolder`:
+/// The journal of `TreeRecord`s of one folder being received, a `Journal` (magic `BSTREE02`) on
+/// the output folder's `DurableDisk`. Each record's body:
 ///
-///     "BSTREE01" | frame*      frame: body length u16 | body | BLAKE2b-128 of the body
-///     body: kind u8 | saved at, seconds since 1970 u64 | fields
+///     kind u8 | saved at, seconds since 1970 u64 | fields
 ///     head (0):       sender key (32) | tree id (16) | top folder's transfer id (16) | top length u16 | top
 ///                     | name length u16 | name
 ///     folder (1):     transfer id (16) | path length u16 | path
@@ -35,89 +35,59 @@ public enum TreeRecord: Equatable, Sendable {
 ///                     | prefix hash (32) | path length u16 | path
 ///
 /// Integers are big-endian; a path is its components (each `isSafeComponent`) joined by `/`.
-/// Each frame is written and synced before what it claims is answered; reading stops at the
-/// first frame that is short or fails its check (a crash while appending), and appends go on
-/// from there. Local state, never sent: its format may change with a new magic.
+/// Each record is written and synced before what it claims is answered; reading stops at the
+/// first record that is torn or does not decode, and appends go on from there. Local state,
+/// never sent: its format may change with a new magic (`BSTREE01`, up to 0.4.0, had 16-bit
+/// frame lengths; such a journal does not read, and its folder is removed as expired).
 public final class TreeJournal {
-    public static let magic = Array("BSTREE01".utf8)
-    static let checkLength = 16
-    static let maxBodyLength = Int(UInt16.max)
+    public static let magic = Array("BSTREE02".utf8)
 
-    private let folder: any PartialFolder
-    public let name: String
-    /// The end of the last good frame: where the next one goes.
-    private var end: UInt64
+    private let disk: any DurableDisk
+    private let journal: Journal
+    public var name: String { journal.name }
 
     /// Creates the journal `name` (mode 0600, never over an existing file) holding `head`, synced
     /// with its folder entry.
-    public static func create(in folder: any PartialFolder, name: String, head: TreeRecord) throws(StorageError) -> TreeJournal {
-        try folder.create(name)
-        let journal = TreeJournal(folder: folder, name: name, end: 0)
-        do throws(StorageError) {
-            try folder.write(name, magic, at: 0)
-            journal.end = UInt64(magic.count)
-            try journal.append(head)
-            try folder.syncFolder()
-        } catch {
-            folder.remove(name)
-            throw error
-        }
-        return journal
+    public static func create(in disk: any DurableDisk, name: String, head: TreeRecord) throws(StorageError) -> TreeJournal {
+        TreeJournal(disk: disk, journal: try Journal.create(disk: disk, name: name, magic: magic,
+                                                            first: encode(head, savedAt: disk.secondsSinceEpoch())))
     }
 
-    /// The journal `name` as read at start, appended from `end` (`read(_:)`'s end).
-    public init(folder: any PartialFolder, name: String, end: UInt64) {
-        self.folder = folder
-        self.name = name
-        self.end = end
+    private init(disk: any DurableDisk, journal: Journal) {
+        self.disk = disk
+        self.journal = journal
+    }
+
+    /// What the journal `name` holds, read as a stream: the records that read (a head first), the
+    /// latest time any was saved, where the good part ends, and the journal to append to; nil when it is no tree journal or
+    /// has no head.
+    public static func read(in disk: any DurableDisk, name: String) throws(StorageError)
+        -> (records: [TreeRecord], savedAt: UInt64, end: UInt64, journal: TreeJournal)? {
+        var records: [TreeRecord] = []
+        var savedAt: UInt64 = 0
+        let scan = try Journal.scan(disk: disk, name: name, magic: magic) { body in
+            // A head first, and only first.
+            guard let (record, time) = try? decode(body), record.isHead == records.isEmpty else { return false }
+            records.append(record)
+            savedAt = max(savedAt, time)
+            return true
+        }
+        guard let scan, !records.isEmpty else { return nil }
+        return (records, savedAt, scan.end, TreeJournal(disk: disk, journal: Journal(disk: disk, name: name, magic: magic, end: scan.end)))
     }
 
     /// Appends `record` and syncs it: once this returns, a crash keeps it.
     public func append(_ record: TreeRecord) throws(StorageError) {
-        let frame = Self.frame(record, savedAt: folder.secondsSinceEpoch())
-        try folder.write(name, frame, at: end)
-        try folder.sync(name)
-        end += UInt64(frame.count)
+        try journal.append(Self.encode(record, savedAt: disk.secondsSinceEpoch()))
     }
 
     /// Stops writing, keeping the file for a later run.
-    public func close() { folder.closeFile(name) }
+    public func close() { journal.close() }
 
-    /// Removes the file (not yet durable: `PartialFolder.syncFolder`).
-    public func remove() { folder.remove(name) }
+    /// Removes the file (not yet durable: `DurableDisk.syncFolder`).
+    public func remove() { journal.remove() }
 
-    /// What `bytes` hold: the records that read (a head first) with the latest time any was
-    /// saved, and where the good part ends; nil when they do not start with the magic and a head.
-    public static func read(_ bytes: [UInt8]) -> (records: [TreeRecord], savedAt: UInt64, end: UInt64)? {
-        guard bytes.starts(with: magic) else { return nil }
-        var records: [TreeRecord] = []
-        var savedAt: UInt64 = 0
-        var offset = magic.count
-        while offset + 2 <= bytes.count {
-            let length = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
-            let bodyStart = offset + 2
-            guard bodyStart + length + checkLength <= bytes.count else { break }
-            let body = Array(bytes[bodyStart..<(bodyStart + length)])
-            guard Array(bytes[(bodyStart + length)..<(bodyStart + length + checkLength)]) == check(body),
-                  let (record, time) = try? decode(body) else { break }
-            // A head first, and only first.
-            guard record.isHead == records.isEmpty else { break }
-            records.append(record)
-            savedAt = max(savedAt, time)
-            offset = bodyStart + length + checkLength
-        }
-        guard !records.isEmpty else { return nil }
-        return (records, savedAt, UInt64(offset))
-    }
-
-    static func frame(_ record: TreeRecord, savedAt: UInt64) -> [UInt8] {
-        let body = encode(record, savedAt: savedAt)
-        var frame: [UInt8] = []
-        frame.appendBigEndian(UInt16(body.count))
-        return frame + body + check(body)
-    }
-
-    private static func encode(_ record: TreeRecord, savedAt: UInt64) -> [UInt8] {
+    static func encode(_ record: TreeRecord, savedAt: UInt64) -> [UInt8] {
         var bytes: [UInt8] = []
         func field(_ value: [UInt8]) {
             bytes.appendBigEndian(UInt16(value.count))
@@ -156,7 +126,7 @@ public final class TreeJournal {
         return bytes
     }
 
-    private static func decode(_ body: [UInt8]) throws(ByteReaderError) -> (TreeRecord, UInt64)? {
+    static func decode(_ body: [UInt8]) throws(ByteReaderError) -> (TreeRecord, UInt64)? {
         var reader = ByteReader(body)
         let kind = try reader.readUInt8()
         let savedAt = try reader.readUInt64()
@@ -201,11 +171,5 @@ public final class TreeJournal {
         }
         try reader.expectEnd()
         return (record, savedAt)
-    }
-
-    private static func check(_ body: [UInt8]) -> [UInt8] {
-        var hash = BLAKE2b(outputLength: checkLength)
-        hash.update(body)
-        return hash.finalize()
     }
 }

@@ -2,26 +2,26 @@ import Handshake
 import Pipeline
 import Sodium
 
-/// A tool's history on disk: `HistoryEntry` records in a `RecordJournal` (magic `BSHIST01`), each
+/// A tool's history on disk: `HistoryEntry` records in a `Journal` (magic `BSHIST01`), each
 /// synced as it is written, bounded by `maxBytes` (the newest kept). Chosen over SQLite: one
 /// write and one sync per file, no dependency, and a torn tail costs at most the entry being
 /// written.
 public final class HistoryJournal {
     public static let magic = Array("BSHIST01".utf8)
-    private let journal: RecordJournal
+    private let journal: Journal
 
     /// Opens the history `name` on `disk`, creating it if there is none.
-    public init(disk: any JournalDisk, name: String, maxBytes: Int = 1 << 20) throws(ReplayMemoryFailure) {
-        journal = try RecordJournal(disk: disk, name: name, magic: Self.magic, maxBytes: maxBytes)
+    public init(disk: any DurableDisk, name: String, maxBytes: UInt64 = 1 << 20) throws(StorageError) {
+        (journal, _) = try Journal.open(disk: disk, name: name, magic: Self.magic, maxBytes: maxBytes)
     }
 
     /// Every entry that reads, oldest first.
-    public func entries() throws(ReplayMemoryFailure) -> [HistoryEntry] {
+    public func entries() throws(StorageError) -> [HistoryEntry] {
         try journal.records().compactMap { try? Self.decode($0) }
     }
 
     /// Appends `entry` and syncs it: once this returns, a crash keeps it.
-    public func append(_ entry: HistoryEntry) throws(ReplayMemoryFailure) {
+    public func append(_ entry: HistoryEntry) throws(StorageError) {
         try journal.append(Self.encode(entry))
     }
 
