@@ -31,4 +31,6 @@ public protocol DurableDisk: AnyObject {
     func closeFile(_ name: String)
     /// Seconds since 1970, for a record's age.
     func secondsSinceEpoch() -> UInt64
+    /// When `name` was last written, in seconds since 1970; nil when it cannot be looked at.
+    func modificationTime(_ name: String) -> UInt64?
 }

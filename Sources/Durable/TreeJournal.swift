@@ -58,22 +58,37 @@ public final class TreeJournal {
         self.journal = journal
     }
 
-    /// What the journal `name` holds, read as a stream: the records that read (a head first), the
-    /// latest time any was saved, where the good part ends, and the journal to append to; nil when it is no tree journal or
-    /// has no head.
+    /// Paths (folders and files) a kept folder may hold: past this, the folder is received on but
+    /// no longer kept across runs (`append` refuses, and the receiver removes the journal).
+    public static let maxPaths = 20_000
+    /// A journal longer than this is not read (it is no journal a receiver wrote: compacted at
+    /// each start, checkpoints every 256 KiB); its folder is removed.
+    public static let maxBytes: UInt64 = 64 << 20
+
+    /// What the journal `name` holds, read as a stream and folded (`TreeJournalContents`), where
+    /// its good part ends, and the journal to append to; nil when it is no tree journal, has no
+    /// head, or is longer than `maxBytes`.
     public static func read(in disk: any DurableDisk, name: String) throws(StorageError)
-        -> (records: [TreeRecord], savedAt: UInt64, end: UInt64, journal: TreeJournal)? {
-        var records: [TreeRecord] = []
-        var savedAt: UInt64 = 0
+        -> (contents: TreeJournalContents, end: UInt64, journal: TreeJournal)? {
+        guard try disk.length(name) <= maxBytes else { return nil }
+        var contents: TreeJournalContents?
         let scan = try Journal.scan(disk: disk, name: name, magic: magic) { body in
-            // A head first, and only first.
-            guard let (record, time) = try? decode(body), record.isHead == records.isEmpty else { return false }
-            records.append(record)
-            savedAt = max(savedAt, time)
-            return true
+            guard let (record, time) = try? decode(body) else { return false }
+            guard contents != nil else {
+                contents = TreeJournalContents(head: record, savedAt: time)
+                return contents != nil
+            }
+            return contents?.take(record, savedAt: time) ?? false
         }
-        guard let scan, !records.isEmpty else { return nil }
-        return (records, savedAt, scan.end, TreeJournal(disk: disk, journal: Journal(disk: disk, name: name, magic: magic, end: scan.end)))
+        guard let scan, let contents, !contents.overflowed else { return nil }
+        return (contents, scan.end, TreeJournal(disk: disk, journal: Journal(disk: disk, name: name, magic: magic, end: scan.end)))
+    }
+
+    /// Writes the journal anew with what `contents` says, in one step a crash cannot split; a
+    /// record saved in the future (the clock went back) is stamped `now`.
+    public func compact(_ contents: TreeJournalContents, now: UInt64) throws(StorageError) {
+        let stamp = min(contents.savedAt, now)
+        try journal.rewrite(contents.compacted.map { Self.encode($0, savedAt: stamp) })
     }
 
     /// Appends `record` and syncs it: once this returns, a crash keeps it.

@@ -113,6 +113,12 @@ extension DirectoryFileStore: PartialFolder {
 
     public func secondsSinceEpoch() -> UInt64 { UInt64(max(0, time(nil))) }
 
+    public func modificationTime(_ name: String) -> UInt64? {
+        var status = stat()
+        guard withCName(Array(name.utf8), { fstatat(directoryFD, $0, &status, AT_SYMLINK_NOFOLLOW) }) == 0 else { return nil }
+        return UInt64(max(0, status.st_mtim.tv_sec))
+    }
+
     /// The open descriptor of `name`: a regular file of this user's, opened without following a
     /// symlink the first time it is used.
     private func descriptor(_ name: String) throws(StorageError) -> Int32 {

@@ -31,18 +31,14 @@ extension PartialFolder {
         let kept = ownNames().compactMap { record -> KeptFolder? in
             guard TemporaryNames.data(forRecord: record) != nil else { return nil }
             defer { closeFile(record) }
-            guard let journal = try? TreeJournal.read(in: self, name: record),
-                  case .head(let origin, let name) = journal.records.first else { return nil }
-            var finished: [String: UInt64] = [:], partway: [String: UInt64] = [:]
-            for record in journal.records {
-                switch record {
-                case .file(_, let path, let size): finished[path.joined(separator: "/")] = size
-                case .checkpoint(_, let path, _, _, let durable, _): partway[path.joined(separator: "/")] = durable
-                case .head, .folder: break
-                }
+            guard let contents = (try? TreeJournal.read(in: self, name: record))?.contents else { return nil }
+            let finished = contents.finished.values.reduce(0) { $0 + $1.size }
+            let partway = contents.partway.values.reduce(UInt64(0)) { total, record in
+                guard case .checkpoint(_, _, _, _, let durable, _) = record else { return total }
+                return total + durable
             }
-            let held = finished.values.reduce(0, +) + partway.filter { finished[$0.key] == nil }.values.reduce(0, +)
-            return KeptFolder(origin: origin, name: name, savedAt: journal.savedAt, files: finished.count, bytes: held)
+            return KeptFolder(origin: contents.origin, name: contents.name, savedAt: contents.savedAt, files: contents.finished.count,
+                              bytes: finished + partway)
         }
         return kept.sorted { $0.savedAt < $1.savedAt }
     }

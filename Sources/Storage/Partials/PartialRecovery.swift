@@ -53,12 +53,17 @@ public struct PartialRecovery {
     }
 
     private func recover(data: String, record: String, now: UInt64) -> RecoveredPartial? {
+        let expiry = Expiry(lifetime: lifetime, now: now)
+        guard !expiry.passed(folder.modificationTime(record)) else { return nil }
         let bytes = try? folder.read(record, at: 0, count: PartialRecord.maxLength + 1)
         folder.closeFile(record)
-        guard let bytes, let saved = PartialRecord(decoding: bytes),
-              now < saved.savedAt || now - saved.savedAt <= lifetime,
+        guard let bytes, let saved = PartialRecord(decoding: bytes), !expiry.passed(saved.savedAt),
               let length = try? folder.length(data), length >= saved.checkpoint.durable
         else { return nil }
+        // Saved in the future (a clock set back): now, on disk too, so that it expires in time.
+        if saved.savedAt > now {
+            guard (try? folder.replace(record, with: PartialRecord(checkpoint: saved.checkpoint, savedAt: now).encoded())) != nil else { return nil }
+        }
         var hasher = makeHasher()
         var offset: UInt64 = 0
         while offset < saved.checkpoint.durable {

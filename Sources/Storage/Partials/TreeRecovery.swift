@@ -28,8 +28,11 @@ struct TreeRecovery {
                 store.closeFile(record)
                 continue
             }
-            if let parsed = try? TreeJournal.read(in: store, name: record), now < parsed.savedAt || now - parsed.savedAt <= lifetime,
-               let tree = recover(staging: staging, journal: parsed.journal, records: parsed.records) {
+            // Expiry from the file's time first: an old journal is removed unread, whatever its size.
+            if !Expiry(lifetime: lifetime, now: now).passed(store.modificationTime(record)),
+               let parsed = try? TreeJournal.read(in: store, name: record),
+               !Expiry(lifetime: lifetime, now: now).passed(parsed.contents.savedAt),
+               let tree = recover(staging: staging, journal: parsed.journal, contents: parsed.contents, now: now) {
                 found.append(tree)
             } else {
                 store.remove(staging)
@@ -52,24 +55,14 @@ struct TreeRecovery {
         let hasher: any ContentHasher
     }
 
-    private func recover(staging: String, journal: TreeJournal, records: [TreeRecord]) -> RecoveredTree? {
-        guard case .head(let origin, let topName) = records.first else { return nil }
-        let senderKey = origin.senderKey
-        var entered: [String: (id: TransferID, components: [String])] = [:]
-        var finished: [String: (id: TransferID, size: UInt64)] = [:]
-        var partway: [String: TreeRecord] = [:]
-        for record in records.dropFirst() {
-            switch record {
-            case .folder(let id, let path): entered[DirectoryIncomingTree.text(path)] = (id, path)
-            case .file(let id, let path, let size):
-                let key = DirectoryIncomingTree.text(path)
-                finished[key] = (id, size)
-                partway[key] = nil
-            case .checkpoint(_, let path, _, _, _, _):
-                let key = DirectoryIncomingTree.text(path)
-                if finished[key] == nil { partway[key] = record }
-            case .head: return nil
-            }
+    private func recover(staging: String, journal: TreeJournal, contents: TreeJournalContents, now: UInt64) -> RecoveredTree? {
+        let origin = contents.origin, topName = contents.name, senderKey = origin.senderKey
+        let entered = contents.folders
+        let finished = contents.finished.mapValues { (id: $0.id, size: $0.size) }
+        let partway = contents.partway
+        // The latest word on each path only, and no time in the future: what the next start reads.
+        if contents.records > contents.compacted.count || contents.savedAt > now {
+            guard (try? journal.compact(contents, now: now)) != nil else { return nil }
         }
         let stagingFD = store.openFolder(named: staging)
         guard stagingFD >= 0 else { return nil }
@@ -79,7 +72,7 @@ struct TreeRecovery {
         guard intact, finished.keys.allSatisfy(walk.files.contains), entered.keys.allSatisfy(seen.contains),
               let tree = try? DirectoryIncomingTree(recovering: staging, stagingFD: stagingFD, store: store, topName: topName,
                                                     journal: journal, folders: walk.folders,
-                                                    entered: entered.values.map(\.components), openFiles: walk.resumable.count)
+                                                    entered: entered.values.map(\.path), openFiles: walk.resumable.count)
         else {
             for file in walk.resumable { close(file.fd); close(file.parent) }
             close(stagingFD)
@@ -93,7 +86,7 @@ struct TreeRecovery {
         }
         journal.close()
         return RecoveredTree(origin: origin, name: topName, tree: tree,
-                             folders: entered.values.map { ($0.id, $0.components.last ?? topName) },
+                             folders: entered.values.map { ($0.id, $0.path.last ?? topName) },
                              files: finished.map { ($0.value.id, $0.key, $0.value.size) }, partials: partials)
     }
 

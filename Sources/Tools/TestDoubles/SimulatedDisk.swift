@@ -48,6 +48,8 @@ public final class SimulatedDisk: PartialFolder {
     public var failStep: Int?
     public private(set) var crashed = false
     public var clock: UInt64 = 1_000_000
+    /// The clock when each name was last written (`modificationTime`); a test may set one.
+    public var modified: [String: UInt64] = [:]
 
     public init() {}
 
@@ -81,6 +83,7 @@ public final class SimulatedDisk: PartialFolder {
         guard current[name] == nil else { throw StorageError(.exists, "\(name) exists") }
         try step(name)
         current[name] = File(current: [], durable: [])
+        modified[name] = clock
     }
 
     public func write(_ name: String, _ bytes: [UInt8], at offset: UInt64) throws(StorageError) {
@@ -92,6 +95,7 @@ public final class SimulatedDisk: PartialFolder {
             throw error
         }
         Self.put(bytes[...], into: file, at: Int(offset))
+        modified[name] = clock
     }
 
     private static func put(_ bytes: ArraySlice<UInt8>, into file: File, at start: Int) {
@@ -113,6 +117,7 @@ public final class SimulatedDisk: PartialFolder {
         let file = try file(name)
         try step(name)
         file.current = Array(file.current.prefix(Int(length)))
+        modified[name] = clock
     }
 
     public func sync(_ name: String) throws(StorageError) {
@@ -131,6 +136,7 @@ public final class SimulatedDisk: PartialFolder {
         try step(name)
         current[name] = file
         current[temporary] = nil
+        modified[name] = clock
         try syncFolder()
     }
 
@@ -166,10 +172,13 @@ public final class SimulatedDisk: PartialFolder {
 
     public func secondsSinceEpoch() -> UInt64 { clock }
 
+    public func modificationTime(_ name: String) -> UInt64? { current[name] == nil ? nil : modified[name, default: clock] }
+
     /// The disk a restart finds after a power cut now.
     public func afterPowerCut(_ loss: Loss) -> SimulatedDisk {
         let restarted = SimulatedDisk()
         restarted.clock = clock
+        restarted.modified = modified
         let entries = (loss == .nothing || loss == .renamesKept) ? current : durable
         for (name, file) in entries {
             let contents: [UInt8]
