@@ -1,5 +1,5 @@
 import Foundation
-import Durable
+@testable import Durable
 import Testing
 import Transfer
 @testable import Storage
@@ -136,4 +136,63 @@ private func leaveAFolderPartWay(in dir: String) throws -> String {
     #expect(try listing(dir).count == 1, "only the staging folder: no journal")
     tree.closeForResume()
     #expect(try listing(dir).isEmpty, "a folder not kept across runs is removed when the receiver stops")
+}
+
+/// The journal of the folder `leaveAFolderPartWay` left in `dir`, with `records` appended as a
+/// receiver would have appended them (saved at `savedAt`, default now).
+private func appendToJournal(in dir: String, _ records: [TreeRecord], savedAt: UInt64 = UInt64(Date().timeIntervalSince1970)) throws -> String {
+    let name = try #require(try listing(dir).first { $0.hasSuffix(TemporaryNames.recordSuffix) })
+    let handle = try #require(FileHandle(forWritingAtPath: dir + "/" + name))
+    handle.seekToEndOfFile()
+    handle.write(Data(records.flatMap { RecordFrame.frame(TreeJournal.encode($0, savedAt: savedAt)) }))
+    try handle.close()
+    return dir + "/" + name
+}
+
+/// Issue 32: a trusted sender's folder of 10^5 paths left a journal that start-up read whole, an
+/// OOM crash loop under the unit's MemoryMax. Now the fold stops past `TreeJournal.maxPaths`, and
+/// the folder and its journal are removed.
+@Test func aFolderOfAHundredThousandPathsIsRemovedAtStartNotHeldInMemory() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    try leaveAFolderPartWay(in: dir)
+    let path = String(repeating: "p", count: 200)
+    _ = try appendToJournal(in: dir, (0..<100_000).map { .folder(id: TransferID(halves: (9, UInt64($0))), path: ["2024", "\(path)\($0)"]) })
+    let store = try keepingStore(dir)
+    #expect(store.recoverPartials(makeHasher: { Blake() }).isEmpty)
+    #expect(store.recoverTrees(makeHasher: { Blake() }).isEmpty)
+    #expect(try listing(dir).isEmpty)
+}
+
+/// A journal that only grew (a checkpoint every 256 KiB of each file) is written anew at start
+/// with the last word on each path, and the folder is taken up as before.
+@Test func aKeptFolderJournalIsCompactedAtStart() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    try leaveAFolderPartWay(in: dir)
+    let again = TreeRecord.checkpoint(id: partID, path: ["2024", "b.bin"], size: UInt64(big.count), executable: true, durable: 1_000,
+                                      prefixHash: hash(Array(big.prefix(1_000))))
+    let journal = try appendToJournal(in: dir, Array(repeating: again, count: 1_000))
+    let grown = try #require(try FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int)
+    let trees = try keepingStore(dir).recoverTrees(makeHasher: { Blake() })
+    #expect(trees.count == 1 && trees.first?.partials.first?.checkpoint.durable == 1_000)
+    let compacted = try #require(try FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int)
+    #expect(compacted < grown / 100, "\(grown) -> \(compacted) bytes")
+}
+
+/// A journal saved in the future (a clock set back) is kept, and its time is written as now, so
+/// that it expires `--keep-partials` after this start rather than never.
+@Test func aFolderSavedInTheFutureIsKeptAndItsTimeWrittenAsNow() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    try leaveAFolderPartWay(in: dir)
+    let now = UInt64(Date().timeIntervalSince1970)
+    let journal = try appendToJournal(in: dir, [.folder(id: TransferID(halves: (9, 9)), path: ["later"])], savedAt: now + 10 * 365 * 86_400)
+    try FileManager.default.createDirectory(atPath: String(journal.dropLast(TemporaryNames.recordSuffix.utf8.count)) + TemporaryNames.suffix + "/later",
+                                            withIntermediateDirectories: false)
+    let store = try keepingStore(dir)
+    let trees = store.recoverTrees(makeHasher: { Blake() })   // (held: a tree let go is discarded)
+    #expect(trees.count == 1)
+    let savedAt = try #require(try TreeJournal.read(in: store, name: (journal as NSString).lastPathComponent)).contents.savedAt
+    #expect(savedAt >= now && savedAt <= now + 60, "\(savedAt) against \(now)")
 }
