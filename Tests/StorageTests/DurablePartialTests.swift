@@ -190,3 +190,26 @@ private func folderWithAPartialOf1000Bytes() throws -> SimulatedDisk {
     #expect(try listing(dir).filter { $0.hasPrefix(".") }.allSatisfy { $0.contains(".other-") })
     #expect(try listing(dir).count == 2)
 }
+
+/// A partial saved in the future (a clock set back) is resumed, and its record's time written as
+/// now, so that it expires `--keep-partials` after this start rather than never; one whose file
+/// time is past the lifetime is removed without its record being read.
+@Test func aPartialSavedInTheFutureIsKeptAsNowAndAnOldFileIsRemovedUnread() throws {
+    let folder = SimulatedDisk()
+    try folder.create(dataName)
+    let file = DurableIncomingFile(folder: folder, data: dataName, name: "report.pdf")
+    try file.write(Array(content.prefix(1_000)), at: 0)
+    folder.clock = 9_000_000   // the clock when it was saved
+    try file.checkpoint(PartialCheckpoint(senderKey: senderKey, id: id, name: "report.pdf", size: UInt64(content.count),
+                                          durable: 1_000, prefixHash: hash(Array(content.prefix(1_000)))))
+    file.closeForResume()
+    folder.clock = 2_000_000   // set back
+    #expect(recover(folder).found.count == 1)
+    let record = try #require(folder.contents(TemporaryNames.record(for: dataName)))
+    #expect(PartialRecord(decoding: record)?.savedAt == 2_000_000)
+
+    folder.clock = 2_000_000 + 3_601   // past the lifetime by the file's time: removed unread
+    folder.modified[TemporaryNames.record(for: dataName)] = 2_000_000
+    let outcome = recover(folder)
+    #expect(outcome.found.isEmpty && outcome.removed == 2 && folder.ownNames().isEmpty)
+}
