@@ -79,3 +79,64 @@ private func entry(_ i: Int) -> HistoryEntry {
     try disk.write("completed", [0, 0, 0, 9, 1, 2], at: try disk.length("completed"))
     #expect(try CompletedJournal(disk: disk, name: "completed", maxBytes: 4_096).recalled == again)
 }
+
+/// ALICE-style, for the bounded journals (the history, the completed transfers) and a record
+/// written whole (an outgoing transfer id): the workload stopped by a crash after every step that
+/// writes, restarted from each way a power cut may leave the disk. The journal always opens; what
+/// it recalls is a run of what was appended, in order, ending no earlier than the last append
+/// that returned (compaction may drop the oldest, never a newer one); and it goes on appending.
+@Test(arguments: ["history", "completed", "record"])
+func aCrashAfterAnyStepKeepsEveryRecordKindsNewestAppend(kind: String) throws {
+    let magic = Array("BSSWEEP1".utf8)
+    // Each kind as a journal of numbered records: history and completed bounded (compacting
+    // along the way), a record file written whole each time.
+    func run(on disk: SimulatedDisk, upTo count: Int, returned: inout Int) throws {
+        switch kind {
+        case "history":
+            let history = try HistoryJournal(disk: disk, name: "h", maxBytes: 4_096)
+            for i in 0..<count { try history.append(entry(i)); returned = i + 1 }
+        case "completed":
+            let completed = try CompletedJournal(disk: disk, name: "h", maxBytes: 4_096)
+            for i in 0..<count { try completed.remember(transfer(i)); returned = i + 1 }
+        default:
+            for i in 0..<count { _ = try Journal.write(disk: disk, name: "h", magic: magic, records: [[UInt8(i)]]); returned = i + 1 }
+        }
+    }
+    func recall(_ disk: SimulatedDisk) throws -> [Int] {
+        switch kind {
+        case "history": return try HistoryJournal(disk: disk, name: "h", maxBytes: 4_096).entries().map { Int($0.time - 1_700_000_000) }
+        case "completed": return try CompletedJournal(disk: disk, name: "h", maxBytes: 4_096).recalled.map { Int($0.size / 10) }
+        default:
+            guard disk.exists("h") else { return [] }
+            return try Journal.open(disk: disk, name: "h", magic: magic).0.records().map { Int($0.first ?? 0) }
+        }
+    }
+    let count = kind == "record" ? 6 : 40
+    let clean = SimulatedDisk()
+    var ignored = 0
+    try run(on: clean, upTo: count, returned: &ignored)
+    let total = clean.steps
+    for crashAfter in 0...total {
+        for loss in SimulatedDisk.Loss.allCases {
+            let disk = SimulatedDisk()
+            disk.crashAfter = crashAfter
+            var returned = 0
+            do { try run(on: disk, upTo: count, returned: &returned) } catch { #expect(disk.crashed, "\(error)") }
+            let context = "\(kind): crash after step \(crashAfter), \(loss)"
+            let restarted = disk.afterPowerCut(loss)
+            let recalled: [Int]
+            do { recalled = try recall(restarted) } catch { Issue.record("\(context): does not open: \(error)"); continue }
+            if let first = recalled.first {
+                #expect(recalled == Array(first..<(first + recalled.count)), "\(context): \(recalled)")
+            }
+            #expect((recalled.last ?? -1) >= returned - 1 && (recalled.last ?? -1) < count, "\(context): \(recalled), \(returned) returned")
+            var again = 0
+            try run(on: restarted, upTo: 1, returned: &again)
+            #expect(again == 1, "\(context): cannot append after the restart")
+        }
+    }
+}
+
+private func transfer(_ i: Int) -> CompletedTransfer {
+    CompletedTransfer(senderKey: [UInt8](repeating: 1, count: 32), id: TransferID(halves: (UInt64(i), 1)), storedName: "f\(i)", size: UInt64(i) * 10)
+}
