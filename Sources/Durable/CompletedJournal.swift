@@ -10,14 +10,18 @@ public final class CompletedJournal: CompletedMemory {
     public static let magic = Array("BSDONE01".utf8)
     private let journal: Journal
     public let recalled: [CompletedTransfer]
+    /// The file at start did not read as this journal, and was replaced by an empty one.
+    public let replacedUnreadable: Bool
 
     public init(disk: any DurableDisk, name: String, maxBytes: UInt64 = 64 << 10) throws(StorageError) {
         var recalled: [CompletedTransfer] = []
-        (journal, _) = try Journal.open(disk: disk, name: name, magic: Self.magic, maxBytes: maxBytes) { body in
+        let found: Journal.Found
+        (journal, found) = try Journal.open(disk: disk, name: name, magic: Self.magic, maxBytes: maxBytes) { body in
             if let transfer = try? Self.decode(body) { recalled.append(transfer) }
             return true
         }
         self.recalled = recalled
+        replacedUnreadable = found == .replacedUnreadable
     }
 
     public func remember(_ transfer: CompletedTransfer) throws {

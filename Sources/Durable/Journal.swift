@@ -23,23 +23,29 @@ public final class Journal {
     public enum Found: Equatable, Sendable {
         /// There was no such file: it was created, empty.
         case created
-        /// The file did not start with the magic (another format, damage): it was replaced by an
-        /// empty journal.
+        /// The file did not start with the magic (another format, damage) or was far too long: it
+        /// was replaced by an empty journal.
         case replacedUnreadable
         /// The file read up to `end`; `cut` bytes past it are damage or a torn append.
         case read(cut: UInt64)
     }
 
+    /// A file longer than this is no journal this program wrote (each compacts or is bounded
+    /// well below), and is replaced unread.
+    public static let defaultLimit: UInt64 = 64 << 20
+
     /// Opens `name` on `disk` and calls `visit` with each record that reads, oldest first (a
     /// record `visit` refuses counts as damage: reading stops there). Creates the journal if
-    /// there is none, and replaces a file that does not start with `magic`.
-    public static func open(disk: any DurableDisk, name: String, magic: [UInt8], maxBytes: UInt64? = nil,
+    /// there is none, and replaces a file that does not start with `magic` or is longer than
+    /// `limit` (default: twice `maxBytes`, or `defaultLimit`).
+    public static func open(disk: any DurableDisk, name: String, magic: [UInt8], maxBytes: UInt64? = nil, limit: UInt64? = nil,
                             visit: ([UInt8]) -> Bool = { _ in true }) throws(StorageError) -> (Journal, Found) {
         guard disk.exists(name) else {
             try disk.replace(name, with: magic)
             return (Journal(disk: disk, name: name, magic: magic, maxBytes: maxBytes, end: UInt64(magic.count), torn: false), .created)
         }
-        guard let scan = try scan(disk: disk, name: name, magic: magic, visit: visit) else {
+        let limit = limit ?? maxBytes.map { 2 * max(4_096, $0) } ?? defaultLimit
+        guard try disk.length(name) <= limit, let scan = try scan(disk: disk, name: name, magic: magic, visit: visit) else {
             try disk.replace(name, with: magic)
             return (Journal(disk: disk, name: name, magic: magic, maxBytes: maxBytes, end: UInt64(magic.count), torn: false),
                     .replacedUnreadable)

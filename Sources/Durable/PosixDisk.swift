@@ -10,10 +10,20 @@ public final class PosixDisk: DurableDisk {
     public let folder: String
     private var descriptors: [String: Int32] = [:]
 
-    /// Uses `folder`, made 0700 (with its missing parents) if it does not exist.
+    /// Uses `folder`, made 0700 (with its missing parents) if it does not exist, and checked as an
+    /// output folder is: a folder, not a symlink, that other users cannot tamper with
+    /// (`folderWriteProblem`).
     public init(folder: String) throws(StorageError) {
         self.folder = folder
         try Self.makeFolder(folder)
+        var status = stat()
+        guard lstat(folder, &status) == 0 else { throw Self.failure(errno, "cannot look at", folder) }
+        guard status.st_mode & S_IFMT == S_IFDIR else {
+            throw StorageError(.notWritable, "\(folder) is not a folder (a symlink is not followed)")
+        }
+        if let problem = folderWriteProblem(status, euid: geteuid()) {
+            throw StorageError(.notWritable, "\(folder) is refused as a state folder: \(problem)")
+        }
     }
 
     deinit {

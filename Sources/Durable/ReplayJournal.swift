@@ -15,6 +15,8 @@ import Sodium
 /// a crash after every write and sync).
 public final class ReplayJournal: ReplayMemory {
     public static let magic = Array("BSRPJ002".utf8)
+    /// A record on disk: its frame's length (4), key and timestamp (40), check (16).
+    static let framedRecordSize = 4 + 40 + 16
 
     public let capacity: Int
     private let compactAfter: Int
@@ -42,7 +44,10 @@ public final class ReplayJournal: ReplayMemory {
             records = newest.count
             found = .read(cut: 0)
         } else {
-            (journal, found) = try Journal.open(disk: disk, name: name, magic: Self.magic) { body in
+            // Compaction keeps it under twice the keys' records (or `compactAfter` of them): a file
+            // far longer is no journal of ours, and would only cost memory to read.
+            let limit = UInt64(2 * (2 * self.capacity + self.compactAfter) * Self.framedRecordSize)
+            (journal, found) = try Journal.open(disk: disk, name: name, magic: Self.magic, limit: limit) { body in
                 guard let entry = Self.decode(body) else { return false }
                 if entry.timestamp > newest[entry.key, default: 0] { newest[entry.key] = entry.timestamp }
                 records += 1

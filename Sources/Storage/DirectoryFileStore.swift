@@ -91,11 +91,11 @@ public final class DirectoryFileStore: FileStore {
         }
     }
 
-    /// Refuses a folder other users could tamper with (`outputFolderProblem`).
+    /// Refuses a folder other users could tamper with (`folderWriteProblem`).
     public func checkOnlyOwnerWrites(euid: uid_t = geteuid()) throws(OutputFolderError) {
         var status = stat()
         guard fstat(directoryFD, &status) == 0 else { return }
-        if let problem = outputFolderProblem(status, euid: euid) {
+        if let problem = folderWriteProblem(status, euid: euid) {
             throw OutputFolderError(.writableByOthers, path: directory, mode: UInt32(status.st_mode & 0o7777),
                                     "\(directory): \(problem)")
         }

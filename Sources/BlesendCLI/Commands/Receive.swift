@@ -186,6 +186,9 @@ struct Receive: AsyncParsableCommand {
             }
             let stateFolder = StateLocation.folder(state)
             let journal = try StateLocation.replayJournal(in: stateFolder, for: identity)
+            if journal.replacedUnreadable {
+                reporter.logger.warning("the replay guard in \(stateFolder) did not read (damaged, or not blesend's): replaced by an empty one")
+            }
             if journal.cutBytes > 0 {
                 reporter.logger.warning("the replay guard in \(stateFolder) ended in \(journal.cutBytes) damaged byte(s) (a crash while writing?): cut off")
             }

@@ -17,7 +17,11 @@ enum StateLocation {
     /// when they cannot be kept there: a file stored just before a restart may then be stored twice.
     static func completedJournal(in folder: String, for identity: Identity, reporter: Reporter) -> CompletedJournal? {
         do {
-            return try CompletedJournal(disk: try PosixDisk(folder: folder), name: "completed-\(identity.publicKey.fileTag)")
+            let journal = try CompletedJournal(disk: try PosixDisk(folder: folder), name: "completed-\(identity.publicKey.fileTag)")
+            if journal.replacedUnreadable {
+                reporter.logger.warning("the completed transfers in \(folder) did not read (damaged, or not blesend's): replaced by an empty list")
+            }
+            return journal
         } catch {
             reporter.logger.warning("cannot keep completed transfers in \(folder) (\(error)); a file stored just before a restart may be stored again")
             return nil

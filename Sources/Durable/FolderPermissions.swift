@@ -2,8 +2,8 @@
 import Glibc
 #endif
 
-/// The rule for an output folder: refused when other users could tamper with what blerecv puts
-/// there.
+/// The rule for a folder blerecv writes into (the output folder, the state folder): refused when
+/// other users could tamper with what blerecv puts there.
 ///
 /// - world-writable without the sticky bit: anyone may rename or remove our entries;
 /// - group- or world-writable (sticky or not) and owned by another user: someone else decides who
@@ -13,7 +13,7 @@ import Glibc
 /// user private groups, the default on many systems, the group is us alone); a sticky
 /// world-writable folder of our own (as root, /tmp), where nobody may rename or remove what
 /// another user made. ACLs are not looked at. Returns what is wrong, or `nil`.
-func outputFolderProblem(_ status: stat, euid: uid_t) -> String? {
+public func folderWriteProblem(_ status: stat, euid: uid_t) -> String? {
     let mode = status.st_mode & 0o7777
     let sticky = mode & 0o1000 != 0
     if mode & 0o002 != 0 && !sticky {
