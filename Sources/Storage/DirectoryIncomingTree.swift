@@ -45,6 +45,8 @@ public final class DirectoryIncomingTree {
     /// Where what was settled in it is recorded, when the store keeps partials across runs: then
     /// every folder made and every file's folder entry is synced before it is recorded.
     private let journal: TreeJournal?
+    /// The store it goes into: its reserve (`--reserve`) holds inside folders too.
+    private let store: DirectoryFileStore
 
     /// The folder a store recovered at start (`TreeRecovery`): its staging folder `stagingName`
     /// open at `stagingFD`, its folders (all of them, and those that arrived as `folder` items)
@@ -53,6 +55,7 @@ public final class DirectoryIncomingTree {
          folders: [[String]], entered: [[String]], openFiles: Int) throws(StorageError) {
         let outputFD = fcntl(store.directoryFD, F_DUPFD_CLOEXEC, 0)
         guard outputFD >= 0 else { throw StorageError(.io, "cannot hold \(store.directory): \(systemMessage(errno))") }
+        self.store = store
         self.topName = topName
         self.directory = store.directory
         self.modes = store.modes
@@ -69,6 +72,8 @@ public final class DirectoryIncomingTree {
     init(store: DirectoryFileStore, topName: String, head: TreeRecord) throws(StorageError) {
         guard isSafeComponent(topName) else { throw StorageError(.io, "unsafe folder name") }
         let directory = store.directory
+        // A folder's size is not known at its offer: the reserve itself must be free.
+        try checkFreeSpace(nil, for: topName + "/", in: directory, reserve: store.reserve) { store.fileSystemStatus(store.directoryFD, $0) }
         let outputFD = fcntl(store.directoryFD, F_DUPFD_CLOEXEC, 0)
         guard outputFD >= 0 else {
             throw StorageError(.io, "cannot hold \(directory): \(systemMessage(errno))")
@@ -107,6 +112,7 @@ public final class DirectoryIncomingTree {
                 throw error
             }
         }
+        self.store = store
         self.topName = topName
         self.directory = directory
         self.modes = store.modes
@@ -155,7 +161,7 @@ public final class DirectoryIncomingTree {
         _ = try Self.key(components)
         guard stagingFD >= 0 else { throw StorageError(.io, "the folder was already committed or discarded") }
         let path = Self.text(components)
-        try checkFreeSpace(size, for: path, in: directory) { fstatvfs(stagingFD, $0) }
+        try checkFreeSpace(size, for: path, in: directory, reserve: store.reserve) { store.fileSystemStatus(stagingFD, $0) }
         let parent = try openFolder(components.dropLast())
         let fd = openat(parent, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
@@ -169,6 +175,11 @@ public final class DirectoryIncomingTree {
 
     /// Whether what is settled in it is recorded for a later run.
     var keepsAcrossRuns: Bool { journal != nil }
+
+    /// Counts bytes written to a file of the folder against the store's reserve (`--reserve`).
+    func checkReserve(afterWriting count: Int, to path: String) throws(StorageError) {
+        try store.checkReserve(afterWriting: count, to: topName + "/" + path)
+    }
 
     /// Records `record` (a file's checkpoint or its end) where the folder is kept across runs.
     func record(_ record: TreeRecord) throws(StorageError) {

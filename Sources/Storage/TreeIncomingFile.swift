@@ -37,6 +37,7 @@ final class TreeIncomingFile: IncomingFile {
 
     func write(_ bytes: [UInt8], at offset: UInt64) throws {
         guard fd >= 0 else { throw StorageError(.io, "file already closed") }
+        try tree.checkReserve(afterWriting: bytes.count, to: path)
         try writeFully(fd, bytes, at: offset, name: path)
     }
 

@@ -166,3 +166,41 @@ extension DirectoryIncomingTree {
         try beginFile(components, id: TransferID(halves: (UInt64(components.count), 2)), size: size, executable: executable)
     }
 }
+
+/// Issue 32: files inside a folder skipped `--reserve`, at the offer and while writing. Now a
+/// folder is refused when the reserve is not free, a file in it whose size would eat into the
+/// reserve is refused, and one growing past it is stopped, as a lone file is.
+@Test func theDiskReserveHoldsInsideAFolder() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let store = try testStore(dir)
+    var free: UInt64 = 30 << 20
+    store.fileSystemStatus = { _, status in
+        status.pointee = statvfs()
+        status.pointee.f_frsize = 4_096
+        status.pointee.f_blocks = (100 << 20) / 4_096
+        status.pointee.f_bavail = UInt(free / 4_096)
+        return 0
+    }
+    store.reserve = DiskReserve(bytes: 40 << 20)
+    #expect(throws: StorageError(.noSpace, "")) { _ = try store.beginTree(topName: "photos") }
+    store.reserve = DiskReserve(bytes: 20 << 20)
+    let tree = try store.beginTree(topName: "photos")
+    #expect(throws: StorageError(.noSpace, "")) { _ = try tree.beginFile(["big.bin"], id: TransferID(halves: (1, 1)), size: 11 << 20, executable: false) }
+    let stream = try tree.beginFile(["stream.bin"], id: TransferID(halves: (1, 2)), size: nil, executable: false)
+    var written = 0
+    let chunk = [UInt8](repeating: 7, count: 65_536)
+    do {
+        while written < 40 << 20 {
+            try stream.write(chunk, at: UInt64(written))
+            written += chunk.count
+            free -= UInt64(chunk.count)
+        }
+        Issue.record("the file in the folder was never stopped")
+    } catch let error as StorageError {
+        #expect(error.code == .noSpace && error.detail.contains("--reserve"), "\(error)")
+    }
+    #expect(written >= 10 << 20 && written <= 11 << 20, "stopped after \(written) bytes")
+    stream.discard()
+    tree.discard()
+}
