@@ -47,6 +47,9 @@ public final class DirectoryFileStore: FileStore {
     static let reserveCheckInterval = 1 << 20
     /// Descriptors of the partial files kept across runs, by name (`PartialFolder`).
     var partialDescriptors: [String: Int32] = [:]
+    /// The file each partial's name stood for when this store first opened it (device, inode):
+    /// a reopen that finds another file there (two waiting partials swapped by name) is refused.
+    var partialIdentities: [String: FileIdentity] = [:]
     /// The first way of linking a nameless file (`linkDescriptor`); tests swap it.
     var linkByEmptyPath: (Int32, Int32, String) -> Int32 = { blesend_link_descriptor($0, $1, $2) }
 

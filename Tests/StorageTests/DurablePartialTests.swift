@@ -213,3 +213,34 @@ private func folderWithAPartialOf1000Bytes() throws -> SimulatedDisk {
     let outcome = recover(folder)
     #expect(outcome.found.isEmpty && outcome.removed == 2 && folder.ownNames().isEmpty)
 }
+
+/// Issue 32: a resumed partial was reopened by name. In an output folder others may write into
+/// (a group's), two waiting partials swapped by name committed each other's prefixes, and the
+/// hash passed (it comes from memory). Now the file a name stood for at recovery is the only one
+/// it may stand for: the swapped partial is refused, and nothing is stored under its name.
+@Test func swappedPartialsAreNotCommitted() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let other: [UInt8] = content.map { $0 ^ 0x5A }
+    do {
+        let first = try DirectoryFileStore(directory: dir, modes: FileModes(umask: 0o022), temporaryTag: "test", keepPartials: .seconds(3_600))
+        for (name, bytes, fileID) in [("a.bin", content, id), ("b.bin", other, TransferID(halves: (5, 5)))] {
+            let file = try first.begin(name: name, size: UInt64(bytes.count), sender: "alice")
+            try file.write(Array(bytes.prefix(2_000)), at: 0)
+            try file.checkpoint(PartialCheckpoint(senderKey: senderKey, id: fileID, name: name, size: UInt64(bytes.count),
+                                                  durable: 2_000, prefixHash: hash(Array(bytes.prefix(2_000)))))
+            file.closeForResume()
+        }
+    }
+    let second = try DirectoryFileStore(directory: dir, modes: FileModes(umask: 0o022), temporaryTag: "test", keepPartials: .seconds(3_600))
+    let recovered = second.recoverPartials(makeHasher: { Blake() })
+    #expect(recovered.count == 2)
+    let a = try #require(recovered.first { $0.checkpoint.name == "a.bin" })
+    // Someone swaps the two waiting partials' data by name.
+    let data = try listing(dir).filter { $0.hasSuffix(TemporaryNames.suffix) }
+    #expect(data.count == 2)
+    #expect(rename(dir + "/" + data[0], dir + "/swap") == 0 && rename(dir + "/" + data[1], dir + "/" + data[0]) == 0
+            && rename(dir + "/swap", dir + "/" + data[1]) == 0)
+    #expect(throws: StorageError.self) { _ = try receive(into: a.file, from: 2_000, hasher: a.hasher) }
+    #expect(!FileManager.default.fileExists(atPath: dir + "/a.bin"))
+}

@@ -20,6 +20,8 @@ extension DirectoryFileStore: PartialFolder {
             throw Self.creationError(errno, directory)
         }
         partialDescriptors[name] = fd
+        var status = stat()
+        if fstat(fd, &status) == 0 { partialIdentities[name] = FileIdentity(status) }
     }
 
     public func write(_ name: String, _ bytes: [UInt8], at offset: UInt64) throws(StorageError) {
@@ -74,13 +76,16 @@ extension DirectoryFileStore: PartialFolder {
             unlinkat(directoryFD, next, 0)
             throw error
         }
-        // A descriptor kept for the old file under that name would read what it replaced.
+        // A descriptor kept for the old file under that name would read what it replaced; the
+        // name now stands for the new file.
         closeFile(name)
+        partialIdentities[name] = nil
         try syncFolder()
     }
 
     public func remove(_ name: String) {
         closeFile(name)
+        partialIdentities[name] = nil
         removeEntry(named: Array(name.utf8), in: directoryFD)
     }
 
@@ -90,7 +95,10 @@ extension DirectoryFileStore: PartialFolder {
 
     public func commit(_ name: String, as finalName: String) throws(StorageError) -> String {
         let fd = try descriptor(name)
-        defer { closeFile(name) }
+        defer {
+            closeFile(name)
+            partialIdentities[name] = nil
+        }
         guard fchmod(fd, modes.file) == 0, fsync(fd) == 0 else {
             throw StorageError(.io, "cannot flush \(finalName): \(systemMessage(errno))")
         }
@@ -130,7 +138,24 @@ extension DirectoryFileStore: PartialFolder {
             Glibc.close(fd)
             throw StorageError(.io, "\(name) is not a file of this user's")
         }
+        let identity = FileIdentity(status)
+        if let known = partialIdentities[name], known != identity {
+            Glibc.close(fd)
+            throw StorageError(.io, "\(name) in \(directory) was replaced by another file since it was first opened; nothing of it is used")
+        }
+        partialIdentities[name] = identity
         partialDescriptors[name] = fd
         return fd
+    }
+}
+
+/// Which file a name stood for: its device and inode.
+struct FileIdentity: Equatable {
+    let device: UInt64
+    let inode: UInt64
+
+    init(_ status: stat) {
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
     }
 }
