@@ -54,6 +54,12 @@ struct ReceiveOperation {
                                               asksAboutStrangers: askingInto != nil,
                                               provesKeyToStrangers: await provesKeyToStrangers(), replayMemory: replayMemory,
                                               completedMemory: completedMemory))
+        // One clock for the receiver's whole life: partial transfers age on it across connections.
+        let clock = MonotonicClock()
+        // Kept state first, before the advertisement goes up: a sender that comes at once finds
+        // its partial already checked (issue 32).
+        let kept = base.session.recoverPartials(now: clock.now)
+        if kept > 0 { reporter.logger.notice("\(kept) partial file(s) or folder(s) of an earlier run kept for their senders to resume") }
         let peripheral: GattPeripheral
         do {
             peripheral = try await GattPeripheral.start(adapter: adapter, l2cap: l2cap, extensions: base.session.extensions.rawValue,
@@ -81,14 +87,10 @@ struct ReceiveOperation {
             reporter.logger.info("--no-l2cap: serving GATT only")
         }
         await warnAboutTheDeviceName()
-        // One clock for the receiver's whole life: partial transfers age on it across connections.
-        let clock = MonotonicClock()
         ReloadSignal.install { [trust, reporter] in
             trust.forget()
             reporter.say("blerecv: SIGHUP: the trust directory \(trust.path) is read again before the next handshake")
         }
-        let kept = base.session.recoverPartials(now: clock.now)
-        if kept > 0 { reporter.logger.notice("\(kept) partial file(s) or folder(s) of an earlier run kept for their senders to resume") }
         guard let server = ReceiverServer(admission: AdmissionConfiguration(maxLinks: maxLinks), clock: clock) else {
             await peripheral.close()
             throw CLIError(.localIO, "no file descriptor left for the receiver's event loop")
