@@ -2,6 +2,10 @@
 # Power loss, on demand (issue 23): a benchmark-style run of N random moments, not part of CI.
 #
 # Usage (host, as root):  BLESEND_BIN=$PWD/.build-static/release Tests/Lab/power-loss.sh [N] [--image trixie]
+#                                                                      [--folder | --both]
+# --folder sends a folder of 11 MiB in 14 files (three levels, an empty folder) instead of the file;
+# --both alternates (odd moments the file, even ones the folder). A folder's cut comes at a random
+# 1-25 s after its first progress event (its progress is per file, so a share of it means little).
 #
 # For each moment: a fresh 256 MiB ext4 disk image (a file-backed virtio disk, not the RAM
 # overlay) holds the keys, an 8 MiB file, blerecv's output folder and state, and blesend's state.
@@ -14,12 +18,14 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 WORK=${BLESEND_LAB_WORK:-${XDG_CACHE_HOME:-$HOME/.cache}/blesend-lab}
-N=10 VMOPTS=()
+N=10 VMOPTS=() WHAT=file
 while [ $# -gt 0 ]; do
   case "$1" in
     --image) VMOPTS+=(--image "$2"); shift;;
+    --folder) WHAT=folder;;
+    --both) WHAT=both;;
     [0-9]*) N=$1;;
-    *) echo "usage: power-loss.sh [N] [--image trixie]" >&2; exit 2;;
+    *) echo "usage: power-loss.sh [N] [--image trixie] [--folder | --both]" >&2; exit 2;;
   esac
   shift
 done
@@ -33,8 +39,15 @@ progress() {   # progress FILE: the highest "bytes" of a progress event in blese
 for i in $(seq 1 "$N"); do
   disk=$(mktemp /var/tmp/blesend-power.XXXXXX.img)
   truncate -s 256M "$disk" && mkfs.ext4 -q -F "$disk" || { echo "power-loss: mkfs failed"; exit 2; }
-  target=$(( SIZE * (10 + RANDOM % 81) / 100 ))
-  extra_ms=$(( RANDOM % 1500 ))
+  what=$WHAT
+  [ "$what" = both ] && { [ $((i % 2)) = 1 ] && what=file || what=folder; }
+  export BLESEND_POWER_WHAT=$what
+  if [ "$what" = folder ]; then
+    target=1 extra_ms=$(( 1000 + RANDOM % 24000 ))   # any progress, then 1-25 s
+  else
+    target=$(( SIZE * (10 + RANDOM % 81) / 100 ))
+    extra_ms=$(( RANDOM % 1500 ))
+  fi
   before=$(ls -d "$WORK"/runs/run.* 2>/dev/null | sort)
   BLESEND_LAB_DISK=$disk "$ROOT/lab/run-suite.sh" "${VMOPTS[@]}" --timeout 300 -- Tests/Lab/power-loss-guest.sh first \
     > "/tmp/power-loss-$i-first.log" 2>&1 &
@@ -58,7 +71,7 @@ for i in $(seq 1 "$N"); do
     > "/tmp/power-loss-$i-again.log" 2>&1
   rc=$?
   result=$(grep -m1 '^RESULT' "/tmp/power-loss-$i-again.log")
-  echo "moment $i: cut at ${at:-0} bytes acknowledged (target $target, +${extra_ms} ms); ${result:-no result (exit $rc)}"
+  echo "moment $i ($what): cut at ${at:-0} bytes acknowledged (target $target, +${extra_ms} ms); ${result:-no result (exit $rc)}"
   case "$result" in *start=failed*|"") failed_starts=$((failed_starts + 1));; esac
   w=$(sed -n 's/.* wrong=\([0-9]*\).*/\1/p' <<< "$result"); wrong=$((wrong + ${w:-0}))
   d=$(sed -n 's/.* duplicates=\([0-9]*\).*/\1/p' <<< "$result"); duplicates=$((duplicates + ${d:-0}))
