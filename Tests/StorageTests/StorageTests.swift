@@ -114,15 +114,7 @@ func listing(_ dir: String) throws -> [String] {
     let dir = try scratchDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let store = try testStore(dir)
-    // A file system of 100 MiB in 4 KiB blocks whose free space shrinks as the store writes.
-    var free: UInt64 = 30 << 20
-    store.fileSystemStatus = { _, status in
-        status.pointee = statvfs()
-        status.pointee.f_frsize = 4_096
-        status.pointee.f_blocks = (100 << 20) / 4_096
-        status.pointee.f_bavail = UInt(free / 4_096)
-        return 0
-    }
+    let disk = ShrinkingFileSystem(under: store, free: 30 << 20)
     #expect(DiskReserve().keep(ofTotal: 100 << 20) == 5 << 20)
     #expect(DiskReserve().keep(ofTotal: 1 << 40) == 1 << 30)
     store.reserve = DiskReserve(bytes: 20 << 20)
@@ -131,21 +123,47 @@ func listing(_ dir: String) throws -> [String] {
     fits.discard()
 
     let stream = try store.begin(name: "stream.bin", size: nil, sender: "alice")
-    var written = 0
-    let chunk = [UInt8](repeating: 7, count: 65_536)
-    do {
-        while written < 40 << 20 {
-            try stream.write(chunk, at: UInt64(written))
-            written += chunk.count
-            free -= UInt64(chunk.count)
-        }
-        Issue.record("the stream was never stopped")
-    } catch let error as StorageError {
-        #expect(error.code == .noSpace && error.detail.contains("--reserve"), "\(error)")
-    }
     // Stopped within one check interval (1 MiB) of reaching the reserve.
+    let written = disk.writeUntilStopped(stream)
     #expect(written >= 10 << 20 && written <= 11 << 20, "stopped after \(written) bytes")
     stream.discard()
+}
+
+/// A file system of 100 MiB in 4 KiB blocks under `store`, whose free space shrinks as a test
+/// writes (`writeUntilStopped`).
+final class ShrinkingFileSystem {
+    private(set) var free: UInt64
+
+    init(under store: DirectoryFileStore, free: UInt64) {
+        self.free = free
+        store.fileSystemStatus = { [unowned self] _, status in
+            status.pointee = statvfs()
+            status.pointee.f_frsize = 4_096
+            status.pointee.f_blocks = (100 << 20) / 4_096
+            status.pointee.f_bavail = UInt(self.free / 4_096)
+            return 0
+        }
+    }
+
+    /// Writes 64 KiB at a time to `file` until the store stops it for the reserve (at most
+    /// 40 MiB); the bytes written.
+    func writeUntilStopped(_ file: any IncomingFile) -> Int {
+        var written = 0
+        let chunk = [UInt8](repeating: 7, count: 65_536)
+        do {
+            while written < 40 << 20 {
+                try file.write(chunk, at: UInt64(written))
+                written += chunk.count
+                free -= UInt64(chunk.count)
+            }
+            Issue.record("the file was never stopped")
+        } catch let error as StorageError {
+            #expect(error.code == .noSpace && error.detail.contains("--reserve"), "\(error)")
+        } catch {
+            Issue.record("\(error)")
+        }
+        return written
+    }
 }
 
 /// Trees as the storage tests build them: the ids a store keeping folders across runs records
@@ -174,32 +192,14 @@ extension DirectoryIncomingTree {
     let dir = try scratchDirectory()
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let store = try testStore(dir)
-    var free: UInt64 = 30 << 20
-    store.fileSystemStatus = { _, status in
-        status.pointee = statvfs()
-        status.pointee.f_frsize = 4_096
-        status.pointee.f_blocks = (100 << 20) / 4_096
-        status.pointee.f_bavail = UInt(free / 4_096)
-        return 0
-    }
+    let disk = ShrinkingFileSystem(under: store, free: 30 << 20)
     store.reserve = DiskReserve(bytes: 40 << 20)
     #expect(throws: StorageError(.noSpace, "")) { _ = try store.beginTree(topName: "photos") }
     store.reserve = DiskReserve(bytes: 20 << 20)
     let tree = try store.beginTree(topName: "photos")
     #expect(throws: StorageError(.noSpace, "")) { _ = try tree.beginFile(["big.bin"], id: TransferID(halves: (1, 1)), size: 11 << 20, executable: false) }
     let stream = try tree.beginFile(["stream.bin"], id: TransferID(halves: (1, 2)), size: nil, executable: false)
-    var written = 0
-    let chunk = [UInt8](repeating: 7, count: 65_536)
-    do {
-        while written < 40 << 20 {
-            try stream.write(chunk, at: UInt64(written))
-            written += chunk.count
-            free -= UInt64(chunk.count)
-        }
-        Issue.record("the file in the folder was never stopped")
-    } catch let error as StorageError {
-        #expect(error.code == .noSpace && error.detail.contains("--reserve"), "\(error)")
-    }
+    let written = disk.writeUntilStopped(stream)
     #expect(written >= 10 << 20 && written <= 11 << 20, "stopped after \(written) bytes")
     stream.discard()
     tree.discard()
