@@ -47,15 +47,12 @@ public final class PosixDisk: DurableDisk {
         case EEXIST: .exists
         default: .io
         }
-        return StorageError(kind, "\(what) \(path): \(String(cString: strerror(code)))")
+        return StorageError(kind, "\(what) \(path): \(systemMessage(code))")
     }
 
     private func path(_ name: String) -> String { folder + "/" + name }
 
-    public func exists(_ name: String) -> Bool {
-        var status = stat()
-        return lstat(path(name), &status) == 0
-    }
+    public func exists(_ name: String) -> Bool { entryStatus(name) != nil }
 
     public func create(_ name: String) throws(StorageError) {
         let fd = open(path(name), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -65,34 +62,11 @@ public final class PosixDisk: DurableDisk {
     }
 
     public func write(_ name: String, _ bytes: [UInt8], at offset: UInt64) throws(StorageError) {
-        let fd = try descriptor(name)
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { raw in
-                raw.baseAddress.map { pwrite(fd, $0 + done, raw.count - done, off_t(offset) + off_t(done)) } ?? 0
-            }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Self.failure(errno, "cannot write", path(name))
-            }
-            done += n
-        }
+        try writeFully(try descriptor(name), bytes, at: offset, name: path(name))
     }
 
     public func read(_ name: String, at offset: UInt64, count: Int) throws(StorageError) -> [UInt8] {
-        let fd = try descriptor(name)
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = bytes.withUnsafeMutableBytes { raw in
-                raw.baseAddress.map { pread(fd, $0 + done, count - done, off_t(offset) + off_t(done)) } ?? 0
-            }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw Self.failure(errno, "cannot read", path(name)) }
-            if n == 0 { break }
-            done += n
-        }
-        return Array(bytes.prefix(done))
+        try readFully(try descriptor(name), count: count, at: offset, name: path(name))
     }
 
     public func length(_ name: String) throws(StorageError) -> UInt64 {
@@ -158,9 +132,13 @@ public final class PosixDisk: DurableDisk {
 
     /// When `name` was last modified, in seconds since 1970 (without following a symlink).
     public func modificationTime(_ name: String) -> UInt64? {
+        entryStatus(name).map { UInt64(max(0, $0.st_mtim.tv_sec)) }
+    }
+
+    /// The status of the entry `name`, without following a symlink.
+    private func entryStatus(_ name: String) -> stat? {
         var status = stat()
-        guard lstat(path(name), &status) == 0 else { return nil }
-        return UInt64(max(0, status.st_mtim.tv_sec))
+        return lstat(path(name), &status) == 0 ? status : nil
     }
 
     /// The open descriptor of `name`: a regular file of this user's, opened without following a
@@ -170,11 +148,7 @@ public final class PosixDisk: DurableDisk {
         var fd = open(path(name), O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         if fd < 0 && (errno == EACCES || errno == EROFS) { fd = open(path(name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) }
         guard fd >= 0 else { throw Self.failure(errno, "cannot open", path(name)) }
-        var status = stat()
-        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, status.st_uid == geteuid() else {
-            Glibc.close(fd)
-            throw StorageError(.io, "\(path(name)) is not a file of this user's")
-        }
+        _ = try ownRegularFile(fd, name: path(name))
         descriptors[name] = fd
         return fd
     }

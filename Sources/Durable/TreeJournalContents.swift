@@ -48,7 +48,7 @@ public struct TreeJournalContents: Sendable {
             let key = path.joined(separator: "/")
             if finished[key] == nil { partway[key] = record }
         }
-        guard folders.count + finished.count + partway.count <= Self.maxPaths else {
+        guard paths <= Self.maxPaths else {
             overflowed = true
             return false
         }
@@ -57,7 +57,10 @@ public struct TreeJournalContents: Sendable {
         return true
     }
 
-    /// The records that say as much, head first: what a compacted journal holds.
+    /// Paths it speaks of: folders made, files finished, files part-way.
+    public var paths: Int { folders.count + finished.count + partway.count }
+
+    /// The records that say as much, head first: what a compacted journal holds (`1 + paths`).
     public var compacted: [TreeRecord] {
         [.head(origin, name: name)]
             + folders.values.sorted { $0.path.count < $1.path.count }.map { .folder(id: $0.id, path: $0.path) }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CFileCalls
+import Durable
 import Transfer
 import Pipeline
 

@@ -1,3 +1,4 @@
+import Durable
 import Transfer
 
 /// One thing of a local folder that will be sent (`LocalTree`).

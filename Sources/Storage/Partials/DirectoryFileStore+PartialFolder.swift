@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Durable
 import Pipeline
 import Transfer
 
@@ -8,10 +9,7 @@ import Transfer
 /// descriptor, never following a symlink, on files this user owns. A partial's descriptor is
 /// opened when first used and kept until it is closed, committed or removed.
 extension DirectoryFileStore: PartialFolder {
-    public func exists(_ name: String) -> Bool {
-        var status = stat()
-        return withCName(Array(name.utf8)) { fstatat(directoryFD, $0, &status, AT_SYMLINK_NOFOLLOW) } == 0
-    }
+    public func exists(_ name: String) -> Bool { entryStatus(name) != nil }
 
     public func create(_ name: String) throws(StorageError) {
         let fd = openat(directoryFD, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -30,17 +28,7 @@ extension DirectoryFileStore: PartialFolder {
     }
 
     public func read(_ name: String, at offset: UInt64, count: Int) throws(StorageError) -> [UInt8] {
-        let fd = try descriptor(name)
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress.map { $0 + done }, count - done, off_t(offset) + off_t(done)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw StorageError(.io, "cannot read \(name): \(systemMessage(errno))") }
-            if n == 0 { break }
-            done += n
-        }
-        return Array(bytes.prefix(done))
+        try readFully(try descriptor(name), count: count, at: offset, name: name)
     }
 
     public func length(_ name: String) throws(StorageError) -> UInt64 {
@@ -122,9 +110,13 @@ extension DirectoryFileStore: PartialFolder {
     public func secondsSinceEpoch() -> UInt64 { UInt64(max(0, time(nil))) }
 
     public func modificationTime(_ name: String) -> UInt64? {
+        entryStatus(name).map { UInt64(max(0, $0.st_mtim.tv_sec)) }
+    }
+
+    /// The status of the entry `name` in the folder, without following a symlink.
+    private func entryStatus(_ name: String) -> stat? {
         var status = stat()
-        guard withCName(Array(name.utf8), { fstatat(directoryFD, $0, &status, AT_SYMLINK_NOFOLLOW) }) == 0 else { return nil }
-        return UInt64(max(0, status.st_mtim.tv_sec))
+        return withCName(Array(name.utf8), { fstatat(directoryFD, $0, &status, AT_SYMLINK_NOFOLLOW) }) == 0 ? status : nil
     }
 
     /// The open descriptor of `name`: a regular file of this user's, opened without following a
@@ -133,11 +125,7 @@ extension DirectoryFileStore: PartialFolder {
         if let fd = partialDescriptors[name] { return fd }
         let fd = openat(directoryFD, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw StorageError(.io, "cannot open \(name): \(systemMessage(errno))") }
-        var status = stat()
-        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, status.st_uid == geteuid() else {
-            Glibc.close(fd)
-            throw StorageError(.io, "\(name) is not a file of this user's")
-        }
+        let status = try ownRegularFile(fd, name: name)
         let identity = FileIdentity(status)
         if let known = partialIdentities[name], known != identity {
             Glibc.close(fd)

@@ -22,6 +22,7 @@ struct TreeRecovery {
         var found: [RecoveredTree] = []
         var removed = false
         let now = store.secondsSinceEpoch()
+        let expiry = Expiry(lifetime: lifetime, now: now)
         for record in store.ownNames() {
             guard let staging = TemporaryNames.data(forRecord: record),
                   (try? store.read(record, at: 0, count: TreeJournal.magic.count)) == TreeJournal.magic else {
@@ -29,9 +30,9 @@ struct TreeRecovery {
                 continue
             }
             // Expiry from the file's time first: an old journal is removed unread, whatever its size.
-            if !Expiry(lifetime: lifetime, now: now).passed(store.modificationTime(record)),
+            if !expiry.passed(store.modificationTime(record)),
                let parsed = try? TreeJournal.read(in: store, name: record),
-               !Expiry(lifetime: lifetime, now: now).passed(parsed.contents.savedAt),
+               !expiry.passed(parsed.contents.savedAt),
                let tree = recover(staging: staging, journal: parsed.journal, contents: parsed.contents, now: now) {
                 found.append(tree)
             } else {
@@ -61,7 +62,7 @@ struct TreeRecovery {
         let finished = contents.finished.mapValues { (id: $0.id, size: $0.size) }
         let partway = contents.partway
         // The latest word on each path only, and no time in the future: what the next start reads.
-        if contents.records > contents.compacted.count || contents.savedAt > now {
+        if contents.records > 1 + contents.paths || contents.savedAt > now {
             guard (try? journal.compact(contents, now: now)) != nil else { return nil }
         }
         let stagingFD = store.openFolder(named: staging)
