@@ -10,10 +10,11 @@ public enum ConnectAttemptFailure: Sendable, Equatable {
     /// bluetoothd removed the device's object between the scan and `Connect`: a temporary device
     /// whose earlier link had just ended. The next advertisement makes it again.
     case deviceVanished
-    /// The controller gave up on the connection before it was up (bluetoothd's
-    /// `le-connection-abort-by-local`): in the lab, two centrals answered the same advertisement
-    /// and the receiver took the other one (the controller reports "Connection Failed to be
-    /// Established"). The receiver advertises again for its next free slot.
+    /// The link did not come up, or went down while bluetoothd set it up (`notEstablishedReasons`):
+    /// in the lab, two centrals answered the same advertisement and the receiver took the other
+    /// one (the controller reports "Connection Failed to be Established"), and a stranger
+    /// reconnecting as fast as it could kept the receiver's controller busy. The receiver
+    /// advertises again for its next free slot.
     case notEstablished(DBusRemoteError)
 
     init?(_ error: BlueZError) {
@@ -40,9 +41,17 @@ public enum ConnectAttemptFailure: Sendable, Equatable {
         }
     }
 
-    /// bluetoothd's reasons (src/error.h, `ERR_LE_CONN_*`) for a link that never came up and that
-    /// a later attempt can bring up.
-    private static let notEstablishedReasons: Set<String> = ["le-connection-abort-by-local", "le-connection-abort-by-remote"]
+    /// bluetoothd's answers to `Connect` (`Failed`, with these messages) for a link that never came
+    /// up and that a later attempt can bring up (src/device.c, BlueZ 5.66 and 5.82):
+    /// - the ATT socket's connection was aborted or reset (`ERR_LE_CONN_ABORT_BY_LOCAL`/`_REMOTE`);
+    /// - the kernel would not start the connection (`device_connect_le` answers `strerror(EIO)`;
+    ///   5.82's `att_connect_cb` calls an EIO `le-connection-create-socket`);
+    /// - the link came up and went down before the ATT channel was ready (`device_remove_connection`
+    ///   answers the waiting `Connect` with `ERR_BREDR_CONN_CANCELED`, on LE links too).
+    private static let notEstablishedReasons: Set<String> = [
+        "le-connection-abort-by-local", "le-connection-abort-by-remote", "Input/output error", "le-connection-create-socket",
+        "br-connection-canceled",
+    ]
     /// bluetoothd's answers on a device object that is gone (also `GattPeripheral.linkGone`).
     static let vanishedDeviceErrors: Set<DBusErrorName> = [.unknownObject, .unknownMethod, .bluezDoesNotExist]
 }

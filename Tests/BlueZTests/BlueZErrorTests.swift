@@ -62,6 +62,11 @@ struct BlueZErrorTests {
     let aborted = DBusRemoteError(name: "org.bluez.Error.Failed", message: "le-connection-abort-by-local")
     #expect(ConnectAttemptFailure(.bluez(aborted)) == .notEstablished(aborted))
     #expect(ConnectAttemptFailure.notEstablished(aborted).error == .bluez(aborted))
+    // The kernel would not start the connection; the link went down while it was set up.
+    for message in ["Input/output error", "le-connection-create-socket", "br-connection-canceled", "le-connection-abort-by-remote"] {
+        let reply = DBusRemoteError(name: "org.bluez.Error.Failed", message: message)
+        #expect(ConnectAttemptFailure(.bluez(reply)) == .notEstablished(reply), "\(message)")
+    }
     #expect(ConnectAttemptFailure(.bluez(DBusRemoteError(name: "org.bluez.Error.Failed", message: "le-connection-key-missing"))) == nil)
     #expect(ConnectAttemptFailure(.bluez(DBusRemoteError(name: "org.bluez.Error.NotReady", message: "le-connection-abort-by-local"))) == nil)
     #expect(ConnectAttemptFailure(.adapterPoweredOff("/org/bluez/hci1")) == nil)

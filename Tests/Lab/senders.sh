@@ -201,7 +201,7 @@ case_l2cap_channels() {
 # end where they began (its RSS is a figure).
 case_storm() {
   begin "a stranger reconnects as fast as it can for ${STORM_S:-60} s while a trusted sender sends 10 small files: all arrive, blerecv holds no more descriptors"
-  local psm before after i ok=0 rss0 fds0 rss1 fds1 x
+  local psm before after i ok=0 rss0 fds0 rss1 fds1 x failed_log=""
   start_recv storm "$W/out-storm" -v || { fail "receiver did not start"; end; return; }
   psm=$(psm_of "$RECV_LOG.err")
   # One sender served first: what blerecv keeps open from then on (its replay journal's file) is
@@ -219,7 +219,8 @@ case_storm() {
   PIDS+=("$!")
   for i in $(seq 1 10); do
     send_run "storm-$i" --to "$RPUB" "$W/files/small-$i.bin"
-    if [ "$SRC" = "$EXIT_SUCCESS" ] && same "$W/files/small-$i.bin" "$W/out-storm/small-$i.bin"; then ok=$((ok + 1)); fi
+    if [ "$SRC" = "$EXIT_SUCCESS" ] && same "$W/files/small-$i.bin" "$W/out-storm/small-$i.bin"; then ok=$((ok + 1))
+    elif [ -z "$failed_log" ]; then failed_log=$SLOG.err; fi   # the first failure's log is shown
   done
   wait_pid "$STR_PID" $(( ${STORM_S:-60} + 40 ))
   sleep 3   # the last stranger link's teardown
@@ -232,7 +233,7 @@ case_storm() {
   echo "# METRIC storm_recv_rss_kib_fds_every_5s=$(tr '\n' ' ' < "$W/logs/storm-rss")"
   grep -E 'admission:' "$RECV_LOG.err" | sed -E 's/.*admission: ([a-z-]+( [a-z-]+)?).*/\1/' | sort | uniq -c | sed 's/^/#   | /'
   stop_recv
-  end "$W/logs/storm.out" "$W/logs/storm.err" "$SLOG.err" "$RECV_LOG.err"
+  end "$W/logs/storm.out" "$W/logs/storm.err" ${failed_log:+"$failed_log"} "$SLOG.err" "$RECV_LOG.err"
 }
 
 # First contact (--ask) while a trusted transfer runs: the question is asked, the code typed, and
