@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need=(libsodium-dev libdbus-1-dev libzstd-dev pkg-config dbus)
+need=(libsodium-dev libdbus-1-dev libzstd-dev pkg-config dbus time)
 if ! dpkg -s "${need[@]}" >/dev/null 2>&1; then
   echo "setup: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive

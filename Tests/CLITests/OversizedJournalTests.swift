@@ -8,23 +8,33 @@ import TestSupport
 import Transfer
 
 /// Runs a built tool with `arguments`, its output thrown away: its exit status and its peak
-/// resident memory in KiB (`wait4`'s ru_maxrss, for this child alone).
+/// resident memory in KiB, as GNU time (`/usr/bin/time`, scripts/setup.sh installs it) measures it
+/// from a process of its own. This process's own `wait4` would not do: `posix_spawn` starts the
+/// child on this process's memory (vfork), and the kernel counts that memory's peak into the
+/// child's `ru_maxrss` at its exec, so with tests running in parallel the test runner's peak was
+/// reported as the tool's.
 private func peakMemory(_ tool: String, _ arguments: [String]) throws -> (status: Int32, maxRSSKiB: Int) {
+    let time = "/usr/bin/time"
+    try #require(FileManager.default.isExecutableFile(atPath: time), "no \(time): install GNU time (scripts/setup.sh does)")
+    let report = FileManager.default.temporaryDirectory.appendingPathComponent("blesend-peak-\(UUID().uuidString)").path
+    defer { try? FileManager.default.removeItem(atPath: report) }
     let path = CommandRun.productsDirectory.appendingPathComponent(tool).path
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    let argv = ([time, "-f", "%M", "-o", report, path] + arguments).map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
     var pid = pid_t()
-    let spawned = posix_spawn(&pid, path, &actions, nil, argv, environ)
+    let spawned = posix_spawn(&pid, time, &actions, nil, argv, environ)
     try #require(spawned == 0, "posix_spawn: \(spawned)")
     var status: Int32 = 0
-    var usage = rusage()
-    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
-    return ((status >> 8) & 0xFF, usage.ru_maxrss)
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    let written = try String(contentsOfFile: report, encoding: .utf8)
+    // GNU time writes "Command exited with non-zero status N" first when the tool failed.
+    let kib = try #require(written.split(separator: "\n").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }, "\(time) wrote: \(written)")
+    return ((status >> 8) & 0xFF, kib)
 }
 
 /// Issue 32: a 300 MiB folder journal (a checkpoint every 256 KiB, never compacted, or planted)
