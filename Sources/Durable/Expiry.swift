@@ -16,4 +16,9 @@ public struct Expiry: Sendable {
         guard let time, time < now else { return false }
         return now - time > lifetime
     }
+
+    /// How long ago `time` was (zero for a time in the future).
+    public func age(of time: UInt64) -> Duration {
+        .seconds(Int64(clamping: now - min(time, now)))
+    }
 }

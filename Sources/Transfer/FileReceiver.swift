@@ -79,7 +79,7 @@ struct FileReceiver {
         }
         if let partial = ledger.partials[key], partial.size == size {
             // A resume: the file keeps the name it was first offered under.
-            ledger.partials[key]?.lastActivity = now
+            ledger.partials[key]?.lastActivity = .at(now)
             ledger.partials[key]?.holder = holder
             phase = .receiving(key)
             events.append(.fileStarted(sender: sender.name, name: partial.name, size: partial.size, resumedAt: partial.received))
@@ -110,7 +110,7 @@ struct FileReceiver {
             events.append(.fileFailed(sender: sender.name, name: name, .couldNotStore(error)))
             return .reject(id: key.id, reason: error.code == .tooLarge || error.code == .noSpace ? .tooLarge : .couldNotStore)
         }
-        ledger.partials.insert(.init(name: name, size: size, file: file, hasher: ledger.makeHasher(), lastActivity: now, holder: holder),
+        ledger.partials.insert(.init(name: name, size: size, file: file, hasher: ledger.makeHasher(), lastActivity: .at(now), holder: holder),
                                for: key)
         phase = .receiving(key)
         events.append(.fileStarted(sender: sender.name, name: name, size: size, resumedAt: 0))
@@ -171,7 +171,7 @@ struct FileReceiver {
             }
             partial.hasher.update(bytes)
             partial.received = end
-            partial.lastActivity = now
+            partial.lastActivity = .at(now)
             var replies: [TransferMessage] = []
             if end - partial.lastAck >= TransferConstants.ackInterval {
                 partial.lastAck = end

@@ -44,7 +44,7 @@ struct FolderAssembler {
             ledger.folders.makeRoom(for: sender.key, by: holder)
             do {
                 let incoming = try trees.beginTree(named: name, origin: TreeOrigin(senderKey: sender.key, tree: tree, folder: id, top: path))
-                ledger.folders[treeKey] = OpenFolders.Folder(tree: incoming, top: path, name: name, lastActivity: now, holders: [holder])
+                ledger.folders[treeKey] = OpenFolders.Folder(tree: incoming, top: path, name: name, lastActivity: .at(now), holders: [holder])
             } catch {
                 events.append(.fileFailed(sender: sender.name, name: name, .couldNotStore(StorageError(adapting: error))))
                 return .reject(id: id, reason: .couldNotStore)
@@ -61,7 +61,7 @@ struct FolderAssembler {
                 events.append(.fileFailed(sender: sender.name, name: name, .couldNotStore(error)))
                 return .reject(id: id, reason: .couldNotStore)
             }
-            tree.lastActivity = now
+            tree.lastActivity = .at(now)
             tree.holders.insert(holder)
             ledger.folders[treeKey] = tree
         }
@@ -77,7 +77,7 @@ struct FolderAssembler {
         let treeKey = sender.key(for: entry.tree)
         guard var tree = ledger.folders[treeKey], tree.holds(entry.path) else { return .refused(name: name, .noFolder) }
         tree.files += 1
-        tree.lastActivity = now
+        tree.lastActivity = .at(now)
         tree.holders.insert(holder)
         ledger.folders[treeKey] = tree
         return .placed(.tree(path: name, tree.tree, below: Array(path.components.dropFirst()), executable: entry.executable))

@@ -16,7 +16,7 @@ struct OpenFolders {
         let top: [UInt8]
         let name: String
         var files = 0
-        var lastActivity: Instant
+        var lastActivity: LastActivity
         /// The live connections that opened it or placed something in it.
         var holders: Set<LedgerHolder> = []
 
@@ -59,7 +59,7 @@ struct OpenFolders {
         for (key, folder) in table {
             if folder.holders.contains(holder) { table[key]?.holders.remove(holder) }
             if key.senderKey == senderKey, table[key]?.holders.isEmpty == true {
-                table[key]?.lastActivity = max(folder.lastActivity, now)
+                table[key]?.lastActivity = max(folder.lastActivity, .at(now))
             }
         }
     }
@@ -77,7 +77,7 @@ struct OpenFolders {
 
     /// Removes the folders whose senders have not come back in time (none that a live connection holds).
     mutating func expire(now: Instant) {
-        for (key, folder) in table where folder.holders.isEmpty && now.duration(since: folder.lastActivity) > lifetime {
+        for (key, folder) in table where folder.holders.isEmpty && folder.lastActivity.idle(at: now) > lifetime {
             discard(key)
         }
     }
@@ -94,7 +94,8 @@ struct OpenFolders {
         table.removeAll()
     }
 
-    /// Keeps a folder found on disk at start, waiting for its sender from `now`; beyond
+    /// Keeps a folder found on disk at start (`now`), waiting for its sender since its journal's
+    /// last save (`RecoveredTree.age`); beyond
     /// `maxPerSender` of a sender, the least recently active is removed first.
     mutating func adopt(_ recovered: RecoveredTree, now: Instant) {
         let origin = recovered.origin
@@ -104,7 +105,7 @@ struct OpenFolders {
         }
         table[Key(senderKey: origin.senderKey, id: origin.tree)] =
             Folder(tree: recovered.tree, top: origin.top, name: recovered.name,
-                   files: recovered.files.count + recovered.partials.count, lastActivity: now)
+                   files: recovered.files.count + recovered.partials.count, lastActivity: .found(at: now, age: recovered.age))
     }
 
     private mutating func discard(_ key: Key) {

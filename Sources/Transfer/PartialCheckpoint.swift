@@ -25,16 +25,20 @@ public struct PartialCheckpoint: Equatable, Sendable {
 }
 
 /// A partial file a store found on disk at start, checked: its first `checkpoint.durable` bytes
-/// hash to `checkpoint.prefixHash`, and `hasher` has taken them in.
+/// hash to `checkpoint.prefixHash`, and `hasher` has taken them in. `age`: how long before the
+/// start it was last saved (its wait for the sender so far; the receiver keeps it for what is left
+/// of `--keep-partials`).
 public struct RecoveredPartial {
     public let checkpoint: PartialCheckpoint
     public let file: any IncomingFile
     public let hasher: any ContentHasher
+    public let age: Duration
 
-    public init(checkpoint: PartialCheckpoint, file: any IncomingFile, hasher: any ContentHasher) {
+    public init(checkpoint: PartialCheckpoint, file: any IncomingFile, hasher: any ContentHasher, age: Duration = .zero) {
         self.checkpoint = checkpoint
         self.file = file
         self.hasher = hasher
+        self.age = age
     }
 }
 
@@ -52,15 +56,18 @@ public struct RecoveredTree {
     public let files: [(id: TransferID, path: String, size: UInt64)]
     /// Its files part-way; each checkpoint's `name` is the file's name for people (`top/path`).
     public let partials: [RecoveredPartial]
+    /// How long before the start its journal was last saved.
+    public let age: Duration
 
     public init(origin: TreeOrigin, name: String, tree: any IncomingTree,
                 folders: [(id: TransferID, storedName: String)], files: [(id: TransferID, path: String, size: UInt64)],
-                partials: [RecoveredPartial]) {
+                partials: [RecoveredPartial], age: Duration = .zero) {
         self.origin = origin
         self.name = name
         self.tree = tree
         self.folders = folders
         self.files = files
         self.partials = partials
+        self.age = age
     }
 }

@@ -25,7 +25,7 @@ struct PartialTransfers {
         var lastAck: UInt64 = 0
         /// The bytes its last `checkpoint` made durable.
         var checkpointed: UInt64 = 0
-        var lastActivity: Instant
+        var lastActivity: LastActivity
         /// The live connection writing it; nil while it waits for its sender to come back.
         var holder: LedgerHolder?
     }
@@ -77,12 +77,13 @@ struct PartialTransfers {
         table.removeValue(forKey: key)?.file.discard()
     }
 
-    /// Keeps the partial files found on disk at start, each waiting for its sender from `now`.
+    /// Keeps the partial files found on disk at start (`now`), each waiting for its sender since
+    /// its last save (`RecoveredPartial.age`).
     mutating func adopt(_ recovered: [RecoveredPartial], now: Instant) {
         for found in recovered {
             let point = found.checkpoint
             insert(.init(name: point.name, size: point.size, file: found.file, hasher: found.hasher, received: point.durable,
-                         lastAck: point.durable, checkpointed: point.durable, lastActivity: now, holder: nil),
+                         lastAck: point.durable, checkpointed: point.durable, lastActivity: .found(at: now, age: found.age), holder: nil),
                    for: Key(senderKey: point.senderKey, id: point.id))
         }
     }
@@ -106,7 +107,7 @@ struct PartialTransfers {
                 // A failed checkpoint leaves the last one: a restart resumes from there.
                 try? checkpoint(key)
                 table[key]?.holder = nil
-                table[key]?.lastActivity = now
+                table[key]?.lastActivity = .at(now)
             }
         }
     }
@@ -114,7 +115,7 @@ struct PartialTransfers {
     /// Removes the partials whose senders have been away longer than `lifetime`; never one that a
     /// live connection holds, however long ago its last byte came.
     mutating func expire(now: Instant) {
-        for (key, partial) in table where partial.holder == nil && now.duration(since: partial.lastActivity) > lifetime {
+        for (key, partial) in table where partial.holder == nil && partial.lastActivity.idle(at: now) > lifetime {
             discard(key)
         }
     }

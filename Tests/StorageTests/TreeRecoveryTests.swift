@@ -180,6 +180,23 @@ private func appendToJournal(in dir: String, _ records: [TreeRecord], savedAt: U
     #expect(compacted < grown / 100, "\(grown) -> \(compacted) bytes")
 }
 
+/// A folder kept by a run that saved it 20 minutes ago is found with that age, and so are its
+/// files part-way: the receiver keeps them for what is left of `--keep-partials` (issue 32).
+@Test func aRecoveredFolderKnowsHowLongItHasWaited() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let name = TemporaryNames.record(for: (try leaveAFolderPartWay(in: dir) as NSString).lastPathComponent)
+    let now = UInt64(Date().timeIntervalSince1970)
+    let store = try keepingStore(dir)
+    let parsed = try #require(try TreeJournal.read(in: store, name: name))
+    try parsed.journal.compact(parsed.contents, now: now - 1_200)   // every record stamped 20 minutes ago
+    parsed.journal.close()
+    let trees = try keepingStore(dir).recoverTrees(makeHasher: { Blake() })
+    let age = try #require(trees.first?.age)
+    #expect(age >= .seconds(1_200) && age <= .seconds(1_260), "\(age)")
+    #expect(trees.first?.partials.map(\.age) == [age])
+}
+
 /// A journal saved in the future (a clock set back) is kept, and its time is written as now, so
 /// that it expires `--keep-partials` after this start rather than never.
 @Test func aFolderSavedInTheFutureIsKeptAndItsTimeWrittenAsNow() throws {
@@ -193,6 +210,7 @@ private func appendToJournal(in dir: String, _ records: [TreeRecord], savedAt: U
     let store = try keepingStore(dir)
     let trees = store.recoverTrees(makeHasher: { Blake() })   // (held: a tree let go is discarded)
     #expect(trees.count == 1)
+    #expect(trees.first?.age == .zero && trees.first?.partials.allSatisfy { $0.age == .zero } == true)
     let savedAt = try #require(try TreeJournal.read(in: store, name: (journal as NSString).lastPathComponent)).contents.savedAt
     #expect(savedAt >= now && savedAt <= now + 60, "\(savedAt) against \(now)")
 }

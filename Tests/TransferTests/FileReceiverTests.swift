@@ -142,12 +142,43 @@ private final class ForeignErrorStore: FileStore {
         let key = PartialTransfers.Key(senderKey: [UInt8(n)], id: TransferID(halves: (UInt64(n), 0)))
         let file = try! store.begin(name: "f\(n)", size: 10, sender: "s\(n)")
         table.insert(.init(name: "f\(n)", size: 10, file: file, hasher: TestHasher(), received: 1,
-                           lastActivity: Instant(nanoseconds: UInt64(n)), holder: nil), for: key)
+                           lastActivity: .at(Instant(nanoseconds: UInt64(n))), holder: nil), for: key)
     }
     #expect(table.count == 3)
     #expect(store.openTemporaries == 3, "the two oldest were discarded with their files")
     #expect(table[PartialTransfers.Key(senderKey: [0], id: TransferID(halves: (0, 0)))] == nil)
     #expect(table[PartialTransfers.Key(senderKey: [4], id: TransferID(halves: (4, 0)))] != nil)
+}
+
+/// Issue 32: a partial found on disk at start waited `lifetime` again from that start (about
+/// twice `--keep-partials` in all). Found 50 minutes old with an hour to live, on a monotonic
+/// clock that began at boot a minute ago, it goes 10 minutes later; a sender's resume before
+/// then gives it a whole lifetime again. An open folder found on disk is judged the same way.
+@Test func aPartialFoundAtStartIsKeptForWhatIsLeftOfItsLifetime() throws {
+    let store = MemoryFileStore()
+    let boot = Instant.zero.advanced(by: .seconds(60))
+    var table = PartialTransfers(lifetime: .seconds(3_600), maxPerSender: 4)
+    for n in 0..<2 {
+        let point = PartialCheckpoint(senderKey: [UInt8(n)], id: TransferID(halves: (UInt64(n), 0)), name: "f\(n)", size: 10,
+                                      durable: 1, prefixHash: [])
+        let file = try store.begin(name: "f\(n)", size: 10, sender: "s")
+        table.adopt([RecoveredPartial(checkpoint: point, file: file, hasher: TestHasher(), age: .seconds(3_000))], now: boot)
+    }
+    let resumed = PartialTransfers.Key(senderKey: [1], id: TransferID(halves: (1, 0)))
+    table[resumed]?.lastActivity = .at(boot.advanced(by: .seconds(60)))
+    table.expire(now: boot.advanced(by: .seconds(590)))
+    #expect(table.count == 2, "within the hour")
+    table.expire(now: boot.advanced(by: .seconds(610)))
+    #expect(table.count == 1 && table[resumed] != nil, "the one not resumed went after its hour")
+
+    var folders = OpenFolders(lifetime: .seconds(3_600), maxPerSender: 4)
+    let origin = TreeOrigin(senderKey: [7], tree: TransferID(halves: (7, 0)), folder: TransferID(halves: (7, 1)), top: Array("top".utf8))
+    folders.adopt(RecoveredTree(origin: origin, name: "top", tree: try store.beginTree(named: "top", origin: origin),
+                                folders: [], files: [], partials: [], age: .seconds(3_000)), now: boot)
+    folders.expire(now: boot.advanced(by: .seconds(590)))
+    #expect(folders.count == 1)
+    folders.expire(now: boot.advanced(by: .seconds(610)))
+    #expect(folders.count == 0)
 }
 
 /// A `CompletedMemory` in memory, as a restarted receiver finds it.

@@ -80,6 +80,6 @@ public struct PartialRecovery {
         folder.closeFile(data)
         return RecoveredPartial(checkpoint: saved.checkpoint,
                                 file: DurableIncomingFile(folder: folder, data: data, name: saved.checkpoint.name),
-                                hasher: hasher)
+                                hasher: hasher, age: expiry.age(of: saved.savedAt))
     }
 }

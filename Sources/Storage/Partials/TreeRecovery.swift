@@ -33,7 +33,7 @@ struct TreeRecovery {
             if !expiry.passed(store.modificationTime(record)),
                let parsed = try? TreeJournal.read(in: store, name: record),
                !expiry.passed(parsed.contents.savedAt),
-               let tree = recover(staging: staging, journal: parsed.journal, contents: parsed.contents, now: now) {
+               let tree = recover(staging: staging, journal: parsed.journal, contents: parsed.contents, expiry: expiry) {
                 found.append(tree)
             } else {
                 store.remove(staging)
@@ -56,14 +56,14 @@ struct TreeRecovery {
         let hasher: any ContentHasher
     }
 
-    private func recover(staging: String, journal: TreeJournal, contents: TreeJournalContents, now: UInt64) -> RecoveredTree? {
+    private func recover(staging: String, journal: TreeJournal, contents: TreeJournalContents, expiry: Expiry) -> RecoveredTree? {
         let origin = contents.origin, topName = contents.name, senderKey = origin.senderKey
         let entered = contents.folders
         let finished = contents.finished.mapValues { (id: $0.id, size: $0.size) }
         let partway = contents.partway
         // The latest word on each path only, and no time in the future: what the next start reads.
-        if contents.records > 1 + contents.paths || contents.savedAt > now {
-            guard (try? journal.compact(contents, now: now)) != nil else { return nil }
+        if contents.records > 1 + contents.paths || contents.savedAt > expiry.now {
+            guard (try? journal.compact(contents, now: expiry.now)) != nil else { return nil }
         }
         let stagingFD = store.openFolder(named: staging)
         guard stagingFD >= 0 else { return nil }
@@ -79,16 +79,17 @@ struct TreeRecovery {
             close(stagingFD)
             return nil
         }
+        let age = expiry.age(of: contents.savedAt)
         let partials = walk.resumable.map { file in
             RecoveredPartial(checkpoint: file.checkpoint,
                              file: TreeIncomingFile(tree: tree, parent: file.parent, fd: file.fd, id: file.id,
                                                     components: file.components, executable: file.executable),
-                             hasher: file.hasher)
+                             hasher: file.hasher, age: age)
         }
         journal.close()
         return RecoveredTree(origin: origin, name: topName, tree: tree,
                              folders: entered.values.map { ($0.id, $0.path.last ?? topName) },
-                             files: finished.map { ($0.value.id, $0.key, $0.value.size) }, partials: partials)
+                             files: finished.map { ($0.value.id, $0.key, $0.value.size) }, partials: partials, age: age)
     }
 
     /// One pass over a staging folder: its folders, its finished files checked, its files part-way
