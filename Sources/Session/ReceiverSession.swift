@@ -179,9 +179,10 @@ public struct ReceiverSession {
     }
 
     /// Takes up the partial files an earlier run left (`FileStore.recoverPartials`), each waiting
-    /// for its sender's resume from `now`, for every session sharing this one's state; returns
-    /// how many. Call it once, before the first connection.
-    public func recoverPartials(now: Instant) -> Int {
+    /// for its sender's resume from what is left of its lifetime, for every session sharing this
+    /// one's state; returns how many, and what the stores removed. Call it once, before the first
+    /// connection.
+    public func recoverPartials(now: Instant) -> KeptAtStart {
         shared.ledger.recoverPartials(now: now)
     }
 

@@ -158,10 +158,10 @@ public final class DirectoryFileStore: FileStore {
 
     /// The partial files an earlier run kept (`keepPartials`), checked; every other temporary of
     /// this receiver's is removed (`PartialRecovery`).
-    public func recoverPartials(makeHasher: () -> any ContentHasher) -> [RecoveredPartial] {
-        guard let keepPartials else { return [] }
+    public func recoverPartials(makeHasher: () -> any ContentHasher) -> Recovered<RecoveredPartial> {
+        guard let keepPartials else { return Recovered() }
         return withoutActuallyEscaping(makeHasher) { makeHasher in
-            PartialRecovery(folder: self, lifetime: UInt64(keepPartials.components.seconds), makeHasher: makeHasher).run().found
+            PartialRecovery(folder: self, lifetime: UInt64(keepPartials.components.seconds), makeHasher: makeHasher).run()
         }
     }
 

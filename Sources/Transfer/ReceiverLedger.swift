@@ -69,13 +69,13 @@ public final class ReceiverLedger {
     /// Keeps the partial files and folders the stores found on disk at start
     /// (`FileStore.recoverPartials`, `TreeStore.recoverTrees`), each waiting for its sender's
     /// resume from `now`; what of a folder was settled is answered as completed, as it was before
-    /// the restart. Returns how many partial files and folders.
+    /// the restart.
     @discardableResult
-    public func recoverPartials(now: Instant) -> Int {
-        let found = store.recoverPartials(makeHasher: makeHasher)
-        partials.adopt(found, now: now)
-        let trees = trees?.recoverTrees(makeHasher: makeHasher) ?? []
-        for tree in trees {
+    public func recoverPartials(now: Instant) -> KeptAtStart {
+        let files = store.recoverPartials(makeHasher: makeHasher)
+        partials.adopt(files.found, now: now)
+        let trees = trees?.recoverTrees(makeHasher: makeHasher) ?? Recovered()
+        for tree in trees.found {
             let senderKey = tree.origin.senderKey
             folders.adopt(tree, now: now)
             for folder in [(tree.origin.folder, tree.name)] + tree.folders {
@@ -86,7 +86,7 @@ public final class ReceiverLedger {
             }
             partials.adopt(tree.partials, now: now)
         }
-        return found.count + trees.count
+        return KeptAtStart(kept: files.found.count + trees.found.count, removedFiles: files.removed, removedFolders: trees.removed)
     }
 
     /// The receiver stops: partial files are checkpointed and closed, and open folders closed,

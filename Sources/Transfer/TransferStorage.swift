@@ -33,13 +33,14 @@ public protocol FileStore: AnyObject {
     /// Throws `StorageError` when the file cannot be stored (too large for the disk, no permission).
     func begin(name: String, size: UInt64?, sender: String) throws -> any IncomingFile
     /// The partial files an earlier run left and checkpointed, checked against their checkpoints
-    /// (a store that keeps nothing across runs finds none).
-    func recoverPartials(makeHasher: () -> any ContentHasher) -> [RecoveredPartial]
+    /// (a store that keeps nothing across runs finds none), and how many it removed.
+    func recoverPartials(makeHasher: () -> any ContentHasher) -> Recovered<RecoveredPartial>
 }
 
 extension FileStore {
-    public func recoverPartials(makeHasher: () -> any ContentHasher) -> [RecoveredPartial] { [] }
+    public func recoverPartials(makeHasher: () -> any ContentHasher) -> Recovered<RecoveredPartial> { Recovered() }
 }
+
 
 /// One incoming file in its temporary place. Nothing is visible under the final name until `commit`.
 public protocol IncomingFile: AnyObject {
@@ -76,12 +77,12 @@ public protocol TreeStore: AnyObject {
     /// folders across runs (`recoverTrees`).
     func beginTree(named topName: String, origin: TreeOrigin) throws -> any IncomingTree
     /// The folders an earlier run left and kept, checked (a store that keeps nothing across runs
-    /// finds none).
-    func recoverTrees(makeHasher: () -> any ContentHasher) -> [RecoveredTree]
+    /// finds none), and how many it removed.
+    func recoverTrees(makeHasher: () -> any ContentHasher) -> Recovered<RecoveredTree>
 }
 
 extension TreeStore {
-    public func recoverTrees(makeHasher: () -> any ContentHasher) -> [RecoveredTree] { [] }
+    public func recoverTrees(makeHasher: () -> any ContentHasher) -> Recovered<RecoveredTree> { Recovered() }
 }
 
 /// One incoming folder in its hidden place.

@@ -49,7 +49,7 @@ private func receive(into file: any IncomingFile, from offset: Int, hasher: any 
     return try file.commit()
 }
 
-private func recover(_ folder: SimulatedDisk, lifetime: UInt64 = 3_600) -> PartialRecovery.Outcome {
+private func recover(_ folder: SimulatedDisk, lifetime: UInt64 = 3_600) -> Recovered<RecoveredPartial> {
     PartialRecovery(folder: folder, lifetime: lifetime, makeHasher: { Blake() }).run()
 }
 
@@ -178,7 +178,7 @@ private func folderWithAPartialOf1000Bytes() throws -> SimulatedDisk {
         for name in names { #expect(try FileManager.default.attributesOfItem(atPath: dir + "/" + name)[.posixPermissions] as? Int == 0o600) }
 
         let second = try DirectoryFileStore(directory: dir, modes: FileModes(umask: 0o022), temporaryTag: "test", keepPartials: .seconds(3_600))
-        recovered = second.recoverPartials(makeHasher: { Blake() })
+        recovered = second.recoverPartials(makeHasher: { Blake() }).found
         #expect(recovered.count == 1)
         let found = try #require(recovered.first)
         #expect(found.checkpoint.senderKey == senderKey && found.checkpoint.id == id && found.checkpoint.durable == 2_000)
@@ -249,7 +249,7 @@ private func folderWithAPartialOf1000Bytes() throws -> SimulatedDisk {
         }
     }
     let second = try DirectoryFileStore(directory: dir, modes: FileModes(umask: 0o022), temporaryTag: "test", keepPartials: .seconds(3_600))
-    let recovered = second.recoverPartials(makeHasher: { Blake() })
+    let recovered = second.recoverPartials(makeHasher: { Blake() }).found
     #expect(recovered.count == 2)
     let a = try #require(recovered.first { $0.checkpoint.name == "a.bin" })
     // Someone swaps the two waiting partials' data by name.

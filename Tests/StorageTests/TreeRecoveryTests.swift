@@ -50,8 +50,8 @@ private func leaveAFolderPartWay(in dir: String) throws -> String {
 
     let store = try keepingStore(dir)
     // The partial files' recovery, which runs first, leaves the folder and its journal alone.
-    #expect(store.recoverPartials(makeHasher: { Blake() }).isEmpty)
-    let trees = store.recoverTrees(makeHasher: { Blake() })
+    #expect(store.recoverPartials(makeHasher: { Blake() }).found.isEmpty)
+    let trees = store.recoverTrees(makeHasher: { Blake() }).found
     #expect(trees.count == 1)
     let tree = try #require(trees.first)
     #expect(tree.origin == origin && tree.name == "photos")
@@ -96,8 +96,9 @@ private func leaveAFolderPartWay(in dir: String) throws -> String {
             try bytes.write(to: URL(fileURLWithPath: journal))
         }
         let store = try keepingStore(dir)
-        #expect(store.recoverPartials(makeHasher: { Blake() }).isEmpty, "\(damage)")
-        #expect(store.recoverTrees(makeHasher: { Blake() }).isEmpty, "\(damage)")
+        #expect(store.recoverPartials(makeHasher: { Blake() }).found.isEmpty, "\(damage)")
+        let trees = store.recoverTrees(makeHasher: { Blake() })
+        #expect(trees.found.isEmpty && trees.removed == 1, "\(damage): the receiver is told one folder went")
         let left = try listing(dir)
         #expect(left.isEmpty, "\(damage): left \(left)")
     }
@@ -112,7 +113,7 @@ private func leaveAFolderPartWay(in dir: String) throws -> String {
     handle.write(Data([0xFF]))
     try handle.close()
 
-    let trees = try keepingStore(dir).recoverTrees(makeHasher: { Blake() })
+    let trees = try keepingStore(dir).recoverTrees(makeHasher: { Blake() }).found
     let tree = try #require(trees.first)
     #expect(tree.partials.isEmpty)
     #expect(tree.files.map(\.path) == ["2024/a.txt"])
@@ -129,7 +130,7 @@ private func leaveAFolderPartWay(in dir: String) throws -> String {
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let staging = try leaveAFolderPartWay(in: dir)
     try FileManager.default.removeItem(atPath: staging)
-    #expect(try keepingStore(dir).recoverTrees(makeHasher: { Blake() }).isEmpty)
+    #expect(try keepingStore(dir).recoverTrees(makeHasher: { Blake() }).found.isEmpty)
     #expect(try listing(dir).isEmpty)
 
     let tree = try testStore(dir).beginTree(topName: "t")
@@ -159,8 +160,9 @@ private func appendToJournal(in dir: String, _ records: [TreeRecord], savedAt: U
     let path = String(repeating: "p", count: 200)
     _ = try appendToJournal(in: dir, (0..<100_000).map { .folder(id: TransferID(halves: (9, UInt64($0))), path: ["2024", "\(path)\($0)"]) })
     let store = try keepingStore(dir)
-    #expect(store.recoverPartials(makeHasher: { Blake() }).isEmpty)
-    #expect(store.recoverTrees(makeHasher: { Blake() }).isEmpty)
+    #expect(store.recoverPartials(makeHasher: { Blake() }).found.isEmpty)
+    let trees = store.recoverTrees(makeHasher: { Blake() })
+    #expect(trees.found.isEmpty && trees.removed == 1)
     #expect(try listing(dir).isEmpty)
 }
 
@@ -174,7 +176,7 @@ private func appendToJournal(in dir: String, _ records: [TreeRecord], savedAt: U
                                       prefixHash: hash(Array(big.prefix(1_000))))
     let journal = try appendToJournal(in: dir, Array(repeating: again, count: 1_000))
     let grown = try #require(try FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int)
-    let trees = try keepingStore(dir).recoverTrees(makeHasher: { Blake() })
+    let trees = try keepingStore(dir).recoverTrees(makeHasher: { Blake() }).found
     #expect(trees.count == 1 && trees.first?.partials.first?.checkpoint.durable == 1_000)
     let compacted = try #require(try FileManager.default.attributesOfItem(atPath: journal)[.size] as? Int)
     #expect(compacted < grown / 100, "\(grown) -> \(compacted) bytes")
@@ -191,7 +193,7 @@ private func appendToJournal(in dir: String, _ records: [TreeRecord], savedAt: U
     let parsed = try #require(try TreeJournal.read(in: store, name: name))
     try parsed.journal.compact(parsed.contents, now: now - 1_200)   // every record stamped 20 minutes ago
     parsed.journal.close()
-    let trees = try keepingStore(dir).recoverTrees(makeHasher: { Blake() })
+    let trees = try keepingStore(dir).recoverTrees(makeHasher: { Blake() }).found
     let age = try #require(trees.first?.age)
     #expect(age >= .seconds(1_200) && age <= .seconds(1_260), "\(age)")
     #expect(trees.first?.partials.map(\.age) == [age])
@@ -208,7 +210,7 @@ private func appendToJournal(in dir: String, _ records: [TreeRecord], savedAt: U
     try FileManager.default.createDirectory(atPath: String(journal.dropLast(TemporaryNames.recordSuffix.utf8.count)) + TemporaryNames.suffix + "/later",
                                             withIntermediateDirectories: false)
     let store = try keepingStore(dir)
-    let trees = store.recoverTrees(makeHasher: { Blake() })   // (held: a tree let go is discarded)
+    let trees = store.recoverTrees(makeHasher: { Blake() }).found   // (held: a tree let go is discarded)
     #expect(trees.count == 1)
     #expect(trees.first?.age == .zero && trees.first?.partials.allSatisfy { $0.age == .zero } == true)
     let savedAt = try #require(try TreeJournal.read(in: store, name: (journal as NSString).lastPathComponent)).contents.savedAt

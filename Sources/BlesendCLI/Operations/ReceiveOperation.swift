@@ -59,7 +59,10 @@ struct ReceiveOperation {
         // Kept state first, before the advertisement goes up: a sender that comes at once finds
         // its partial already checked (issue 32).
         let kept = base.session.recoverPartials(now: clock.now)
-        if kept > 0 { reporter.logger.notice("\(kept) partial file(s) or folder(s) of an earlier run kept for their senders to resume") }
+        if kept.kept > 0 { reporter.logger.notice("\(kept.kept) partial file(s) or folder(s) of an earlier run kept for their senders to resume") }
+        if kept.removedFiles + kept.removedFolders > 0 {
+            reporter.logger.notice("removed what an earlier run kept and could not be resumed (expired after --keep-partials, damaged, cut short or unreadable): \(kept.removedFiles) hidden file(s), \(kept.removedFolders) folder(s)")
+        }
         let peripheral: GattPeripheral
         do {
             peripheral = try await GattPeripheral.start(adapter: adapter, l2cap: l2cap, extensions: base.session.extensions.rawValue,

@@ -22,14 +22,10 @@ public struct PartialRecovery {
     /// Bytes hashed at a time.
     static let readSize = 65_536
 
-    public struct Outcome {
-        public var found: [RecoveredPartial] = []
-        /// Temporaries and records removed: damaged, expired, cut short, or left without a record.
-        public var removed = 0
-    }
-
-    public func run() -> Outcome {
-        var outcome = Outcome()
+    /// The partials found; `removed` counts the temporaries and records removed (a partial file
+    /// and its record count two).
+    public func run() -> Recovered<RecoveredPartial> {
+        var outcome = Recovered<RecoveredPartial>()
         let names = folder.ownNames()
         var kept: Set<String> = []
         let now = folder.secondsSinceEpoch()

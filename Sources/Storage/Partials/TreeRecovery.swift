@@ -18,9 +18,9 @@ struct TreeRecovery {
     let lifetime: UInt64
     let makeHasher: () -> any ContentHasher
 
-    func run() -> [RecoveredTree] {
-        var found: [RecoveredTree] = []
-        var removed = false
+    /// The folders found; `removed` counts the folders removed.
+    func run() -> Recovered<RecoveredTree> {
+        var outcome = Recovered<RecoveredTree>()
         let now = store.secondsSinceEpoch()
         let expiry = Expiry(lifetime: lifetime, now: now)
         for record in store.ownNames() {
@@ -34,15 +34,15 @@ struct TreeRecovery {
                let parsed = try? TreeJournal.read(in: store, name: record),
                !expiry.passed(parsed.contents.savedAt),
                let tree = recover(staging: staging, journal: parsed.journal, contents: parsed.contents, expiry: expiry) {
-                found.append(tree)
+                outcome.found.append(tree)
             } else {
                 store.remove(staging)
                 store.remove(record)
-                removed = true
+                outcome.removed += 1
             }
         }
-        if removed { try? store.syncFolder() }
-        return found
+        if outcome.removed > 0 { try? store.syncFolder() }
+        return outcome
     }
 
     /// A file found in the staging folder that its journal says is part-way, checked.
@@ -175,8 +175,8 @@ struct TreeRecovery {
 
 extension DirectoryFileStore {
     /// The folders an earlier run kept (`keepPartials`), checked (`TreeRecovery`).
-    public func recoverTrees(makeHasher: () -> any ContentHasher) -> [RecoveredTree] {
-        guard let keepPartials else { return [] }
+    public func recoverTrees(makeHasher: () -> any ContentHasher) -> Recovered<RecoveredTree> {
+        guard let keepPartials else { return Recovered() }
         return withoutActuallyEscaping(makeHasher) { makeHasher in
             TreeRecovery(store: self, lifetime: UInt64(keepPartials.components.seconds), makeHasher: makeHasher).run()
         }
