@@ -59,7 +59,8 @@ public final class TreeJournal {
     }
 
     /// Paths (folders and files) a kept folder may hold: past this, the folder is received on but
-    /// no longer kept across runs (`append` refuses, and the receiver removes the journal).
+    /// no longer kept across runs (the receiver removes its journal: Storage's
+    /// `DirectoryIncomingTree`), and a start that finds a journal of more removes it unread.
     public static let maxPaths = 20_000
     /// A journal longer than this is not read (it is no journal a receiver wrote: compacted at
     /// each start, checkpoints every 256 KiB); its folder is removed.

@@ -39,6 +39,8 @@ public final class DirectoryFileStore: FileStore {
     public let keepPartials: Duration?
     /// What is kept free on the folder's file system (`checkFreeSpace`, `checkReserve`).
     public var reserve = DiskReserve(bytes: 0)
+    /// Paths a folder may hold and still be kept across runs (`DirectoryIncomingTree.countPath`).
+    var maxKeptFolderPaths = TreeJournal.maxPaths
     /// Reads the folder's file system status (`fstatvfs`); tests swap it.
     var fileSystemStatus: (Int32, UnsafeMutablePointer<statvfs>) -> Int32 = { fstatvfs($0, $1) }
     /// Bytes written since the reserve was last checked.

@@ -34,7 +34,7 @@ public final class DirectoryIncomingTree {
     private let outputFD: Int32
     private var stagingFD: Int32
     private let stagingName: String
-    private let stagingToken: OpenTemporaries.Token?
+    private var stagingToken: OpenTemporaries.Token?
     /// Folders created inside the staging folder, parents before children; and the paths of
     /// those that arrived as entries (the others were made on demand for a file).
     private var createdFolders: [[String]] = []
@@ -43,8 +43,11 @@ public final class DirectoryIncomingTree {
     /// Files begun but neither committed nor discarded: the tree cannot be committed around them.
     private var openFiles = 0
     /// Where what was settled in it is recorded, when the store keeps partials across runs: then
-    /// every folder made and every file's folder entry is synced before it is recorded.
-    private let journal: TreeJournal?
+    /// every folder made and every file's folder entry is synced before it is recorded. Past
+    /// `store.maxKeptFolderPaths` paths it goes (`stopKeeping`).
+    private var journal: TreeJournal?
+    /// Paths (folders and files) it holds, as its journal would count them.
+    private var paths: Int
     /// The store it goes into: its reserve (`--reserve`) holds inside folders too.
     private let store: DirectoryFileStore
 
@@ -52,7 +55,7 @@ public final class DirectoryIncomingTree {
     /// open at `stagingFD`, its folders (all of them, and those that arrived as `folder` items)
     /// and `openFiles` files to resume.
     init(recovering stagingName: String, stagingFD: Int32, store: DirectoryFileStore, topName: String, journal: TreeJournal,
-         folders: [[String]], entered: [[String]], openFiles: Int) throws(StorageError) {
+         folders: [[String]], entered: [[String]], openFiles: Int, paths: Int) throws(StorageError) {
         let outputFD = fcntl(store.directoryFD, F_DUPFD_CLOEXEC, 0)
         guard outputFD >= 0 else { throw StorageError(.io, "cannot hold \(store.directory): \(systemMessage(errno))") }
         self.store = store
@@ -64,6 +67,7 @@ public final class DirectoryIncomingTree {
         self.stagingName = stagingName
         self.stagingToken = nil
         self.journal = journal
+        self.paths = paths
         self.openFiles = openFiles
         for folder in folders { noteCreated(folder, key: Array(Self.text(folder).utf8)) }
         enteredFolderKeys = Set(entered.map { Array(Self.text($0).utf8) })
@@ -120,6 +124,7 @@ public final class DirectoryIncomingTree {
         self.stagingFD = stagingFD
         self.stagingName = stagingName
         self.journal = journal
+        self.paths = 0
         self.stagingToken = journal == nil ? OpenTemporaries.shared.insert(stagingName, in: outputFD) : nil
     }
 
@@ -151,6 +156,7 @@ public final class DirectoryIncomingTree {
         }
         try journal?.append(.folder(id: id, path: components))
         enteredFolderKeys.insert(key)
+        countPath()
     }
 
     /// Creates the file at `components` (relative to the top folder), and any missing folder above
@@ -170,11 +176,24 @@ public final class DirectoryIncomingTree {
             throw Self.creationError(code, path)
         }
         openFiles += 1
+        countPath()
         return TreeIncomingFile(tree: self, parent: parent, fd: fd, id: id, components: components, executable: executable)
     }
 
     /// Whether what is settled in it is recorded for a later run.
     var keepsAcrossRuns: Bool { journal != nil }
+
+    /// Counts one more path; past `store.maxKeptFolderPaths` the folder is received on but no
+    /// longer kept across runs (no start would read a journal that long: `TreeJournal.maxPaths`).
+    /// Its journal goes, and a stop removes the staging folder like any open temporary.
+    private func countPath() {
+        paths += 1
+        guard paths > store.maxKeptFolderPaths, let journal else { return }
+        journal.remove()
+        try? store.syncFolder()
+        self.journal = nil
+        stagingToken = OpenTemporaries.shared.insert(stagingName, in: outputFD)
+    }
 
     /// Counts bytes written to a file of the folder against the store's reserve (`--reserve`).
     func checkReserve(afterWriting count: Int, to path: String) throws(StorageError) {

@@ -166,6 +166,33 @@ private func appendToJournal(in dir: String, _ records: [TreeRecord], savedAt: U
     #expect(try listing(dir).isEmpty)
 }
 
+/// Issue 32: a folder's journal grew with every path at receive time, with no bound, and a
+/// journal past `TreeJournal.maxPaths` is removed unread at start. Now a folder that passes the
+/// bound is received on but no longer kept: its journal goes at once, and a stop removes its
+/// staging folder. (The bound is 3 here; the receiver's is `TreeJournal.maxPaths`.)
+@Test func aFolderPastThePathBoundIsReceivedButNoLongerKept() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let store = try keepingStore(dir)
+    store.maxKeptFolderPaths = 3
+    let tree = try store.beginTree(topName: "photos", origin: origin)
+    try tree.makeFolder(["2024"], id: folderID)
+    let first = try tree.beginFile(["2024", "a.txt"], id: doneID, size: 5, executable: false)
+    try first.write(Array("hello".utf8), at: 0)
+    #expect(try first.commit() == "2024/a.txt")
+    try tree.makeFolder(["2025"], id: TransferID(halves: (5, 5)))
+    #expect(try listing(dir).filter { $0.hasSuffix(TemporaryNames.recordSuffix) }.count == 1, "three paths: kept")
+    let part = try tree.beginFile(["2025", "b.bin"], id: partID, size: UInt64(big.count), executable: false)
+    try part.write(Array(big.prefix(1_000)), at: 0)
+    #expect(try listing(dir).filter { $0.hasSuffix(TemporaryNames.recordSuffix) }.isEmpty, "the fourth path: the journal is gone")
+    try part.checkpoint(PartialCheckpoint(senderKey: sender, id: partID, name: "photos/2025/b.bin", size: UInt64(big.count),
+                                          durable: 1_000, prefixHash: hash(Array(big.prefix(1_000)))))
+    part.closeForResume()
+    tree.closeForResume()
+    #expect(try listing(dir).isEmpty, "a stop removes a folder no longer kept")
+    #expect(try keepingStore(dir).recoverTrees(makeHasher: { Blake() }).found.isEmpty)
+}
+
 /// A journal that only grew (a checkpoint every 256 KiB of each file) is written anew at start
 /// with the last word on each path, and the folder is taken up as before.
 @Test func aKeptFolderJournalIsCompactedAtStart() throws {

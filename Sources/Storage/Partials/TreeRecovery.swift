@@ -73,7 +73,8 @@ struct TreeRecovery {
         guard intact, finished.keys.allSatisfy(walk.files.contains), entered.keys.allSatisfy(seen.contains),
               let tree = try? DirectoryIncomingTree(recovering: staging, stagingFD: stagingFD, store: store, topName: topName,
                                                     journal: journal, folders: walk.folders,
-                                                    entered: entered.values.map(\.path), openFiles: walk.resumable.count)
+                                                    entered: entered.values.map(\.path), openFiles: walk.resumable.count,
+                                                    paths: contents.paths)
         else {
             for file in walk.resumable { close(file.fd); close(file.parent) }
             close(stagingFD)
