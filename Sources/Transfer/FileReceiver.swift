@@ -98,10 +98,11 @@ struct FileReceiver {
         }
         let file: any IncomingFile
         do {
-            switch destination {
-            case .store(let name): file = try ledger.store.begin(name: name, size: size, sender: sender.name)
-            case .tree(_, let tree, let below, let executable):
-                file = try tree.beginFile(below, id: key.id, size: size, executable: executable)
+            file = try ledger.withRoomOnDisk { () throws -> any IncomingFile in
+                switch destination {
+                case .store(let name): try ledger.store.begin(name: name, size: size, sender: sender.name)
+                case .tree(_, let tree, let below, let executable): try tree.beginFile(below, id: key.id, size: size, executable: executable)
+                }
             }
         } catch {
             let error = StorageError(adapting: error)
@@ -163,7 +164,7 @@ struct FileReceiver {
                 throw .decompressionFailed(error)
             }
             do {
-                try partial.file.write(bytes, at: partial.received)
+                try ledger.withRoomOnDisk { try partial.file.write(bytes, at: partial.received) }
             } catch {
                 fail(key, .couldNotStore(StorageError(adapting: error)), from: sender, events: &events)
                 phase = .ignoring(key.id)

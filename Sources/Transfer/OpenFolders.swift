@@ -82,6 +82,15 @@ struct OpenFolders {
         }
     }
 
+    /// Removes the least recently active folder that no connection holds; false when there is none.
+    mutating func discardLeastRecentlyActiveWaiting() -> Bool {
+        guard let oldest = table.filter({ $0.value.holders.isEmpty }).min(by: { $0.value.lastActivity < $1.value.lastActivity }) else {
+            return false
+        }
+        discard(oldest.key)
+        return true
+    }
+
     mutating func discardAll() {
         for folder in table.values { folder.tree.discard() }
         table.removeAll()

@@ -88,6 +88,15 @@ struct PartialTransfers {
         }
     }
 
+    /// Removes the least recently active partial that no connection holds; false when there is none.
+    mutating func discardLeastRecentlyActiveWaiting() -> Bool {
+        guard let oldest = table.filter({ $0.value.holder == nil }).min(by: { $0.value.lastActivity < $1.value.lastActivity }) else {
+            return false
+        }
+        discard(oldest.key)
+        return true
+    }
+
     /// Makes the bytes the partial of `key` holds durable (`IncomingFile.checkpoint`).
     mutating func checkpoint(_ key: Key) throws {
         guard let partial = table[key], partial.received > partial.checkpointed else { return }

@@ -89,6 +89,22 @@ public final class ReceiverLedger {
         return KeptAtStart(kept: files.found.count + trees.found.count, removedFiles: files.removed, removedFolders: trees.removed)
     }
 
+    /// Runs `body`; when it fails for want of disk space (`StorageError.Code.noSpace`: the disk,
+    /// or the reserve), removes the least recently active partial file that no connection holds,
+    /// or failing that such a folder, and runs it again, until it succeeds or nothing is left to
+    /// remove. What waits for a resume never crowds out a transfer that is running: kept state is
+    /// bounded across senders by the space the reserve leaves (issue 32).
+    func withRoomOnDisk<Result>(_ body: () throws -> Result) throws -> Result {
+        while true {
+            do {
+                return try body()
+            } catch where StorageError(adapting: error).code == .noSpace
+                            && (partials.discardLeastRecentlyActiveWaiting() || folders.discardLeastRecentlyActiveWaiting()) {
+                continue
+            }
+        }
+    }
+
     /// The receiver stops: partial files are checkpointed and closed, and open folders closed,
     /// kept for the next run where the stores keep them. A connection still sending such a file
     /// has the rest of its data ignored.

@@ -107,6 +107,63 @@ private func offer(_ files: inout FileReceiver, _ name: String, size: UInt64?, e
     #expect(store.openTemporaries == 0)
 }
 
+/// Issue 32: kept partials had no bound across senders but the disk. Now what waits for a resume
+/// gives way to a transfer that is running: a new file (at its offer, or while it grows) that
+/// finds no space removes the least recently active partial no connection holds, and goes on.
+@Test func keptPartialsGiveWayToARunningTransfer() throws {
+    let store = MemoryFileStore()
+    store.capacity = 100
+    let ledger = ReceiverLedger(store: store, makeHasher: { TestHasher() })
+    let bob = AuthenticatedSender(name: "bob", key: [9])
+    var events: [TransferReceiver.Event] = []
+    // Bob leaves two partials, 40 and 30 bytes, the first older.
+    for (n, count) in [(1, 40), (2, 30)] {
+        var files = FileReceiver(ledger: ledger, chunks: ChunkDecoder(decompressor: nil))
+        let key = bob.key(for: TransferID(halves: (UInt64(n), 0)))
+        let at = Instant.zero.advanced(by: .seconds(n))
+        #expect(files.start(key, size: 50, at: .store(name: "b\(n)"), now: at, from: bob, events: &events) == .accept(id: key.id, offset: 0))
+        _ = try files.receive(.raw(pattern(count)), compressing: false, now: at, from: bob, events: &events)
+        files.connectionLost(now: at)
+    }
+    #expect(ledger.partialCount == 2)
+    // Alice offers 50 bytes with 30 free: Bob's older partial goes, and her file is taken.
+    var alices = FileReceiver(ledger: ledger, chunks: ChunkDecoder(decompressor: nil))
+    let later = Instant.zero.advanced(by: .seconds(10))
+    let file = pattern(50)
+    #expect(alices.start(alice.key(for: sampleID), size: 50, at: .store(name: "a.bin"), now: later, from: alice, events: &events)
+            == .accept(id: sampleID, offset: 0))
+    #expect(ledger.partials[bob.key(for: TransferID(halves: (1, 0)))] == nil && ledger.partialCount == 2)
+    _ = try alices.receive(.raw(file), compressing: false, now: later, from: alice, events: &events)
+    #expect(try alices.done(sampleID, hash: hash(file), from: alice, events: &events).first == .confirm(id: sampleID, status: .saved, storedName: "a.bin"))
+    // Then a stream, 20 free: while it grows, Bob's other partial goes too.
+    let stream = TransferID(halves: (77, 0))
+    #expect(alices.start(alice.key(for: stream), size: nil, at: .store(name: "s"), now: later, from: alice, events: &events)
+            == .accept(id: stream, offset: 0))
+    #expect(try alices.receive(.raw(pattern(31)), compressing: false, now: later, from: alice, events: &events).isEmpty)
+    #expect(ledger.partialCount == 1, "only the stream")
+    // Past what removing every waiting partial gives, it fails as before.
+    #expect(try alices.receive(.raw(pattern(20)), compressing: false, now: later, from: alice, events: &events)
+            == [.reject(id: stream, reason: .couldNotStore)])
+    #expect(ledger.partialCount == 0 && store.openTemporaries == 0 && store.committed["a.bin"] == file)
+}
+
+/// Folders give way the same way, after partial files: the least recently active that no
+/// connection holds, never one a connection holds.
+@Test func onlyAFolderNoConnectionHoldsGivesWay() throws {
+    let store = MemoryFileStore()
+    var folders = OpenFolders(lifetime: .seconds(3_600), maxPerSender: 4)
+    for n in 0..<3 {
+        let origin = TreeOrigin(senderKey: [UInt8(n)], tree: TransferID(halves: (UInt64(n), 0)), folder: TransferID(halves: (UInt64(n), 1)),
+                                top: Array("t\(n)".utf8))
+        folders[PartialTransfers.Key(senderKey: [UInt8(n)], id: origin.tree)] =
+            OpenFolders.Folder(tree: try store.beginTree(named: "t\(n)", origin: origin), top: origin.top, name: "t\(n)",
+                               lastActivity: .at(Instant(nanoseconds: UInt64(n))), holders: n == 0 ? [LedgerHolder(number: 1)] : [])
+    }
+    #expect(folders.discardLeastRecentlyActiveWaiting() && folders[PartialTransfers.Key(senderKey: [1], id: TransferID(halves: (1, 0)))] == nil)
+    #expect(folders.discardLeastRecentlyActiveWaiting() && folders.count == 1)
+    #expect(!folders.discardLeastRecentlyActiveWaiting() && folders.count == 1, "the held one stays")
+}
+
 /// A store that throws something other than a `StorageError`.
 private final class ForeignErrorStore: FileStore {
     struct Broken: Error {}

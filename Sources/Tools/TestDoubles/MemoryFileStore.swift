@@ -6,7 +6,8 @@ import Pipeline
 public final class MemoryFileStore: FileStore {
     public private(set) var committed: [String: [UInt8]] = [:]
     public private(set) var openTemporaries = 0
-    /// When set, only this many bytes may be written in total (to test "disk full").
+    /// When set, only this many bytes may be held in total (to test "disk full"): written, less
+    /// those of files discarded.
     public var capacity: Int?
     /// When false, bytes are counted and checked against `PatternFileSource` instead of kept
     /// (for benchmarks that move gigabytes).
@@ -35,7 +36,10 @@ public final class MemoryFileStore: FileStore {
 
     private func finish(_ file: MemoryIncomingFile, commit: Bool) throws -> String {
         openTemporaries -= 1
-        guard commit else { return "" }
+        guard commit else {
+            used -= Int(file.length)
+            return ""
+        }
         var stored = file.name
         var n = 1
         while committed[stored] != nil {
@@ -82,7 +86,7 @@ final class MemoryIncomingFile: IncomingFile {
     private let store: MemoryFileStore
     let name: String
     var bytes: [UInt8] = []
-    private var length: UInt64 = 0
+    private(set) var length: UInt64 = 0
     private var open = true
     private let finish: Finish
 
