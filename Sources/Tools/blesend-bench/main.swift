@@ -11,7 +11,7 @@ import Transfer
 /// Figures go to stdout (each goal with PASS/FAIL), progress to stderr. Exit status 1 if a goal fails.
 
 let usage = """
-usage: blesend-bench [efficiency | cpu [MiB] | memory [MiB] | runner [MiB] [MTU] | sockets [MiB] [bytes] | radio | compress [path] | extensions [path…] | all]
+usage: blesend-bench [efficiency | cpu [MiB] | memory [MiB] | runner [MiB] [MTU] | sockets [MiB] [bytes] | slowdisk [files] [ms] [KiB] | radio | compress [path] | extensions [path…] | all]
   efficiency  wire efficiency of a 1 MiB transfer at MTU 23/185/247/517, clean and 5 % loss
   cpu         whole-stack CPU time / bare XChaCha20-Poly1305 seal+open (64 MiB, MTU 247 and 517)
   memory      peak RSS while 1 GiB flows through the pipeline in memory (child processes)
@@ -19,6 +19,7 @@ usage: blesend-bench [efficiency | cpu [MiB] | memory [MiB] | runner [MiB] [MTU]
   sockets     CPU per datagram over socket pairs shaped like GATT's, blesend vs a raw stream [MiB] [datagram]
   radio       goodput / raw limit over the BLE radio model (1M/2M, CI 7.5-50 ms, MTU 247/517, GATT and L2CAP)
   compress    zstd chunk compression per level: ratio on air, CPU MB/s, on text (path, default Sources + docs) and random bytes
+  slowdisk    a second sender's goodput beside 1,000 small folder files when every sync takes 200 ms, over its goodput alone [files] [ms] [KiB]
   extensions  compression and pipelining over a ~100 kB/s modelled link: text (paths, default Sources + docs + Tests), 1,000 small files, random bytes
   (no argument = efficiency, cpu, memory and radio)
 """
@@ -53,6 +54,13 @@ case "sockets":
     let mib = arguments.count >= 2 ? Int(arguments[1]) ?? 16 : 16
     let size = arguments.count >= 3 ? Int(arguments[2]) ?? 510 : 510
     await SocketBench.run(mib: mib, datagramSize: size)
+case "slowdisk":
+    // Issue 32: a second sender's goodput beside a folder of small files on a slow disk,
+    // `slowdisk [files] [sync ms] [B's KiB]`.
+    let files = arguments.count >= 2 ? Int(arguments[1]) ?? 1_000 : 1_000
+    let syncMilliseconds = arguments.count >= 3 ? Int(arguments[2]) ?? 200 : 200
+    let kib = arguments.count >= 4 ? Int(arguments[3]) ?? 256 : 256
+    exit(await SlowDiskBench.run(files: files, syncDelay: .milliseconds(syncMilliseconds), kib: kib) ? 0 : 1)
 case "efficiency":
     exit(EfficiencyBench.run() ? 0 : 1)
 case "radio":
