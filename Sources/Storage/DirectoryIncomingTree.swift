@@ -44,7 +44,7 @@ public final class DirectoryIncomingTree {
     private var openFiles = 0
     /// Where what was settled in it is recorded, when the store keeps partials across runs: then
     /// every folder made and every file's folder entry is synced before it is recorded. Past
-    /// `store.maxKeptFolderPaths` paths it goes (`stopKeeping`).
+    /// `store.maxKeptFolderPaths` paths it goes (`countPath`).
     private var journal: TreeJournal?
     /// Paths (folders and files) it holds, as its journal would count them.
     private var paths: Int
