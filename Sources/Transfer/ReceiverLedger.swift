@@ -98,9 +98,10 @@ public final class ReceiverLedger {
         while true {
             do {
                 return try body()
-            } catch where StorageError(adapting: error).code == .noSpace
-                            && (partials.discardLeastRecentlyActiveWaiting() || folders.discardLeastRecentlyActiveWaiting()) {
-                continue
+            } catch {
+                guard StorageError(adapting: error).code == .noSpace else { throw error }
+                // Partial files first, then folders; nothing left to remove: the failure stands.
+                guard partials.discardLeastRecentlyActiveWaiting() || folders.discardLeastRecentlyActiveWaiting() else { throw error }
             }
         }
     }

@@ -58,10 +58,10 @@ struct ReceiveOperation {
         let clock = MonotonicClock()
         // Kept state first, before the advertisement goes up: a sender that comes at once finds
         // its partial already checked (issue 32).
-        let kept = base.session.recoverPartials(now: clock.now)
-        if kept.kept > 0 { reporter.logger.notice("\(kept.kept) partial file(s) or folder(s) of an earlier run kept for their senders to resume") }
-        if kept.removedFiles + kept.removedFolders > 0 {
-            reporter.logger.notice("removed what an earlier run kept and could not be resumed (expired after --keep-partials, damaged, cut short or unreadable): \(kept.removedFiles) hidden file(s), \(kept.removedFolders) folder(s)")
+        let atStart = base.session.recoverPartials(now: clock.now)
+        if atStart.kept > 0 { reporter.logger.notice("\(atStart.kept) partial file(s) or folder(s) of an earlier run kept for their senders to resume") }
+        if atStart.removedFiles + atStart.removedFolders > 0 {
+            reporter.logger.notice("removed what an earlier run kept and could not be resumed (expired after --keep-partials, damaged, cut short or unreadable): \(atStart.removedFiles) hidden file(s), \(atStart.removedFolders) folder(s)")
         }
         let peripheral: GattPeripheral
         do {

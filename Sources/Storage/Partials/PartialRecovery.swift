@@ -28,14 +28,14 @@ public struct PartialRecovery {
         var outcome = Recovered<RecoveredPartial>()
         let names = folder.ownNames()
         var kept: Set<String> = []
-        let now = folder.secondsSinceEpoch()
+        let expiry = Expiry(lifetime: lifetime, now: folder.secondsSinceEpoch())
         for record in names {
             guard let data = TemporaryNames.data(forRecord: record) else { continue }
             // A folder's journal and its staging folder are `TreeRecovery`'s.
             if (try? folder.read(record, at: 0, count: TreeJournal.magic.count)) == TreeJournal.magic {
                 folder.closeFile(record)
                 kept.formUnion([data, record])
-            } else if let found = recover(data: data, record: record, now: now) {
+            } else if let found = recover(data: data, record: record, expiry: expiry) {
                 outcome.found.append(found)
                 kept.formUnion([data, record])
             }
@@ -48,8 +48,7 @@ public struct PartialRecovery {
         return outcome
     }
 
-    private func recover(data: String, record: String, now: UInt64) -> RecoveredPartial? {
-        let expiry = Expiry(lifetime: lifetime, now: now)
+    private func recover(data: String, record: String, expiry: Expiry) -> RecoveredPartial? {
         guard !expiry.passed(folder.modificationTime(record)) else { return nil }
         let bytes = try? folder.read(record, at: 0, count: PartialRecord.maxLength + 1)
         folder.closeFile(record)
@@ -57,8 +56,8 @@ public struct PartialRecovery {
               let length = try? folder.length(data), length >= saved.checkpoint.durable
         else { return nil }
         // Saved in the future (a clock set back): now, on disk too, so that it expires in time.
-        if saved.savedAt > now {
-            guard (try? folder.replace(record, with: PartialRecord(checkpoint: saved.checkpoint, savedAt: now).encoded())) != nil else { return nil }
+        if saved.savedAt > expiry.now {
+            guard (try? folder.replace(record, with: PartialRecord(checkpoint: saved.checkpoint, savedAt: expiry.now).encoded())) != nil else { return nil }
         }
         var hasher = makeHasher()
         var offset: UInt64 = 0
