@@ -96,6 +96,7 @@ extension TransferError {
         case .notApproved: "notApproved"
         case .receiverBusy: "receiverBusy"
         case .notTrusted: "notTrusted"
+        case .tooFarAhead: "tooFarAhead"
         }
     }
 }

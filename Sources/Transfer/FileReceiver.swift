@@ -42,6 +42,22 @@ struct FileReceiver {
     let holder: LedgerHolder
     private var chunks: ChunkDecoder
     private(set) var phase = Phase.idle
+    /// Commits go to the driver as `StorageWork` instead of running here (see `TransferReceiver.defersStorage`).
+    var defersStorage = false
+    /// The file whose commit is out as `StorageWork`, until its outcome comes back.
+    private(set) var committing: PendingCommit?
+    /// Work made and not yet taken by the driver.
+    private var work: [StorageWork] = []
+    private var tickets: UInt64 = 0
+
+    /// A file whose commit is out: what its `confirm` and events need once the outcome is in.
+    struct PendingCommit {
+        let ticket: UInt64
+        let key: Key
+        let name: String
+        let size: UInt64
+        let hash: [UInt8]
+    }
 
     init(ledger: ReceiverLedger, holder: LedgerHolder? = nil, chunks: ChunkDecoder) {
         self.ledger = ledger
@@ -73,6 +89,14 @@ struct FileReceiver {
                          events: inout [Event]) -> TransferMessage? {
         // The sender's history starts afresh at every accept, so does ours.
         chunks.reset()
+        if ledger.committingFiles.contains(key) {
+            // Its commit is still out on another connection's worker (its sender came back that
+            // fast): neither a resume nor a new file. Refused; the other connection's outcome
+            // stands. (To do: wait for that outcome and answer as for a completed file.)
+            phase = .ignoring(key.id)
+            events.append(.fileFailed(sender: sender.name, name: "?", .rejected(.couldNotStore)))
+            return .reject(id: key.id, reason: .couldNotStore)
+        }
         if let done = ledger.completedFiles[key] {
             phase = .completed(key)
             return .accept(id: key.id, offset: done.size)
@@ -208,14 +232,16 @@ struct FileReceiver {
             phase = .idle
             // Taken over by a newer connection (see `recall`): that one confirms it.
             guard let partial = ledger.partials[key], partial.holder == holder else { return [] }
-            return [commit(key, partial, hash: hash, from: sender, events: &events)]
+            return commit(key, partial, hash: hash, from: sender, events: &events).map { [$0] } ?? []
         default:
             throw .unexpected(.done)
         }
     }
 
+    /// The answer to a complete file's `done`: its `confirm`, or nil when its commit went out as
+    /// `StorageWork` (the `confirm` comes with the outcome, `committed`).
     private mutating func commit(_ key: Key, _ partial: PartialTransfers.Partial, hash: [UInt8],
-                                 from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage {
+                                 from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage? {
         var partial = partial
         if let size = partial.size, partial.received != size {
             fail(key, .integrity, from: sender, events: &events)
@@ -225,6 +251,16 @@ struct FileReceiver {
             fail(key, .integrity, from: sender, events: &events)
             return .confirm(id: key.id, status: .hashMismatch, storedName: "")
         }
+        if defersStorage {
+            // Out of the ledger while the worker has it: no expiry, eviction, checkpoint or
+            // shutdown on the pump touches the file any more.
+            _ = ledger.partials.remove(key)
+            ledger.committingFiles.insert(key)
+            tickets += 1
+            committing = PendingCommit(ticket: tickets, key: key, name: partial.name, size: partial.received, hash: hash)
+            work.append(StorageWork(ticket: tickets, commit: partial.file))
+            return nil
+        }
         let storedName: String
         do {
             storedName = try partial.file.commit()
@@ -233,11 +269,41 @@ struct FileReceiver {
             return .confirm(id: key.id, status: .couldNotStore, storedName: "")
         }
         _ = ledger.partials.remove(key)
-        ledger.completedFiles.remember(.init(storedName: storedName, size: partial.received), for: key)
+        return saved(key, name: partial.name, as: storedName, size: partial.received, hash: hash, from: sender, events: &events)
+    }
+
+    /// The file is stored as `storedName`: remembered as completed, reported and confirmed.
+    private func saved(_ key: Key, name: String, as storedName: String, size: UInt64, hash: [UInt8],
+                       from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage {
+        ledger.completedFiles.remember(.init(storedName: storedName, size: size), for: key)
         // Best effort: if it is not kept, a restart before the sender hears `confirm` costs a copy.
-        try? ledger.completedMemory?.remember(.init(senderKey: key.senderKey, id: key.id, storedName: storedName, size: partial.received))
-        events.append(.fileSaved(sender: sender.name, name: partial.name, storedName: storedName, size: partial.received, hash: hash))
+        try? ledger.completedMemory?.remember(.init(senderKey: key.senderKey, id: key.id, storedName: storedName, size: size))
+        events.append(.fileSaved(sender: sender.name, name: name, storedName: storedName, size: size, hash: hash))
         return .confirm(id: key.id, status: .saved, storedName: storedName)
+    }
+
+    // MARK: - Deferred storage
+
+    /// The storage work made since the last call, for the driver to run in order.
+    mutating func takeWork() -> [StorageWork] {
+        defer { work.removeAll() }
+        return work
+    }
+
+    /// The outcome of the work out (`committing`): the file's `confirm`; nil when it answers no
+    /// work out (a stale or foreign ticket). The ledger learns of it even after the connection ended.
+    mutating func committed(_ outcome: StorageOutcome, from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage? {
+        guard let pending = committing, pending.ticket == outcome.ticket else { return nil }
+        committing = nil
+        ledger.committingFiles.remove(pending.key)
+        switch outcome.result {
+        case .success(let storedName):
+            return saved(pending.key, name: pending.name, as: storedName, size: pending.size, hash: pending.hash, from: sender, events: &events)
+        case .failure(let error):
+            // The worker removed the file already.
+            events.append(.fileFailed(sender: sender.name, name: pending.name, .couldNotStore(error)))
+            return .confirm(id: pending.key.id, status: .couldNotStore, storedName: "")
+        }
     }
 
     // MARK: - Links and lifetimes

@@ -20,6 +20,9 @@ public final class ReceiverLedger {
     let maxFileSize: UInt64
     var partials: PartialTransfers
     var completedFiles = CompletedTransfers()
+    /// Files whose commit runs on a connection's storage worker (`StorageWork`): out of
+    /// `partials`, not yet in `completedFiles`. A re-offer of one meanwhile is refused.
+    var committingFiles: Set<PartialTransfers.Key> = []
     /// Where completed transfers are kept across restarts (nil: in memory only).
     let completedMemory: (any CompletedMemory)?
     var folders: OpenFolders

@@ -26,6 +26,9 @@ public enum TransferError: Error, Equatable, Sendable {
     case receiverBusy(retryAfterSeconds: UInt16, ahead: UInt8)
     /// The receiver proved its key and does not trust this sender (`notTrusted` in message 2, §8.7).
     case notTrusted
+    /// The sender ran further ahead of a receiver busy storing a file than the transfer window
+    /// and its files in flight allow (`TransferReceiver.maxBacklogCost`).
+    case tooFarAhead
 }
 
 extension TransferError: CustomStringConvertible {
@@ -43,6 +46,7 @@ extension TransferError: CustomStringConvertible {
         case .notApproved: "its user did not accept this sender"
         case .receiverBusy(let seconds, _): "it is busy with other senders (come back in \(seconds) s)"
         case .notTrusted: "it does not trust this sender's key"
+        case .tooFarAhead: "it sent far more than the transfer window while a file was being stored"
         }
     }
 }

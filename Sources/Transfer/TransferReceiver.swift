@@ -1,3 +1,4 @@
+import DequeModule
 import Pipeline
 
 /// The receiving side of the transfer layer: accepts offers from authenticated senders, writes
@@ -32,6 +33,14 @@ public struct TransferReceiver {
     /// The sender of this connection said goodbye.
     private var ended = false
     private var pendingEvents: [Event] = []
+    /// Messages that came while a file's commit was out (`defersStorage`), in order, and what
+    /// they cost (`backlogCost`).
+    private var backlog: Deque<TransferMessage> = []
+    private var backlogCost = 0
+
+    /// What a sender may have sent, at most, while this receiver stores a file: an honest one
+    /// stops at the transfer window of data and its files in flight (docs/protocol.md §5, §8.3).
+    public static let maxBacklogCost = 4 * Int(TransferConstants.transferWindow)
 
     /// - Parameters:
     ///   - maxFileSize: offers larger than this are rejected as too large.
@@ -77,6 +86,43 @@ public struct TransferReceiver {
     public mutating func takeEvents() -> [Event] {
         defer { pendingEvents.removeAll() }
         return pendingEvents
+    }
+
+    /// Whether commits go to the driver as `StorageWork` (`takeStorageWork`), to be run off the
+    /// caller's thread and answered with `storageDone`; false: they run in `receive`. While a
+    /// commit is out, the connection takes no step: messages wait, in order, for its outcome.
+    public var defersStorage: Bool {
+        get { files.defersStorage }
+        set { files.defersStorage = newValue }
+    }
+
+    /// Storage work made since the last call (`defersStorage`), for the driver to run in order.
+    public mutating func takeStorageWork() -> [StorageWork] { files.takeWork() }
+
+    /// Whether a commit is out and its outcome not yet in.
+    public var isAwaitingStorage: Bool { files.committing != nil }
+
+    /// The outcome of the work out: the file's `confirm`, then the answers to what waited for it
+    /// (until the next commit goes out). Also after the connection ended (the ledger learns of
+    /// the file; the answers are dropped).
+    public mutating func storageDone(_ outcome: StorageOutcome, now: Instant) throws(TransferError) -> [TransferMessage] {
+        guard let confirm = files.committed(outcome, from: sender, events: &pendingEvents) else { return [] }
+        var replies = [confirm]
+        while !isAwaitingStorage, let next = backlog.popFirst() {
+            backlogCost -= Self.cost(of: next)
+            replies += try receive(next, now: now)
+        }
+        return replies
+    }
+
+    /// Roughly the memory a waiting message holds.
+    private static func cost(of message: TransferMessage) -> Int {
+        switch message {
+        case .data(let bytes): 64 + bytes.count
+        case .zdata(_, let frame): 64 + frame.count
+        case .batch(let messages): messages.reduce(0) { $0 + cost(of: $1) }
+        default: 64
+        }
     }
 
     /// Whether the sender of this connection has said goodbye.
@@ -152,6 +198,12 @@ public struct TransferReceiver {
 
     /// Handles one message from the sender; returns the replies to send, in order.
     public mutating func receive(_ message: TransferMessage, now: Instant) throws(TransferError) -> [TransferMessage] {
+        if isAwaitingStorage {
+            backlogCost += Self.cost(of: message)
+            guard backlogCost <= Self.maxBacklogCost else { throw .tooFarAhead }
+            backlog.append(message)
+            return []
+        }
         guard grant.admits(message.kind) else { throw .unexpected(message.kind) }
         switch message {
         case .offer(let offer):
@@ -227,5 +279,7 @@ public struct TransferReceiver {
     private mutating func startAfresh() {
         files.becomeIdle()
         ended = false
+        backlog.removeAll()
+        backlogCost = 0
     }
 }
