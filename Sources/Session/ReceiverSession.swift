@@ -239,6 +239,53 @@ public struct ReceiverSession {
         shared.replaceTrust(store)
     }
 
+    // MARK: - Storage off the pump
+
+    /// Whether file commits come out as `StorageWork` (`takeStorageWork`) for the driver to run
+    /// off its thread, one connection's in order, and answer with `storageDone`; false (the
+    /// default): they run inside `receive`. Set it before `accept`, on a session of its own
+    /// (`sharingState()`); the storage must then take calls from the worker and the pump at once.
+    public var defersStorage: Bool {
+        get { transfer?.defersStorage ?? false }
+        set {
+            if stack != nil {
+                withStack { stack in stack.withLayer(ReceivingTransferLayer.self) { $0.transfer.defersStorage = newValue } }
+            } else {
+                parked?.defersStorage = newValue
+            }
+        }
+    }
+
+    /// Storage work made since the last call, to run in order off the pump's thread.
+    public mutating func takeStorageWork() -> [StorageWork] {
+        if stack != nil {
+            return withStack { stack in stack.withLayer(ReceivingTransferLayer.self) { $0.transfer.takeStorageWork() } ?? [] } ?? []
+        }
+        return parked?.takeStorageWork() ?? []
+    }
+
+    /// Whether storage work is out and its outcome not yet in.
+    public var isAwaitingStorage: Bool { transfer?.isAwaitingStorage ?? false }
+
+    /// A storage work's outcome: the file's `confirm` (sent only now: acknowledgements may run
+    /// ahead of durability, `confirm` never does), then the answers to what waited for it. After
+    /// the connection ended, the shared state still learns of the file.
+    public mutating func storageDone(_ outcome: StorageOutcome, now: Instant) throws(SessionError) {
+        guard stack != nil else {
+            _ = try? parked?.storageDone(outcome, now: now)
+            return
+        }
+        try withStack { stack throws(SessionError) in
+            do throws(SessionError) {
+                try stack.withLayer(ReceivingTransferLayer.self) { layer throws(SessionError) in try layer.storageDone(outcome, now: now) }
+                try stack.passDown(now: now)
+            } catch {
+                if let failure = Self.fileFailure(for: error) { stack.handle(.abandonFile(failure)) }
+                throw error
+            }
+        }
+    }
+
     /// Whether the user is being asked about the sender of the current connection.
     public var isAwaitingApproval: Bool { channel?.isAwaitingApproval ?? false }
 

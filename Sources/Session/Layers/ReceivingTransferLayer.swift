@@ -54,6 +54,16 @@ struct ReceivingTransferLayer: Layer {
         }
     }
 
+    /// A storage work's outcome (`TransferReceiver.storageDone`): its `confirm` and what waited
+    /// for it go down.
+    mutating func storageDone(_ outcome: StorageOutcome, now: Instant) throws(SessionError) {
+        do {
+            down += try transfer.storageDone(outcome, now: now).map(ReceiverUnit.message)
+        } catch {
+            throw .transfer(error)
+        }
+    }
+
     mutating func handle(_ signal: StackSignal) {
         if case .abandonFile(let failure) = signal { transfer.abandonCurrent(because: failure) }
     }
