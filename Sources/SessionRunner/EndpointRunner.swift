@@ -150,11 +150,25 @@ struct NoInputs: EndpointInputs {
     func ring(_ doorbell: (@Sendable () -> Void)?) {}
 }
 
-/// First contact: the user's answers (`FirstContactAnswers`), for `ReceiverEndpoint`.
+/// What the receiver's driver hands its endpoint as it comes: a first-contact answer, or the
+/// outcome of storage work its worker ran.
+enum ReceiverInput {
+    case answer(FirstContactAnswers.Posted)
+    case stored(StorageOutcome)
+}
+
+/// First contact: the user's answers (`FirstContactAnswers`), and the outcomes of the
+/// connection's storage worker (which rings its doorbell itself), for `ReceiverEndpoint`.
 struct AnswerInputs: EndpointInputs {
     let answers: FirstContactAnswers?
-    init(_ answers: FirstContactAnswers?) { self.answers = answers }
-    func take() -> [FirstContactAnswers.Posted] { answers?.take().map { [$0] } ?? [] }
+    let worker: StorageWorker?
+    init(_ answers: FirstContactAnswers?, worker: StorageWorker? = nil) {
+        self.answers = answers
+        self.worker = worker
+    }
+    func take() -> [ReceiverInput] {
+        (answers?.take().map { [ReceiverInput.answer($0)] } ?? []) + (worker?.takeOutcomes().map(ReceiverInput.stored) ?? [])
+    }
     func ring(_ doorbell: (@Sendable () -> Void)?) { answers?.ring(doorbell) }
 }
 
@@ -165,8 +179,29 @@ struct ReceiverEndpoint: DatagramEndpoint {
     var session: ReceiverSession
     /// The request the user is being asked about, if any.
     private var asking: ApprovalRequest?
+    /// Where the session's storage work runs (a session that defers storage); nil: it runs none.
+    let worker: StorageWorker?
 
-    init(session: ReceiverSession) { self.session = session }
+    init(session: ReceiverSession, worker: StorageWorker? = nil) {
+        self.session = session
+        self.worker = worker
+    }
+
+    /// Hands the storage work the session made to the worker (the pump calls this at every turn,
+    /// through `takeEvents`).
+    private mutating func startStorageWork() {
+        guard let worker else { return }
+        for work in session.takeStorageWork() { worker.run(work) }
+    }
+
+    /// The connection ended (after `session.linkLost`): waits for the work still out and hands
+    /// its outcomes to the session, so that what was stored is known as completed.
+    mutating func finishStorage(now: Instant) {
+        guard let worker else { return }
+        startStorageWork()
+        worker.waitUntilIdle()
+        for outcome in worker.takeOutcomes() { try? session.storageDone(outcome, now: now) }
+    }
 
     mutating func nextDatagram(now: Instant) throws(SessionError) -> [UInt8]? { session.nextDatagram(now: now) }
     mutating func receive(datagram: [UInt8], now: Instant) throws(SessionError) { try session.receive(datagram: datagram, now: now) }
@@ -174,6 +209,7 @@ struct ReceiverEndpoint: DatagramEndpoint {
     var nextDeadline: Instant? { session.nextDeadline }
     var status: ConnectionStatus { session.status }
     mutating func takeEvents() -> [ReceiverSession.Event] {
+        startStorageWork()
         let events = session.takeEvents()
         for case .approvalNeeded(let request) in events { asking = request }
         return events
@@ -181,8 +217,16 @@ struct ReceiverEndpoint: DatagramEndpoint {
     mutating func linkResized(maxDatagramSize: Int, peerMaxDatagramSize: Int) {
         session.linkResized(maxDatagramSize: maxDatagramSize, peerMaxDatagramSize: peerMaxDatagramSize)
     }
-    /// The user's answer, if it answers the request being asked about.
-    mutating func take(_ posted: FirstContactAnswers.Posted, now: Instant) throws(SessionError) {
+    /// The user's answer, if it answers the request being asked about; a storage work's outcome.
+    mutating func take(_ input: ReceiverInput, now: Instant) throws(SessionError) {
+        let posted: FirstContactAnswers.Posted
+        switch input {
+        case .stored(let outcome):
+            try session.storageDone(outcome, now: now)
+            return
+        case .answer(let answer):
+            posted = answer
+        }
         guard let request = asking, posted.request == request, session.isAwaitingApproval else { return }
         asking = nil
         try session.take(posted.answer, now: now)

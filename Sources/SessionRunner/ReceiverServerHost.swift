@@ -87,6 +87,10 @@ final class ReceiverServerHost: PumpHost {
         // What the session says as its connection ends (partials wait for their senders).
         var endpoint = entry.connection.endpoint
         endpoint.session.linkLost(now: now)
+        // A commit still out is waited for (the pump stops for at most that one), so that the
+        // shared state knows the file as completed before anyone resumes it. (To do: park the
+        // ended connection until its outcome comes, instead of waiting.)
+        endpoint.finishStorage(now: now)
         for event in endpoint.session.takeEvents() { report(.session(channel, event)) }
         let result = entry.connection.outcome ?? .success(.linkLost)
         decide(.channelClosed(channel, outcome: Self.outcome(result, authenticated: entry.authenticated)), now: now)
@@ -106,6 +110,8 @@ final class ReceiverServerHost: PumpHost {
     /// Starts a channel's session; with `busy`, one that only tells its sender to come back later.
     private func start(_ opened: OpenedChannel, now: Instant, busy: BusyAnswer? = nil) {
         var session = makeSession()
+        // Commits run on the connection's own worker, off the pump.
+        session.defersStorage = true
         let transport = opened.port.transport
         do {
             try session.accept(maxDatagramSize: transport.maxDatagramSize, peerMaxDatagramSize: transport.peerMaxDatagramSize,
@@ -117,10 +123,11 @@ final class ReceiverServerHost: PumpHost {
             report(.ended(opened.id, .failure(error), authenticated: false))
             return
         }
-        let inputs = AnswerInputs(opened.answers)
+        let worker = StorageWorker(label: "blerecv.storage.\(opened.id)") { [doorbell = opened.doorbell] in doorbell.ring() }
+        let inputs = AnswerInputs(opened.answers, worker: worker)
         inputs.ring { [doorbell = opened.doorbell] in doorbell.ring() }
         let id = opened.id
-        let connection = Connection(ReceiverEndpoint(session: session), port: opened.port, wake: opened.wake, doorbell: opened.doorbell,
+        let connection = Connection(ReceiverEndpoint(session: session, worker: worker), port: opened.port, wake: opened.wake, doorbell: opened.doorbell,
                                     inputs: inputs, clock: server.clock) { [unowned self] events in
             self.said(events, on: id)
         }
