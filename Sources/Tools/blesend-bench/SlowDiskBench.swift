@@ -120,9 +120,13 @@ enum SlowDiskBench {
 }
 
 /// Files and folders in memory (`MemoryFileStore`) on a disk whose syncs are slow: each place
-/// where the real store syncs sleeps `syncDelay` first, on the calling thread (the pump's).
+/// where the real store syncs sleeps `syncDelay` first, on the calling thread (the pump's, or a
+/// connection's storage worker where the server defers commits). The memory store is shared by
+/// every connection: each call into it holds `lock`, and no sleep does (as a real store would
+/// lock its own tables, never around an fsync).
 final class SlowSyncStore: FileStore, TreeStore, @unchecked Sendable {
     private let memory = MemoryFileStore()
+    let lock = Mutex(())
     let syncDelay: Duration
     /// Syncs so far (read from the benchmark's task, counted on the pump's thread).
     let syncs = Mutex(0)
@@ -131,7 +135,12 @@ final class SlowSyncStore: FileStore, TreeStore, @unchecked Sendable {
 
     init(syncDelay: Duration) { self.syncDelay = syncDelay }
 
-    var committed: [String: [UInt8]] { memory.committed }
+    var committed: [String: [UInt8]] { lock.withLock { _ in memory.committed } }
+
+    /// `body` with the memory store to itself.
+    func locked<R>(_ body: () throws -> R) rethrows -> R {
+        try lock.withLock { _ in try body() }
+    }
 
     func sync() {
         syncs.withLock { $0 += 1 }
@@ -142,11 +151,11 @@ final class SlowSyncStore: FileStore, TreeStore, @unchecked Sendable {
     }
 
     func begin(name: String, size: UInt64?, sender: String) throws -> any IncomingFile {
-        SlowSyncFile(try memory.begin(name: name, size: size, sender: sender), store: self)
+        SlowSyncFile(try locked { try memory.begin(name: name, size: size, sender: sender) }, store: self)
     }
 
     func beginTree(named topName: String, origin: TreeOrigin) throws -> any IncomingTree {
-        SlowSyncTree(try memory.beginTree(named: topName, origin: origin), store: self)
+        SlowSyncTree(try locked { try memory.beginTree(named: topName, origin: origin) }, store: self)
     }
 }
 
@@ -159,17 +168,17 @@ private final class SlowSyncFile: IncomingFile {
         self.store = store
     }
 
-    func write(_ bytes: [UInt8], at offset: UInt64) throws { try file.write(bytes, at: offset) }
+    func write(_ bytes: [UInt8], at offset: UInt64) throws { try store.locked { try file.write(bytes, at: offset) } }
     func commit() throws -> String {
         store.sync()
-        return try file.commit()
+        return try store.locked { try file.commit() }
     }
-    func discard() { file.discard() }
+    func discard() { store.locked { file.discard() } }
     func checkpoint(_ checkpoint: PartialCheckpoint) throws {
         store.sync()
-        try file.checkpoint(checkpoint)
+        try store.locked { try file.checkpoint(checkpoint) }
     }
-    func closeForResume() { file.closeForResume() }
+    func closeForResume() { store.locked { file.closeForResume() } }
 }
 
 private final class SlowSyncTree: IncomingTree {
@@ -183,17 +192,17 @@ private final class SlowSyncTree: IncomingTree {
 
     func makeFolder(_ components: [String], id: TransferID) throws {
         store.sync()
-        try tree.makeFolder(components, id: id)
+        try store.locked { try tree.makeFolder(components, id: id) }
     }
     func beginFile(_ components: [String], id: TransferID, size: UInt64?, executable: Bool) throws -> any IncomingFile {
-        SlowSyncFile(try tree.beginFile(components, id: id, size: size, executable: executable), store: store)
+        SlowSyncFile(try store.locked { try tree.beginFile(components, id: id, size: size, executable: executable) }, store: store)
     }
     func commit() throws -> String {
         store.sync()
-        return try tree.commit()
+        return try store.locked { try tree.commit() }
     }
-    func discard() { tree.discard() }
-    func closeForResume() { tree.closeForResume() }
+    func discard() { store.locked { tree.discard() } }
+    func closeForResume() { store.locked { tree.closeForResume() } }
 }
 
 /// A transport whose sends are paced to `bytesPerSecond`, as a radio link's would be.
