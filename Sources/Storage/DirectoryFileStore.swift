@@ -5,6 +5,7 @@ import CFileCalls
 import Durable
 import Transfer
 import Pipeline
+import Synchronization
 
 /// Stores incoming files in a directory.
 ///
@@ -47,11 +48,12 @@ public final class DirectoryFileStore: FileStore {
     private var writtenSinceCheck = 0
     /// The reserve is looked at again after this many bytes written.
     static let reserveCheckInterval = 1 << 20
-    /// Descriptors of the partial files kept across runs, by name (`PartialFolder`).
-    var partialDescriptors: [String: Int32] = [:]
-    /// The file each partial's name stood for when this store first opened it (device, inode):
-    /// a reopen that finds another file there (two waiting partials swapped by name) is refused.
-    var partialIdentities: [String: FileIdentity] = [:]
+    /// The partial files kept across runs (`PartialFolder`), under a lock: the receiver's pump
+    /// writes one connection's partials while another connection's storage worker commits its
+    /// own (`StorageWork`). The lock is held for the tables only, never across a sync.
+    let partialHandles = Mutex(PartialHandles())
+    /// Descriptors of the partial files kept across runs, by name (a copy, for tests).
+    var partialDescriptors: [String: Int32] { partialHandles.withLock { $0.descriptors } }
     /// The first way of linking a nameless file (`linkDescriptor`); tests swap it.
     var linkByEmptyPath: (Int32, Int32, String) -> Int32 = { blesend_link_descriptor($0, $1, $2) }
 
@@ -85,7 +87,7 @@ public final class DirectoryFileStore: FileStore {
     }
 
     deinit {
-        for fd in partialDescriptors.values { Glibc.close(fd) }
+        for fd in partialHandles.withLock({ $0.descriptors.values }) { Glibc.close(fd) }
         Glibc.close(directoryFD)
     }
 
@@ -275,4 +277,12 @@ public final class DirectoryFileStore: FileStore {
         }
         return "\(stem)\(suffix)\(ext)"
     }
+}
+
+/// The descriptors of the partial files kept across runs, by name, and the file each name stood
+/// for when the store first opened it (device, inode): a reopen that finds another file there
+/// (two waiting partials swapped by name) is refused.
+struct PartialHandles {
+    var descriptors: [String: Int32] = [:]
+    var identities: [String: FileIdentity] = [:]
 }

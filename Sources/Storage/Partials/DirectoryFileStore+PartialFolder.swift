@@ -17,9 +17,12 @@ extension DirectoryFileStore: PartialFolder {
             if errno == EEXIST { throw StorageError(.exists, "\(name) exists") }
             throw Self.creationError(errno, directory)
         }
-        partialDescriptors[name] = fd
         var status = stat()
-        if fstat(fd, &status) == 0 { partialIdentities[name] = FileIdentity(status) }
+        let identity = fstat(fd, &status) == 0 ? FileIdentity(status) : nil
+        partialHandles.withLock { handles in
+            handles.descriptors[name] = fd
+            if let identity { handles.identities[name] = identity }
+        }
     }
 
     public func write(_ name: String, _ bytes: [UInt8], at offset: UInt64) throws(StorageError) {
@@ -66,14 +69,12 @@ extension DirectoryFileStore: PartialFolder {
         }
         // A descriptor kept for the old file under that name would read what it replaced; the
         // name now stands for the new file.
-        closeFile(name)
-        partialIdentities[name] = nil
+        closeFile(name, forgetting: true)
         try syncFolder()
     }
 
     public func remove(_ name: String) {
-        closeFile(name)
-        partialIdentities[name] = nil
+        closeFile(name, forgetting: true)
         removeEntry(named: Array(name.utf8), in: directoryFD)
     }
 
@@ -83,18 +84,22 @@ extension DirectoryFileStore: PartialFolder {
 
     public func commit(_ name: String, as finalName: String) throws(StorageError) -> String {
         let fd = try descriptor(name)
-        defer {
-            closeFile(name)
-            partialIdentities[name] = nil
-        }
+        defer { closeFile(name, forgetting: true) }
         guard fchmod(fd, modes.file) == 0, fsync(fd) == 0 else {
             throw StorageError(.io, "cannot flush \(finalName): \(systemMessage(errno))")
         }
         return try place(fd, temporary: name, as: finalName)
     }
 
-    public func closeFile(_ name: String) {
-        if let fd = partialDescriptors.removeValue(forKey: name) { Glibc.close(fd) }
+    public func closeFile(_ name: String) { closeFile(name, forgetting: false) }
+
+    /// Closes `name`'s descriptor; `forgetting`: the name no longer stands for its file either.
+    private func closeFile(_ name: String, forgetting: Bool) {
+        let fd = partialHandles.withLock { handles in
+            if forgetting { handles.identities[name] = nil }
+            return handles.descriptors.removeValue(forKey: name)
+        }
+        if let fd { Glibc.close(fd) }
     }
 
     public func ownNames() -> [String] {
@@ -122,18 +127,26 @@ extension DirectoryFileStore: PartialFolder {
     /// The open descriptor of `name`: a regular file of this user's, opened without following a
     /// symlink the first time it is used.
     private func descriptor(_ name: String) throws(StorageError) -> Int32 {
-        if let fd = partialDescriptors[name] { return fd }
+        if let fd = partialHandles.withLock({ $0.descriptors[name] }) { return fd }
         let fd = openat(directoryFD, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
         guard fd >= 0 else { throw StorageError(.io, "cannot open \(name): \(systemMessage(errno))") }
         let status = try ownRegularFile(fd, name: name)
         let identity = FileIdentity(status)
-        if let known = partialIdentities[name], known != identity {
+        // One name is one connection's file, reached by one thread at a time; the lock keeps the
+        // tables whole for the other names.
+        let kept = partialHandles.withLock { handles -> Int32? in
+            if let known = handles.identities[name], known != identity { return nil }
+            if let open = handles.descriptors[name] { return open }
+            handles.identities[name] = identity
+            handles.descriptors[name] = fd
+            return fd
+        }
+        guard let kept else {
             Glibc.close(fd)
             throw StorageError(.io, "\(name) in \(directory) was replaced by another file since it was first opened; nothing of it is used")
         }
-        partialIdentities[name] = identity
-        partialDescriptors[name] = fd
-        return fd
+        if kept != fd { Glibc.close(fd) }
+        return kept
     }
 }
 
