@@ -1,6 +1,7 @@
 import Handshake
 import Pipeline
 import Transfer
+import Synchronization
 
 /// A `CompletedMemory` on disk: one `Journal` record (magic `BSDONE01`) per file a receiver
 /// stored, synced after the file got its name: sender key (32), transfer id (16), size (u64),
@@ -9,6 +10,8 @@ import Transfer
 public final class CompletedJournal: CompletedMemory {
     public static let magic = Array("BSDONE01".utf8)
     private let journal: Journal
+    /// One append at a time: connections' storage workers write down their commits at once.
+    private let appending = Mutex(())
     public let recalled: [CompletedTransfer]
     /// The file at start did not read as this journal, and was replaced by an empty one.
     public let replacedUnreadable: Bool
@@ -25,7 +28,8 @@ public final class CompletedJournal: CompletedMemory {
     }
 
     public func remember(_ transfer: CompletedTransfer) throws {
-        try journal.append(Self.encode(transfer))
+        let record = Self.encode(transfer)
+        try appending.withLock { _ throws(StorageError) in try journal.append(record) }
     }
 
     static func encode(_ transfer: CompletedTransfer) -> [UInt8] {

@@ -4,6 +4,7 @@ import Glibc
 import Durable
 import Transfer
 import Pipeline
+import Synchronization
 
 /// One incoming folder, built hidden in the output folder and moved into place whole.
 ///
@@ -24,7 +25,13 @@ import Pipeline
 /// folder (`TreeJournal`, `.TOP.TAG-XXXXXX.blesend-keep`) records what is settled in it, each
 /// record synced after the folder entries it names, and a stop leaves both for the next run
 /// (`closeForResume`, `TreeRecovery`); the journal goes once the folder is in place.
+///
+/// One caller at a time, under `serial`: the receiver's pump begins files and folders in it while
+/// a connection's storage worker may be committing one of its files (`StorageWork`), and a second
+/// connection of the same sender may take the folder over meanwhile. The lock is held across the
+/// syncs of that one step; only callers of the same folder wait for it.
 public final class DirectoryIncomingTree {
+    private let serial = Mutex(())
     /// The name the folder is stored under if it is free (already sanitised, one component).
     public let topName: String
     private let directory: String
@@ -136,6 +143,10 @@ public final class DirectoryIncomingTree {
     /// Creates the folder at `components` (relative to the top folder; empty means the top folder
     /// itself, which exists already), and any missing folder above it.
     public func makeFolder(_ components: [String], id: TransferID) throws(StorageError) {
+        try serially { () throws(StorageError) in try makeFolderAlone(components, id: id) }
+    }
+
+    private func makeFolderAlone(_ components: [String], id: TransferID) throws(StorageError) {
         guard let name = components.last else { return }
         let key = try Self.key(components)
         guard !enteredFolderKeys.contains(key) else { throw StorageError(.exists, "\(Self.text(components)) arrived twice") }
@@ -163,6 +174,12 @@ public final class DirectoryIncomingTree {
     /// it. Its `commit` finishes it in place (flushed, `FileModes.file`, or `.executable` when
     /// `executable`) and returns its path relative to the top folder; it becomes visible only with the tree's `commit`.
     public func beginFile(_ components: [String], id: TransferID, size: UInt64?, executable: Bool) throws(StorageError) -> any IncomingFile {
+        let (parent, fd) = try serially { () throws(StorageError) in try createFile(components, size: size) }
+        return TreeIncomingFile(tree: self, parent: parent, fd: fd, id: id, components: components, executable: executable)
+    }
+
+    /// Creates the file (`beginFile`); returns its folder's descriptor and its own.
+    private func createFile(_ components: [String], size: UInt64?) throws(StorageError) -> (parent: Int32, fd: Int32) {
         guard let name = components.last else { throw StorageError(.io, "a file needs a name") }
         _ = try Self.key(components)
         guard stagingFD >= 0 else { throw StorageError(.io, "the folder was already committed or discarded") }
@@ -177,11 +194,16 @@ public final class DirectoryIncomingTree {
         }
         openFiles += 1
         countPath()
-        return TreeIncomingFile(tree: self, parent: parent, fd: fd, id: id, components: components, executable: executable)
+        return (parent, fd)
+    }
+
+    /// `body`, with the folder to itself.
+    private func serially<R: Sendable>(_ body: () throws(StorageError) -> R) throws(StorageError) -> R {
+        try serial.withLock { _ throws(StorageError) in try body() }
     }
 
     /// Whether what is settled in it is recorded for a later run.
-    var keepsAcrossRuns: Bool { journal != nil }
+    var keepsAcrossRuns: Bool { serial.withLock { _ in journal != nil } }
 
     /// Counts one more path; past `store.maxKeptFolderPaths` the folder is received on but no
     /// longer kept across runs (no start would read a journal that long: `TreeJournal.maxPaths`).
@@ -200,9 +222,14 @@ public final class DirectoryIncomingTree {
         try store.checkReserve(afterWriting: count, to: topName + "/" + path)
     }
 
-    /// Records `record` (a file's checkpoint or its end) where the folder is kept across runs.
-    func record(_ record: TreeRecord) throws(StorageError) {
-        try journal?.append(record)
+    /// A file of it settled up to `record` (a checkpoint, or its end), its data synced: where the
+    /// folder is kept across runs, the file's folder entry (in `parent`) is synced, then `record`
+    /// is written down.
+    func settle(_ record: TreeRecord, entryIn parent: Int32, _ path: String) throws(StorageError) {
+        try serially { () throws(StorageError) in
+            try syncEntries(parent, path)
+            try journal?.append(record)
+        }
     }
 
     /// The mode a file gets when it is finished.
@@ -210,6 +237,10 @@ public final class DirectoryIncomingTree {
 
     /// Moves the whole folder into place; returns the name it got (`topName`, or numbered).
     public func commit() throws(StorageError) -> String {
+        try serially { () throws(StorageError) in try commitAlone() }
+    }
+
+    private func commitAlone() throws(StorageError) -> String {
         guard stagingFD >= 0 else { throw StorageError(.io, "the folder was already committed or discarded") }
         guard openFiles == 0 else { throw StorageError(.io, "\(topName) still has files being received") }
         // Children before parents, so each folder is flushed after what it holds.
@@ -252,6 +283,10 @@ public final class DirectoryIncomingTree {
     /// Removes the staging folder and everything in it. Safe to call more than once, and after a
     /// failed `commit`; does nothing after a successful one.
     public func discard() {
+        serial.withLock { _ in discardAlone() }
+    }
+
+    private func discardAlone() {
         guard stagingFD >= 0 else { return }
         close(stagingFD)
         stagingFD = -1
@@ -263,14 +298,16 @@ public final class DirectoryIncomingTree {
     /// Kept across runs: closed and left as it is for the next run (after its files'
     /// `closeForResume`); otherwise removed.
     public func closeForResume() {
-        guard let journal else { return discard() }
-        guard stagingFD >= 0 else { return }
-        close(stagingFD)
-        stagingFD = -1
-        journal.close()
+        serial.withLock { _ in
+            guard let journal else { return discardAlone() }
+            guard stagingFD >= 0 else { return }
+            close(stagingFD)
+            stagingFD = -1
+            journal.close()
+        }
     }
 
-    func fileEnded() { openFiles -= 1 }
+    func fileEnded() { serial.withLock { _ in openFiles -= 1 } }
 
     /// Opens the folder at `components` below the staging folder, one component at a time with
     /// `O_NOFOLLOW`, creating missing ones when `creating`. The caller closes the result.
@@ -310,7 +347,7 @@ public final class DirectoryIncomingTree {
 
     /// Kept across runs: syncs the folder `fd`, so that an entry just made in it (`made`) outlives
     /// a power cut before anything that depends on it is recorded.
-    func syncEntries(_ fd: Int32, _ made: String) throws(StorageError) {
+    private func syncEntries(_ fd: Int32, _ made: String) throws(StorageError) {
         guard journal != nil else { return }
         guard fsync(fd) == 0 else { throw StorageError(.io, "cannot sync the folder of \(made): \(systemMessage(errno))") }
     }

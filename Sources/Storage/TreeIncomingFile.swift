@@ -46,9 +46,8 @@ final class TreeIncomingFile: IncomingFile {
         guard tree.keepsAcrossRuns else { return }
         guard fd >= 0 else { throw StorageError(.io, "file already closed") }
         guard fdatasync(fd) == 0 else { throw StorageError(.io, "cannot sync \(path): \(systemMessage(errno))") }
-        try tree.syncEntries(parent, path)
-        try tree.record(.checkpoint(id: id, path: components, size: checkpoint.size, executable: executable,
-                                    durable: checkpoint.durable, prefixHash: checkpoint.prefixHash))
+        try tree.settle(.checkpoint(id: id, path: components, size: checkpoint.size, executable: executable,
+                                    durable: checkpoint.durable, prefixHash: checkpoint.prefixHash), entryIn: parent, path)
     }
 
     /// Flushes the file and gives it its final mode; returns its path relative to the top folder.
@@ -60,8 +59,7 @@ final class TreeIncomingFile: IncomingFile {
         if tree.keepsAcrossRuns {
             var status = stat()
             guard fstat(fd, &status) == 0 else { throw StorageError(.io, "cannot finish \(path): \(systemMessage(errno))") }
-            try tree.syncEntries(parent, path)
-            try tree.record(.file(id: id, path: components, size: UInt64(status.st_size)))
+            try tree.settle(.file(id: id, path: components, size: UInt64(status.st_size)), entryIn: parent, path)
         }
         end()
         return path

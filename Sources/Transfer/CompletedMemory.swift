@@ -2,6 +2,8 @@
 /// so that a sender that never heard its `confirm` (a crash or power cut right after the commit)
 /// is answered with the stored name when it offers the file again, instead of having it stored a
 /// second time. `remember` is best effort: losing one costs a second copy, never a wrong file.
+/// It may be called from several threads at once (a receiver's connections commit on workers of
+/// their own, `StorageWork`).
 public protocol CompletedMemory: AnyObject {
     /// What earlier runs remembered, oldest first.
     var recalled: [CompletedTransfer] { get }

@@ -89,13 +89,12 @@ struct FileReceiver {
                          events: inout [Event]) -> TransferMessage? {
         // The sender's history starts afresh at every accept, so does ours.
         chunks.reset()
-        if ledger.committingFiles.contains(key) {
-            // Its commit is still out on another connection's worker (its sender came back that
-            // fast): neither a resume nor a new file. Refused; the other connection's outcome
-            // stands. (To do: wait for that outcome and answer as for a completed file.)
-            phase = .ignoring(key.id)
-            events.append(.fileFailed(sender: sender.name, name: "?", .rejected(.couldNotStore)))
-            return .reject(id: key.id, reason: .couldNotStore)
+        if let size = ledger.committingFiles[key] {
+            // Its commit is out on another connection's worker (its link dropped as the file
+            // ended, and its sender came back that fast): answered as a completed file; its
+            // `done` waits for that commit's outcome (`settlingElsewhere`).
+            phase = .completed(key)
+            return .accept(id: key.id, offset: size)
         }
         if let done = ledger.completedFiles[key] {
             phase = .completed(key)
@@ -226,7 +225,8 @@ struct FileReceiver {
             return []
         case .completed(let key) where key.id == id:
             phase = .idle
-            guard let done = ledger.completedFiles[key] else { throw .unexpected(.done) }
+            // Not there: its commit on another connection failed (that connection reported it).
+            guard let done = ledger.completedFiles[key] else { return [.confirm(id: id, status: .couldNotStore, storedName: "")] }
             return [.confirm(id: id, status: .saved, storedName: done.storedName)]
         case .receiving(let key) where key.id == id:
             phase = .idle
@@ -255,10 +255,10 @@ struct FileReceiver {
             // Out of the ledger while the worker has it: no expiry, eviction, checkpoint or
             // shutdown on the pump touches the file any more.
             _ = ledger.partials.remove(key)
-            ledger.committingFiles.insert(key)
+            ledger.committingFiles[key] = partial.received
             tickets += 1
             committing = PendingCommit(ticket: tickets, key: key, name: partial.name, size: partial.received, hash: hash)
-            work.append(StorageWork(ticket: tickets, commit: partial.file))
+            work.append(StorageWork(ticket: tickets, commit: partial.file, size: partial.received, of: key, rememberedIn: ledger.completedMemory))
             return nil
         }
         let storedName: String
@@ -269,20 +269,31 @@ struct FileReceiver {
             return .confirm(id: key.id, status: .couldNotStore, storedName: "")
         }
         _ = ledger.partials.remove(key)
+        // Best effort: if it is not kept, a restart before the sender hears `confirm` costs a copy.
+        try? ledger.completedMemory?.remember(.init(senderKey: key.senderKey, id: key.id, storedName: storedName, size: partial.received))
         return saved(key, name: partial.name, as: storedName, size: partial.received, hash: hash, from: sender, events: &events)
     }
 
-    /// The file is stored as `storedName`: remembered as completed, reported and confirmed.
+    /// The file is stored as `storedName` (and written down in `completedMemory`): remembered as
+    /// completed, reported and confirmed.
     private func saved(_ key: Key, name: String, as storedName: String, size: UInt64, hash: [UInt8],
                        from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage {
         ledger.completedFiles.remember(.init(storedName: storedName, size: size), for: key)
-        // Best effort: if it is not kept, a restart before the sender hears `confirm` costs a copy.
-        try? ledger.completedMemory?.remember(.init(senderKey: key.senderKey, id: key.id, storedName: storedName, size: size))
         events.append(.fileSaved(sender: sender.name, name: name, storedName: storedName, size: size, hash: hash))
         return .confirm(id: key.id, status: .saved, storedName: storedName)
     }
 
     // MARK: - Deferred storage
+
+    /// The file whose `done` (of `id`) must wait: it was answered as completed while its commit
+    /// was out on another connection, and that commit's outcome is not in yet.
+    func settlingElsewhere(_ id: TransferID) -> Key? {
+        guard case .completed(let key) = phase, key.id == id, ledger.committingFiles[key] != nil else { return nil }
+        return key
+    }
+
+    /// Whether the commit of `key` is still out on some connection's worker.
+    func isCommitting(_ key: Key) -> Bool { ledger.committingFiles[key] != nil }
 
     /// The storage work made since the last call, for the driver to run in order.
     mutating func takeWork() -> [StorageWork] {
@@ -295,7 +306,7 @@ struct FileReceiver {
     mutating func committed(_ outcome: StorageOutcome, from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage? {
         guard let pending = committing, pending.ticket == outcome.ticket else { return nil }
         committing = nil
-        ledger.committingFiles.remove(pending.key)
+        ledger.committingFiles[pending.key] = nil
         switch outcome.result {
         case .success(let storedName):
             return saved(pending.key, name: pending.name, as: storedName, size: pending.size, hash: pending.hash, from: sender, events: &events)

@@ -20,9 +20,10 @@ public final class ReceiverLedger {
     let maxFileSize: UInt64
     var partials: PartialTransfers
     var completedFiles = CompletedTransfers()
-    /// Files whose commit runs on a connection's storage worker (`StorageWork`): out of
-    /// `partials`, not yet in `completedFiles`. A re-offer of one meanwhile is refused.
-    var committingFiles: Set<PartialTransfers.Key> = []
+    /// Files whose commit runs on a connection's storage worker (`StorageWork`), with their
+    /// sizes: out of `partials`, not yet in `completedFiles`. A re-offer of one meanwhile is
+    /// answered as completed, and its `done` waits for the outcome.
+    var committingFiles: [PartialTransfers.Key: UInt64] = [:]
     /// Where completed transfers are kept across restarts (nil: in memory only).
     let completedMemory: (any CompletedMemory)?
     var folders: OpenFolders

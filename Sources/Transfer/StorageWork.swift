@@ -8,7 +8,8 @@ import Pipeline
 /// connection happens in order, and never two at once).
 ///
 /// Sendable by hand: the file it holds is reached by nobody else while the work is out (its
-/// partial left the ledger when the work was made; it comes back as a completed transfer).
+/// partial left the ledger when the work was made; it comes back as a completed transfer), and
+/// the completed-transfers memory takes calls from several threads (`CompletedMemory`).
 public struct StorageWork: @unchecked Sendable {
     public enum Kind: Equatable, Sendable {
         /// A file whose bytes all arrived and whose hash matched: flush it and give it its name.
@@ -20,21 +21,36 @@ public struct StorageWork: @unchecked Sendable {
     public let kind: Kind
     private let file: any IncomingFile
 
-    init(ticket: UInt64, commit file: any IncomingFile) {
+    /// Where the file is written down as completed once stored (`ReceiverLedger.completedMemory`),
+    /// and what it says.
+    private let memory: (any CompletedMemory)?
+    private let senderKey: [UInt8]
+    private let id: TransferID
+    private let size: UInt64
+
+    init(ticket: UInt64, commit file: any IncomingFile, size: UInt64, of key: PartialTransfers.Key, rememberedIn memory: (any CompletedMemory)?) {
         self.ticket = ticket
         self.kind = .commitFile
         self.file = file
+        self.memory = memory
+        self.senderKey = key.senderKey
+        self.id = key.id
+        self.size = size
     }
 
-    /// Does the work, on the worker's thread (it may sync and take long); a file whose commit
-    /// failed is removed there too.
+    /// Does the work, on the worker's thread (it may sync and take long): the file is committed
+    /// and written down as completed; a file whose commit failed is removed there too.
     public func run() -> StorageOutcome {
+        let storedName: String
         do {
-            return StorageOutcome(ticket: ticket, result: .success(try file.commit()))
+            storedName = try file.commit()
         } catch {
             file.discard()
             return StorageOutcome(ticket: ticket, result: .failure(StorageError(adapting: error)))
         }
+        // Best effort: if it is not kept, a restart before the sender hears `confirm` costs a copy.
+        try? memory?.remember(.init(senderKey: senderKey, id: id, storedName: storedName, size: size))
+        return StorageOutcome(ticket: ticket, result: .success(storedName))
     }
 }
 

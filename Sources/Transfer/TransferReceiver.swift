@@ -37,6 +37,11 @@ public struct TransferReceiver {
     /// they cost (`backlogCost`).
     private var backlog: Deque<TransferMessage> = []
     private var backlogCost = 0
+    /// A `done` of a file whose commit is out on another connection of this sender (its link
+    /// dropped as the file ended, and the sender came back that fast): it, and what follows it,
+    /// wait until that commit's outcome is in the ledger, looked at every `lookAgainEvery`.
+    private var waitingFor: (key: PartialTransfers.Key, lookAgainAt: Instant)?
+    static let lookAgainEvery = Duration.milliseconds(20)
 
     /// What a sender may have sent, at most, while this receiver stores a file: an honest one
     /// stops at the transfer window of data and its files in flight (docs/protocol.md §5, §8.3).
@@ -107,12 +112,42 @@ public struct TransferReceiver {
     /// the file; the answers are dropped).
     public mutating func storageDone(_ outcome: StorageOutcome, now: Instant) throws(TransferError) -> [TransferMessage] {
         guard let confirm = files.committed(outcome, from: sender, events: &pendingEvents) else { return [] }
-        var replies = [confirm]
-        while !isAwaitingStorage, let next = backlog.popFirst() {
+        return try [confirm] + answerWaiting(now: now)
+    }
+
+    /// When to look again whether the commit another connection has out, which a `done` here
+    /// waits for, is settled.
+    public var nextDeadline: Instant? { waitingFor?.lookAgainAt }
+
+    /// At `nextDeadline`: once the commit waited for is settled, the answers to what waited.
+    public mutating func handleTimers(now: Instant) throws(TransferError) -> [TransferMessage] {
+        guard let waiting = waitingFor, now >= waiting.lookAgainAt else { return [] }
+        guard !files.isCommitting(waiting.key) else {
+            waitingFor = (waiting.key, now.advanced(by: Self.lookAgainEvery))
+            return []
+        }
+        waitingFor = nil
+        return try answerWaiting(now: now)
+    }
+
+    /// Whether messages wait, in order: for this connection's commit, or another's.
+    private var isHolding: Bool { isAwaitingStorage || waitingFor != nil }
+
+    /// The answers to the messages that waited, until one has to wait again.
+    private mutating func answerWaiting(now: Instant) throws(TransferError) -> [TransferMessage] {
+        var replies: [TransferMessage] = []
+        while !isHolding, let next = backlog.popFirst() {
             backlogCost -= Self.cost(of: next)
             replies += try receive(next, now: now)
         }
         return replies
+    }
+
+    /// `message` waits (at the end of those waiting), within what a sender may have in flight.
+    private mutating func hold(_ message: TransferMessage) throws(TransferError) {
+        backlogCost += Self.cost(of: message)
+        guard backlogCost <= Self.maxBacklogCost else { throw .tooFarAhead }
+        backlog.append(message)
     }
 
     /// Roughly the memory a waiting message holds.
@@ -198,10 +233,8 @@ public struct TransferReceiver {
 
     /// Handles one message from the sender; returns the replies to send, in order.
     public mutating func receive(_ message: TransferMessage, now: Instant) throws(TransferError) -> [TransferMessage] {
-        if isAwaitingStorage {
-            backlogCost += Self.cost(of: message)
-            guard backlogCost <= Self.maxBacklogCost else { throw .tooFarAhead }
-            backlog.append(message)
+        if isHolding {
+            try hold(message)
             return []
         }
         guard grant.admits(message.kind) else { throw .unexpected(message.kind) }
@@ -221,6 +254,11 @@ public struct TransferReceiver {
         case .zdata(let originalSize, let frame):
             return try receiveChunk(.compressed(originalSize: originalSize, frame: frame), now: now)
         case .done(let id, let hash):
+            if let key = files.settlingElsewhere(id) {
+                waitingFor = (key, now.advanced(by: Self.lookAgainEvery))
+                try hold(message)
+                return []
+            }
             return try files.done(id, hash: hash, from: sender, events: &pendingEvents)
         case .bye:
             guard !files.isReceiving else { throw .unexpected(.bye) }
@@ -281,5 +319,6 @@ public struct TransferReceiver {
         ended = false
         backlog.removeAll()
         backlogCost = 0
+        waitingFor = nil
     }
 }

@@ -79,22 +79,70 @@ func aDeferredCommitConfirmsOnlyWithItsOutcome(_ row: DeferredCommitRow) throws 
     }
 }
 
-@Test func aReofferOfAFileBeingCommittedIsRefusedAndTheCommitStands() throws {
+/// When the other connection's commit settles, against the re-offered file's `done`.
+struct ReofferRow: Sendable, CustomTestStringConvertible {
+    let name: String
+    /// Whether the outcome is in before the `done` comes.
+    let settledBeforeDone: Bool
+    /// What the other connection's worker says (nil: the work runs for real).
+    let failure: StorageError?
+    let confirm: TransferMessage
+
+    var testDescription: String { name }
+}
+
+private let reoffers: [ReofferRow] = [
+    .init(name: "settled before its done: confirmed at once", settledBeforeDone: true, failure: nil,
+          confirm: .confirm(id: sampleID, status: .saved, storedName: "a.bin")),
+    .init(name: "settled after its done: the done waits, then confirmed", settledBeforeDone: false, failure: nil,
+          confirm: .confirm(id: sampleID, status: .saved, storedName: "a.bin")),
+    .init(name: "the commit failed: couldNotStore, as on the other connection", settledBeforeDone: false,
+          failure: StorageError(.io, "disk gone"), confirm: .confirm(id: sampleID, status: .couldNotStore, storedName: "")),
+]
+
+/// The sender's link dropped as its file ended and it came back on another connection before
+/// the worker was done: the re-offer is answered as completed (at full size), and its `done`
+/// gets the commit's real outcome; what follows the `done` waits with it, in order.
+@Test(arguments: reoffers)
+func aReofferDuringItsCommitIsAnsweredWithTheCommitsOutcome(_ row: ReofferRow) throws {
     let store = MemoryFileStore()
-    let ledger = ReceiverLedger(store: store, makeHasher: { TestHasher() })
+    let kept = KeptRecords()
+    let ledger = ReceiverLedger(store: store, makeHasher: { TestHasher() }, completedMemory: kept)
     var first = try receiver(store, ledger: ledger)
     _ = try first.receive(.data([1, 2, 3]), now: .zero)
     _ = try first.receive(.done(id: sampleID, hash: hash([1, 2, 3])), now: .zero)
     let work = first.takeStorageWork()
     first.connectionLost(now: .zero)
-    // The sender is back on another connection before the worker is done.
     var again = TransferReceiver(ledger: ledger)
     #expect(try again.begin(sender: "alice", senderKey: [1], opening: [.offer(.init(id: sampleID, size: 3, name: "a.bin"))], now: .zero)
-            == [.reject(id: sampleID, reason: .couldNotStore)])
-    // The outcome still reaches the ledger: the next re-offer is answered as completed.
-    #expect(try first.storageDone(work[0].run(), now: .zero) == [.confirm(id: sampleID, status: .saved, storedName: "a.bin")])
-    var third = TransferReceiver(ledger: ledger)
-    #expect(try third.begin(sender: "alice", senderKey: [1], opening: [.offer(.init(id: sampleID, size: 3, name: "a.bin"))], now: .zero)
             == [.accept(id: sampleID, offset: 3)])
-    #expect(store.committed == ["a.bin": [1, 2, 3]])
+    let settle = {
+        let outcome = row.failure.map { StorageOutcome(ticket: work[0].ticket, result: .failure($0)) } ?? work[0].run()
+        // Answers to a connection that ended are dropped; the ledger learns of the file.
+        _ = try first.storageDone(outcome, now: .zero)
+    }
+    if row.settledBeforeDone { try settle() }
+    let sent = [TransferMessage.done(id: sampleID, hash: hash([1, 2, 3]))] + offer(second, [5], name: "b.bin").prefix(1)
+    var replies: [TransferMessage] = []
+    for message in sent { replies += try again.receive(message, now: .zero) }
+    if !row.settledBeforeDone {
+        #expect(replies.isEmpty, "the done and the next offer wait")
+        let look = try #require(again.nextDeadline)
+        #expect(try again.handleTimers(now: look).isEmpty, "still out: looked at again later")
+        let later = try #require(again.nextDeadline)
+        #expect(later > look)
+        try settle()
+        replies = try again.handleTimers(now: later)
+    }
+    #expect(replies == [row.confirm, .accept(id: second, offset: 0)])
+    #expect(again.nextDeadline == nil)
+    #expect(store.committed == (row.failure == nil ? ["a.bin": [1, 2, 3]] : [:]))
+    // The work wrote the file down as completed (on the worker's thread), once.
+    #expect(kept.recalled.map(\.storedName) == (row.failure == nil ? ["a.bin"] : []))
+}
+
+/// A `CompletedMemory` in memory.
+private final class KeptRecords: CompletedMemory {
+    var recalled: [CompletedTransfer] = []
+    func remember(_ transfer: CompletedTransfer) throws { recalled.append(transfer) }
 }

@@ -198,7 +198,14 @@ struct Receive: AsyncParsableCommand {
                 adapter: adapter, l2cap: !noL2CAP, once: once || stdout, privateDiscovery: privateDiscovery,
                 allowPublicAddress: allowPublicAddress,
                 askingInto: ask ? trust : nil, replayMemory: journal, reporter: reporter)
-            operation.history = History(folder: stateFolder, name: History.receivedName, reporter: reporter)
+            let history = History(folder: stateFolder, name: History.receivedName, reporter: reporter, inBackground: true)
+            // What is queued is written before the process ends, interrupted too.
+            let flushing = Interrupts.shared.add { history.flush() }
+            defer {
+                Interrupts.shared.remove(flushing)
+                history.flush()
+            }
+            operation.history = history
             if !stdout { operation.completedMemory = StateLocation.completedJournal(in: stateFolder, for: identity, reporter: reporter) }
             if let keptPartials {
                 operation.partialLifetime = keptPartials

@@ -70,7 +70,13 @@ struct ReceivingTransferLayer: Layer {
 
     mutating func nextDown(now: Instant) -> ReceiverUnit? { down.popFirst() }
 
-    mutating func handleTimers(now: Instant) {}
+    mutating func handleTimers(now: Instant) throws(SessionError) {
+        do {
+            down += try transfer.handleTimers(now: now).map(ReceiverUnit.message)
+        } catch {
+            throw .transfer(error)
+        }
+    }
 
-    var nextDeadline: Instant? { nil }
+    var nextDeadline: Instant? { transfer.nextDeadline }
 }
