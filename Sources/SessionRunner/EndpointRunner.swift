@@ -194,13 +194,14 @@ struct ReceiverEndpoint: DatagramEndpoint {
         for work in session.takeStorageWork() { worker.run(work) }
     }
 
-    /// The connection ended (after `session.linkLost`): waits for the work still out and hands
-    /// its outcomes to the session, so that what was stored is known as completed.
-    mutating func finishStorage(now: Instant) {
-        guard let worker else { return }
+    /// The connection ended (after `session.linkLost`): hands the session the outcomes its
+    /// worker has in (the shared state learns of the files), without waiting; returns whether
+    /// work is still out.
+    mutating func settleStorage(now: Instant) -> Bool {
+        guard let worker else { return false }
         startStorageWork()
-        worker.waitUntilIdle()
         for outcome in worker.takeOutcomes() { try? session.storageDone(outcome, now: now) }
+        return session.isAwaitingStorage
     }
 
     mutating func nextDatagram(now: Instant) throws(SessionError) -> [UInt8]? { session.nextDatagram(now: now) }

@@ -35,6 +35,10 @@ final class ReceiverServerHost: PumpHost {
     private var deciding: [ChannelID: OpenedChannel] = [:]
     /// Connections admitted since the pump last took them.
     private var started: [any PumpSlot] = []
+    /// Connections that ended while their storage worker had a commit out: their end is told
+    /// once its outcome is in (`settleParked`), so that the shared state knows the file first.
+    /// The pump never waits for a worker.
+    private var parked: [(channel: ChannelID, entry: Served, endpoint: ReceiverEndpoint)] = []
 
     init(server: ReceiverServer, makeSession: @escaping () -> ReceiverSession, report: @escaping (ReceiverServer.Event) -> Void) {
         self.server = server
@@ -43,9 +47,11 @@ final class ReceiverServerHost: PumpHost {
         policy = AdmissionPolicy(configuration: server.admission)
     }
 
-    var isOpen: Bool { !server.mailbox.isClosed }
+    /// Open until closed and every parked connection's commit is settled.
+    var isOpen: Bool { !server.mailbox.isClosed || !parked.isEmpty }
 
     func takeNewSlots(now: Instant) -> [any PumpSlot] {
+        settleParked(now: now)
         for input in server.mailbox.take() {
             switch input {
             case .linkUp(let device):
@@ -87,10 +93,30 @@ final class ReceiverServerHost: PumpHost {
         // What the session says as its connection ends (partials wait for their senders).
         var endpoint = entry.connection.endpoint
         endpoint.session.linkLost(now: now)
-        // A commit still out is waited for (the pump stops for at most that one), so that the
-        // shared state knows the file as completed before anyone resumes it. (To do: park the
-        // ended connection until its outcome comes, instead of waiting.)
-        endpoint.finishStorage(now: now)
+        guard !endpoint.settleStorage(now: now) else {
+            parked.append((channel, entry, endpoint))
+            return
+        }
+        finish(channel, entry, endpoint, now: now)
+    }
+
+    /// The parked connections whose workers are done: their ends are told.
+    private func settleParked(now: Instant) {
+        guard !parked.isEmpty else { return }
+        let waiting = parked
+        parked.removeAll()
+        for var (channel, entry, endpoint) in waiting {
+            if endpoint.settleStorage(now: now) {
+                parked.append((channel, entry, endpoint))
+            } else {
+                finish(channel, entry, endpoint, now: now)
+            }
+        }
+    }
+
+    /// A connection's end, told: its session's last events, to the policy, and to the user.
+    private func finish(_ channel: ChannelID, _ entry: Served, _ endpoint: ReceiverEndpoint, now: Instant) {
+        var endpoint = endpoint
         for event in endpoint.session.takeEvents() { report(.session(channel, event)) }
         let result = entry.connection.outcome ?? .success(.linkLost)
         decide(.channelClosed(channel, outcome: Self.outcome(result, authenticated: entry.authenticated)), now: now)
@@ -123,7 +149,11 @@ final class ReceiverServerHost: PumpHost {
             report(.ended(opened.id, .failure(error), authenticated: false))
             return
         }
-        let worker = StorageWorker(label: "blerecv.storage.\(opened.id)") { [doorbell = opened.doorbell] in doorbell.ring() }
+        // An outcome wakes the connection, or the host once the connection is parked.
+        let worker = StorageWorker(label: "blerecv.storage.\(opened.id)") { [doorbell = opened.doorbell, host = server.mailbox.doorbell] in
+            doorbell.ring()
+            host.ring()
+        }
         let inputs = AnswerInputs(opened.answers, worker: worker)
         inputs.ring { [doorbell = opened.doorbell] in doorbell.ring() }
         let id = opened.id

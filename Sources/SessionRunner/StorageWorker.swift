@@ -36,9 +36,4 @@ final class StorageWorker: Sendable {
             return outcomes
         }
     }
-
-    /// Waits until everything handed so far has run (blocks the caller: only where a connection ends).
-    func waitUntilIdle() {
-        queue.sync {}
-    }
 }

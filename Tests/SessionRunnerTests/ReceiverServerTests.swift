@@ -1,4 +1,5 @@
 import Admission
+import Dispatch
 import Keys
 import MemoryTransport
 import Pipeline
@@ -14,14 +15,16 @@ import Transfer
 private final class ServerBench: @unchecked Sendable {
     let receiverID = Identity.generate()
     let senders = [Identity.generate(), Identity.generate(), Identity.generate()]
-    let store = Box(MemoryFileStore())
+    /// Shared by the pump and the connections' storage workers; `gate` may hold one commit.
+    let gate = CommitGate()
+    lazy var store = SharedMemoryStore { [gate] in gate.before($0) }
     let configuration = Peers().configuration
     let events = Mutex<[ReceiverServer.Event]>([])
 
     /// The receiver's first session: every channel's session shares its state.
     private lazy var base: ReceiverSession = {
         let trust = TrustStore(peers: senders.enumerated().map { .init(name: "s\($0.offset)", key: $0.element.publicKey) })
-        return ReceiverSession(identity: receiverID, trust: trust, store: store.value, configuration: configuration)
+        return ReceiverSession(identity: receiverID, trust: trust, store: store, configuration: configuration)
     }()
 
     /// Called on the server's thread only.
@@ -58,6 +61,22 @@ private final class ServerBench: @unchecked Sendable {
     }
 }
 
+/// Holds the commit of the file named `held`, on its storage worker, until `open`.
+private final class CommitGate: Sendable {
+    let held = Mutex<String?>(nil)
+    private let entered = Mutex(false)
+    private let release = DispatchSemaphore(value: 0)
+
+    func before(_ sync: SharedMemoryStore.Sync) {
+        guard let name = held.withLock({ $0 }), sync == .fileCommit(name) else { return }
+        entered.withLock { $0 = true }
+        release.wait()
+    }
+
+    var hasEntered: Bool { entered.withLock { $0 } }
+    func open() { release.signal() }
+}
+
 private func bytes(_ count: Int, seed: Int) -> [UInt8] {
     (0..<count).map { UInt8(truncatingIfNeeded: $0 &* (seed | 1) &+ $0 >> 7 &+ seed) }
 }
@@ -82,8 +101,8 @@ func twoSendersAreServedAtOnceOnOnePump() async throws {
     #expect(await bench.wait { channels.allSatisfy { bench.ended($0) != nil } })
     server.close()
     await running.value
-    #expect(bench.store.value.committed["a"].map { $0 == data[0] } == true)
-    #expect(bench.store.value.committed["b"].map { $0 == data[1] } == true)
+    #expect(bench.store.committed["a"].map { $0 == data[0] } == true)
+    #expect(bench.store.committed["b"].map { $0 == data[1] } == true)
     for channel in channels {
         #expect(bench.admissions.contains(.admit(channel)))
         let ended = try #require(bench.ended(channel))
@@ -111,7 +130,7 @@ func aSilentChannelIsCutOffWhileATrustedSenderIsServed() async throws {
     #expect(bench.admissions.contains(.close(silentChannel, .handshakeTimeout)))
     #expect(bench.ended(silentChannel)?.1 == false)
     #expect(bench.ended(trustedChannel)?.1 == true)
-    #expect(bench.store.value.committed["f"].map { $0 == bytes(20_000, seed: 9) } == true)
+    #expect(bench.store.committed["f"].map { $0 == bytes(20_000, seed: 9) } == true)
     // The stranger's device is backed off: its next channel is refused at once.
     let again = MemoryTransportPair()
     let refused = try #require(await server.open(again.second, from: DeviceID("stranger")))
@@ -156,7 +175,7 @@ func strangersPreemptEachOtherButNeverAnAuthenticatedSender() async throws {
         strangers.append((pair, try #require(await server.open(pair.second, from: DeviceID("stranger\(index)")))))
     }
     #expect(try await sending.value == .finished)
-    #expect(bench.store.value.committed["big"].map { $0 == data } == true)
+    #expect(bench.store.committed["big"].map { $0 == data } == true)
     #expect(await bench.wait { strangers.dropLast().allSatisfy { bench.ended($0.1) != nil } })
     for (_, channel) in strangers.dropLast() { #expect(bench.admissions.contains(.close(channel, .preempted))) }
     #expect(!bench.admissions.contains { if case .close(trustedChannel, _) = $0 { true } else { false } })
@@ -187,8 +206,8 @@ func aCutLinkEndsOnlyItsOwnChannel() async throws {
     _ = try? await doomedRun.value
     #expect(try await fineRun.value == .finished)
     #expect(await bench.wait { bench.ended(cutChannel) != nil && bench.ended(wholeChannel) != nil })
-    #expect(bench.store.value.committed["whole"].map { $0 == data } == true)
-    #expect(bench.store.value.committed["cut"] == nil)
+    #expect(bench.store.committed["whole"].map { $0 == data } == true)
+    #expect(bench.store.committed["cut"] == nil)
     #expect((try? bench.ended(cutChannel)?.0.get()) == .linkLost)
     server.close()
     await running.value
@@ -239,7 +258,55 @@ func aCutSenderResumesOnANewChannel() async throws {
     } == .finished)
     #expect(await bench.wait { bench.ended(secondChannel) != nil })
     #expect(resumedAt.value >= 60_000)
-    #expect(bench.store.value.committed["big"].map { $0 == data } == true)
+    #expect(bench.store.committed["big"].map { $0 == data } == true)
+    server.close()
+    await running.value
+}
+
+/// Issue 32: a file's commit runs on its connection's storage worker, off the pump. Here it is
+/// held: its sender's link is cut meanwhile, and the pump goes on serving another sender (it
+/// never waits for a worker); the cut connection's end is told only once the commit is in. The
+/// sender, back on a new channel before that, re-offers the file: it is answered as completed,
+/// and its `done` is confirmed with the real outcome once the commit is in. Stored once.
+@Test(.timeLimit(.minutes(2)))
+func aCommitHeldOnItsWorkerStopsNobodyAndItsResumeGetsItsOutcome() async throws {
+    let bench = ServerBench()
+    bench.gate.held.withLock { $0 = "a" }
+    let server = try #require(ReceiverServer(clock: MonotonicClock()))
+    let running = bench.run(server)
+    let data = bytes(5_000, seed: 3)
+    let sender = bench.sender(0, [MemoryFileSource(name: "a", bytes: data)])
+    let first = MemoryTransportPair()
+    let firstChannel = try #require(await server.open(first.second, from: DeviceID("a")))
+    let firstRun = Task { try await EndpointRunner.runSender(&sender.value, over: first.first) { _ in } }
+    #expect(await bench.wait { bench.gate.hasEntered })
+    await first.first.close()
+    await first.second.close()
+    #expect(try await firstRun.value == .linkLost)
+    // Another sender is served from start to end while the commit is held.
+    let other = MemoryTransportPair()
+    let otherChannel = try #require(await server.open(other.second, from: DeviceID("b")))
+    let otherData = bytes(40_000, seed: 5)
+    let otherSender = bench.sender(1, [MemoryFileSource(name: "b", bytes: otherData)])
+    #expect(try await EndpointRunner.runSender(&otherSender.value, over: other.first) { _ in } == .finished)
+    #expect(await bench.wait { bench.ended(otherChannel) != nil })
+    #expect(bench.ended(firstChannel) == nil, "its end waits for the commit")
+    // The sender is back: "a" is offered again and answered as completed; its done waits.
+    let second = MemoryTransportPair()
+    let secondChannel = try #require(await server.open(second.second, from: DeviceID("a")))
+    let resumedAt = Box<UInt64?>(nil)
+    let secondRun = Task {
+        try await EndpointRunner.runSender(&sender.value, over: second.first) { event in
+            if case .transfer(.fileStarted(_, _, _, let at)) = event { resumedAt.value = at }
+        }
+    }
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(bench.ended(secondChannel) == nil)
+    bench.gate.open()
+    #expect(try await secondRun.value == .finished)
+    #expect(resumedAt.value == UInt64(data.count))
+    #expect(await bench.wait { bench.ended(firstChannel) != nil && bench.ended(secondChannel) != nil })
+    #expect(bench.store.committed == ["a": data, "b": otherData])
     server.close()
     await running.value
 }

@@ -52,7 +52,8 @@ enum SlowDiskBench {
     /// alone), or why B failed.
     private static func secondsForB(_ bytes: [UInt8], beside files: Int?, syncDelay: Duration) async -> Result<Double, Failure> {
         let receiverID = Identity.generate(), a = Identity.generate(), b = Identity.generate()
-        let store = SlowSyncStore(syncDelay: syncDelay)
+        let disk = SlowSyncs(syncDelay: syncDelay)
+        let store = SharedMemoryStore { _ in disk.sync() }
         let trust = TrustStore(peers: [.init(name: "a", key: a.publicKey), .init(name: "b", key: b.publicKey)])
         let base = RunnerBench.Box(ReceiverSession(identity: receiverID, trust: trust, store: store))
         guard let server = ReceiverServer(admission: AdmissionConfiguration(maxLinks: 3), clock: MonotonicClock()) else {
@@ -84,13 +85,13 @@ enum SlowDiskBench {
         guard let bTask = await send(bSender, to: server, device: "B", extensions: base.value.extensions) else {
             return .failure(Failure(why: "B's channel did not open"))
         }
-        let syncsBefore = store.syncs.withLock { $0 }
+        let syncsBefore = disk.syncs.withLock { $0 }
         let bDone = await bTask.value
         let seconds = (ContinuousClock.now - started).seconds
-        let syncsDuring = store.syncs.withLock { $0 } - syncsBefore
+        let syncsDuring = disk.syncs.withLock { $0 } - syncsBefore
         // A need not finish (1,000 syncs of 200 ms take minutes): B's time is the figure; the
         // disk turns fast so that the pump gets through what A has queued and stops.
-        store.slow.withLock { $0 = false }
+        disk.slow.withLock { $0 = false }
         server.close()
         await serving.value
         _ = await aSending?.value
@@ -119,28 +120,17 @@ enum SlowDiskBench {
     }
 }
 
-/// Files and folders in memory (`MemoryFileStore`) on a disk whose syncs are slow: each place
-/// where the real store syncs sleeps `syncDelay` first, on the calling thread (the pump's, or a
-/// connection's storage worker where the server defers commits). The memory store is shared by
-/// every connection: each call into it holds `lock`, and no sleep does (as a real store would
-/// lock its own tables, never around an fsync).
-final class SlowSyncStore: FileStore, TreeStore, @unchecked Sendable {
-    private let memory = MemoryFileStore()
-    let lock = Mutex(())
+/// A disk whose syncs are slow: each place where the real store syncs sleeps `syncDelay` first,
+/// on the calling thread (a connection's storage worker, or the pump's for what still syncs
+/// there), in front of a `SharedMemoryStore`.
+final class SlowSyncs: Sendable {
     let syncDelay: Duration
-    /// Syncs so far (read from the benchmark's task, counted on the pump's thread).
+    /// Syncs so far.
     let syncs = Mutex(0)
     /// Whether syncs take `syncDelay` (else none).
     let slow = Mutex(true)
 
     init(syncDelay: Duration) { self.syncDelay = syncDelay }
-
-    var committed: [String: [UInt8]] { lock.withLock { _ in memory.committed } }
-
-    /// `body` with the memory store to itself.
-    func locked<R>(_ body: () throws -> R) rethrows -> R {
-        try lock.withLock { _ in try body() }
-    }
 
     func sync() {
         syncs.withLock { $0 += 1 }
@@ -149,60 +139,6 @@ final class SlowSyncStore: FileStore, TreeStore, @unchecked Sendable {
         var wait = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000)), left = timespec()
         while nanosleep(&wait, &left) != 0 && errno == EINTR { wait = left }
     }
-
-    func begin(name: String, size: UInt64?, sender: String) throws -> any IncomingFile {
-        SlowSyncFile(try locked { try memory.begin(name: name, size: size, sender: sender) }, store: self)
-    }
-
-    func beginTree(named topName: String, origin: TreeOrigin) throws -> any IncomingTree {
-        SlowSyncTree(try locked { try memory.beginTree(named: topName, origin: origin) }, store: self)
-    }
-}
-
-private final class SlowSyncFile: IncomingFile {
-    let file: any IncomingFile
-    let store: SlowSyncStore
-
-    init(_ file: any IncomingFile, store: SlowSyncStore) {
-        self.file = file
-        self.store = store
-    }
-
-    func write(_ bytes: [UInt8], at offset: UInt64) throws { try store.locked { try file.write(bytes, at: offset) } }
-    func commit() throws -> String {
-        store.sync()
-        return try store.locked { try file.commit() }
-    }
-    func discard() { store.locked { file.discard() } }
-    func checkpoint(_ checkpoint: PartialCheckpoint) throws {
-        store.sync()
-        try store.locked { try file.checkpoint(checkpoint) }
-    }
-    func closeForResume() { store.locked { file.closeForResume() } }
-}
-
-private final class SlowSyncTree: IncomingTree {
-    let tree: any IncomingTree
-    let store: SlowSyncStore
-
-    init(_ tree: any IncomingTree, store: SlowSyncStore) {
-        self.tree = tree
-        self.store = store
-    }
-
-    func makeFolder(_ components: [String], id: TransferID) throws {
-        store.sync()
-        try store.locked { try tree.makeFolder(components, id: id) }
-    }
-    func beginFile(_ components: [String], id: TransferID, size: UInt64?, executable: Bool) throws -> any IncomingFile {
-        SlowSyncFile(try store.locked { try tree.beginFile(components, id: id, size: size, executable: executable) }, store: store)
-    }
-    func commit() throws -> String {
-        store.sync()
-        return try store.locked { try tree.commit() }
-    }
-    func discard() { store.locked { tree.discard() } }
-    func closeForResume() { store.locked { tree.closeForResume() } }
 }
 
 /// A transport whose sends are paced to `bytesPerSecond`, as a radio link's would be.
