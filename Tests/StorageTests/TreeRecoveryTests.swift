@@ -1,4 +1,6 @@
+import Dispatch
 import Foundation
+import Synchronization
 @testable import Durable
 import Testing
 import Transfer
@@ -242,4 +244,42 @@ private func appendToJournal(in dir: String, _ records: [TreeRecord], savedAt: U
     #expect(trees.first?.age == .zero && trees.first?.partials.allSatisfy { $0.age == .zero } == true)
     let savedAt = try #require(try TreeJournal.read(in: store, name: (journal as NSString).lastPathComponent)).contents.savedAt
     #expect(savedAt >= now && savedAt <= now + 60, "\(savedAt) against \(now)")
+}
+
+/// Issue 32: the receiver's pump begins files and makes folders in a folder while a connection's
+/// storage worker commits files of it. The folder takes one caller at a time: every file and
+/// folder is in its journal, whole, and the folder is counted right (it commits).
+@Test func aFolderTakesThePumpAndAStorageWorkerAtOnce() throws {
+    let dir = try scratchDirectory()
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let count = 150
+    do {
+        let store = try keepingStore(dir)
+        let tree = try store.beginTree(topName: "photos", origin: origin)
+        let worker = DispatchQueue(label: "test.storage")
+        let failures = Mutex<[String]>([])
+        for n in 0..<count {
+            try tree.makeFolder(["d\(n)"], id: TransferID(halves: (9, UInt64(n))))
+            let file = try tree.beginFile(["d\(n)", "f"], id: TransferID(halves: (8, UInt64(n))), size: 1, executable: false)
+            try file.write([UInt8(truncatingIfNeeded: n)], at: 0)
+            let handed = Handed(file)
+            worker.async {
+                do { _ = try handed.file.commit() } catch { failures.withLock { $0.append("\(error)") } }
+            }
+        }
+        worker.sync {}
+        #expect(failures.withLock { $0 }.isEmpty)
+        tree.closeForResume()
+    }
+    let trees = try keepingStore(dir).recoverTrees(makeHasher: { Blake() }).found
+    let tree = try #require(trees.first)
+    #expect(tree.files.count == count && tree.folders.count == count && tree.partials.isEmpty)
+    #expect(try tree.tree.commit() == "photos")
+    #expect(try listing(dir + "/photos").count == count)
+}
+
+/// A file handed to another thread, as `StorageWork` hands it (nobody else touches it meanwhile).
+private struct Handed: @unchecked Sendable {
+    let file: any IncomingFile
+    init(_ file: any IncomingFile) { self.file = file }
 }
