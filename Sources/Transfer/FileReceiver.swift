@@ -42,22 +42,12 @@ struct FileReceiver {
     let holder: LedgerHolder
     private var chunks: ChunkDecoder
     private(set) var phase = Phase.idle
-    /// Commits go to the driver as `StorageWork` instead of running here (see `TransferReceiver.defersStorage`).
-    var defersStorage = false
-    /// The file whose commit is out as `StorageWork`, until its outcome comes back.
-    private(set) var committing: PendingCommit?
-    /// Work made and not yet taken by the driver.
-    private var work: [StorageWork] = []
-    private var tickets: UInt64 = 0
-
-    /// A file whose commit is out: what its `confirm` and events need once the outcome is in.
-    struct PendingCommit {
-        let ticket: UInt64
-        let key: Key
-        let name: String
-        let size: UInt64
-        let hash: [UInt8]
-    }
+    /// Commits and checkpoints go to the driver as `StorageWork` instead of running here, where
+    /// `storage.defers` (see `TransferReceiver.defersStorage`).
+    var storage = StorageHandOff()
+    /// The link is gone (`connectionLost`): a file kept held while its checkpoint was out is let
+    /// go once the outcome is in.
+    private var lost = false
 
     init(ledger: ReceiverLedger, holder: LedgerHolder? = nil, chunks: ChunkDecoder) {
         self.ledger = ledger
@@ -89,7 +79,7 @@ struct FileReceiver {
                          events: inout [Event]) -> TransferMessage? {
         // The sender's history starts afresh at every accept, so does ours.
         chunks.reset()
-        if let size = ledger.committingFiles[key] {
+        if case .commit(let size) = ledger.filesOut[key] {
             // Its commit is out on another connection's worker (its link dropped as the file
             // ended, and its sender came back that fast): answered as a completed file; its
             // `done` waits for that commit's outcome (`settlingElsewhere`).
@@ -204,6 +194,13 @@ struct FileReceiver {
             }
             ledger.partials[key] = partial
             if end - partial.checkpointed >= TransferConstants.checkpointInterval {
+                if storage.defers {
+                    if let checkpoint = ledger.partials.nextCheckpoint(key) {
+                        ledger.filesOut[key] = .checkpoint
+                        storage.handOut(.checkpoint(durable: checkpoint.durable), of: key) { .checkpoint(partial.file, checkpoint, ticket: $0) }
+                    }
+                    return replies
+                }
                 do {
                     try ledger.partials.checkpoint(key)
                 } catch {
@@ -251,14 +248,15 @@ struct FileReceiver {
             fail(key, .integrity, from: sender, events: &events)
             return .confirm(id: key.id, status: .hashMismatch, storedName: "")
         }
-        if defersStorage {
+        if storage.defers {
             // Out of the ledger while the worker has it: no expiry, eviction, checkpoint or
             // shutdown on the pump touches the file any more.
             _ = ledger.partials.remove(key)
-            ledger.committingFiles[key] = partial.received
-            tickets += 1
-            committing = PendingCommit(ticket: tickets, key: key, name: partial.name, size: partial.received, hash: hash)
-            work.append(StorageWork(ticket: tickets, commit: partial.file, size: partial.received, of: key, rememberedIn: ledger.completedMemory))
+            ledger.filesOut[key] = .commit(size: partial.received)
+            let memory = ledger.completedMemory
+            storage.handOut(.commit(name: partial.name, size: partial.received, hash: hash), of: key) {
+                .commit(partial.file, size: partial.received, of: key, rememberedIn: memory, ticket: $0)
+            }
             return nil
         }
         let storedName: String
@@ -285,35 +283,48 @@ struct FileReceiver {
 
     // MARK: - Deferred storage
 
-    /// The file whose `done` (of `id`) must wait: it was answered as completed while its commit
-    /// was out on another connection, and that commit's outcome is not in yet.
-    func settlingElsewhere(_ id: TransferID) -> Key? {
-        guard case .completed(let key) = phase, key.id == id, ledger.committingFiles[key] != nil else { return nil }
-        return key
+    /// The current file, while storage work of it is out on another connection (its link dropped
+    /// and its sender came back that fast): its data and `done` wait for the outcome.
+    var currentFileOutElsewhere: Key? {
+        switch phase {
+        case .receiving(let key), .completed(let key): ledger.filesOut[key] != nil ? key : nil
+        case .idle, .ignoring: nil
+        }
     }
 
-    /// Whether the commit of `key` is still out on some connection's worker.
-    func isCommitting(_ key: Key) -> Bool { ledger.committingFiles[key] != nil }
+    /// Whether storage work of `key` is out on some connection's worker.
+    func isOut(_ key: Key) -> Bool { ledger.filesOut[key] != nil }
 
-    /// The storage work made since the last call, for the driver to run in order.
-    mutating func takeWork() -> [StorageWork] {
-        defer { work.removeAll() }
-        return work
-    }
-
-    /// The outcome of the work out (`committing`): the file's `confirm`; nil when it answers no
-    /// work out (a stale or foreign ticket). The ledger learns of it even after the connection ended.
-    mutating func committed(_ outcome: StorageOutcome, from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage? {
-        guard let pending = committing, pending.ticket == outcome.ticket else { return nil }
-        committing = nil
-        ledger.committingFiles[pending.key] = nil
-        switch outcome.result {
-        case .success(let storedName):
-            return saved(pending.key, name: pending.name, as: storedName, size: pending.size, hash: pending.hash, from: sender, events: &events)
-        case .failure(let error):
-            // The worker removed the file already.
-            events.append(.fileFailed(sender: sender.name, name: pending.name, .couldNotStore(error)))
-            return .confirm(id: pending.key.id, status: .couldNotStore, storedName: "")
+    /// The outcome of the work out: the answers it brings (a commit's `confirm`, a failed
+    /// checkpoint's `reject`); nil when it answers no work out (a stale or foreign ticket). The
+    /// ledger learns of it even after the connection ended.
+    mutating func settle(_ outcome: StorageOutcome, now: Instant, from sender: AuthenticatedSender,
+                         events: inout [Event]) -> [TransferMessage]? {
+        guard let settled = storage.settle(outcome) else { return nil }
+        let key = settled.key
+        ledger.filesOut[key] = nil
+        switch (settled.job, outcome.result) {
+        case (.commit(let name, let size, let hash), .success(.committed(let storedName))):
+            return [saved(key, name: name, as: storedName, size: size, hash: hash, from: sender, events: &events)]
+        case (.commit(let name, _, _), let result):
+            // It failed (the worker removed the file already), or was answered as no commit is.
+            let error = if case .failure(let error) = result { error } else { StorageError(.io, "a commit answered as a checkpoint") }
+            events.append(.fileFailed(sender: sender.name, name: name, .couldNotStore(error)))
+            return [.confirm(id: key.id, status: .couldNotStore, storedName: "")]
+        case (.checkpoint(let durable), let result):
+            if let failure = storage.abandoned.take() {
+                fail(key, failure, from: sender, events: &events)
+                return []
+            }
+            if case .failure(let error) = result {
+                guard ledger.partials[key]?.holder == holder else { return [] }
+                fail(key, .couldNotStore(error), from: sender, events: &events)
+                if case .receiving(key) = phase { phase = .ignoring(key.id) }
+                return [.reject(id: key.id, reason: .couldNotStore)]
+            }
+            ledger.partials.checkpointed(key, at: durable)
+            if lost { ledger.partials.release(key, heldBy: holder, now: now) }
+            return []
         }
     }
 
@@ -323,13 +334,20 @@ struct FileReceiver {
     /// byte yet (resuming it is the same as starting afresh). Other connections' files stay as
     /// they are.
     mutating func connectionLost(now: Instant) {
-        ledger.partials.release(heldBy: holder, now: now)
+        lost = true
+        // A file whose checkpoint is out stays held until the outcome is in (`settle`).
+        var outKey: Key?
+        if let out = storage.out, case .checkpoint = out.job { outKey = out.key }
+        ledger.partials.release(heldBy: holder, now: now, except: outKey)
         phase = .idle
     }
 
     /// The file in progress is not kept for a resume: removed and reported with `failure`.
     mutating func abandonCurrent(because failure: FileFailure, from sender: AuthenticatedSender, events: inout [Event]) {
-        if case .receiving(let key) = phase { fail(key, failure, from: sender, events: &events) }
+        if case .receiving(let key) = phase {
+            // A file being checkpointed on the worker is removed once the outcome is in.
+            if storage.out?.key == key { storage.abandoned = failure } else { fail(key, failure, from: sender, events: &events) }
+        }
         phase = .idle
     }
 

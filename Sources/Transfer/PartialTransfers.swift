@@ -99,17 +99,31 @@ struct PartialTransfers {
 
     /// Makes the bytes the partial of `key` holds durable (`IncomingFile.checkpoint`).
     mutating func checkpoint(_ key: Key) throws {
-        guard let partial = table[key], partial.received > partial.checkpointed else { return }
+        guard let partial = table[key], let checkpoint = nextCheckpoint(key) else { return }
+        try partial.file.checkpoint(checkpoint)
+        checkpointed(key, at: checkpoint.durable)
+    }
+
+    /// The checkpoint `key`'s file is due (all it received so far), if it received anything since the last.
+    func nextCheckpoint(_ key: Key) -> PartialCheckpoint? {
+        guard let partial = table[key], partial.received > partial.checkpointed else { return nil }
         var prefix = partial.hasher
-        try partial.file.checkpoint(.init(senderKey: key.senderKey, id: key.id, name: partial.name, size: partial.size,
-                                          durable: partial.received, prefixHash: prefix.finalize()))
-        table[key]?.checkpointed = partial.received
+        return PartialCheckpoint(senderKey: key.senderKey, id: key.id, name: partial.name, size: partial.size,
+                                 durable: partial.received, prefixHash: prefix.finalize())
+    }
+
+    /// `key`'s file is durable up to `durable` (its checkpoint was written).
+    mutating func checkpointed(_ key: Key, at durable: UInt64) {
+        guard let checkpointed = table[key]?.checkpointed else { return }
+        table[key]?.checkpointed = max(checkpointed, durable)
     }
 
     /// The connection `holder` ended: what it was receiving is checkpointed and waits for a resume
-    /// from `now`, unless it holds no byte yet (resuming it is the same as starting afresh).
-    mutating func release(heldBy holder: LedgerHolder, now: Instant) {
-        for (key, partial) in table where partial.holder == holder {
+    /// from `now`, unless it holds no byte yet (resuming it is the same as starting afresh). Not
+    /// `except`, whose checkpoint is out on the connection's storage worker: it stays held until
+    /// the outcome is in (then `release(_:heldBy:now:)`).
+    mutating func release(heldBy holder: LedgerHolder, now: Instant, except: Key? = nil) {
+        for (key, partial) in table where partial.holder == holder && key != except {
             if partial.received == 0 {
                 discard(key)
             } else {
@@ -119,6 +133,14 @@ struct PartialTransfers {
                 table[key]?.lastActivity = .at(now)
             }
         }
+    }
+
+    /// The connection `holder` ended and `key`'s checkpoint, out when it did, is in: the file
+    /// waits for a resume from `now` (unless another connection took it over meanwhile).
+    mutating func release(_ key: Key, heldBy holder: LedgerHolder, now: Instant) {
+        guard table[key]?.holder == holder else { return }
+        table[key]?.holder = nil
+        table[key]?.lastActivity = .at(now)
     }
 
     /// Removes the partials whose senders have been away longer than `lifetime`; never one that a

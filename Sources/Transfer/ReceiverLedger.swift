@@ -20,10 +20,17 @@ public final class ReceiverLedger {
     let maxFileSize: UInt64
     var partials: PartialTransfers
     var completedFiles = CompletedTransfers()
-    /// Files whose commit runs on a connection's storage worker (`StorageWork`), with their
-    /// sizes: out of `partials`, not yet in `completedFiles`. A re-offer of one meanwhile is
-    /// answered as completed, and its `done` waits for the outcome.
-    var committingFiles: [PartialTransfers.Key: UInt64] = [:]
+    /// Files with storage work out on a connection's worker (`StorageWork`). One being committed
+    /// (with its size) is out of `partials` and not yet in `completedFiles`: a re-offer of it
+    /// meanwhile is answered as completed, and its `done` waits for the outcome. One being
+    /// checkpointed stays in `partials`, held: a connection that takes it over waits for the
+    /// outcome before it writes.
+    var filesOut: [PartialTransfers.Key: FileWorkOut] = [:]
+
+    enum FileWorkOut: Equatable {
+        case commit(size: UInt64)
+        case checkpoint
+    }
     /// Where completed transfers are kept across restarts (nil: in memory only).
     let completedMemory: (any CompletedMemory)?
     var folders: OpenFolders

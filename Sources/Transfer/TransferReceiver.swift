@@ -37,9 +37,9 @@ public struct TransferReceiver {
     /// they cost (`backlogCost`).
     private var backlog: Deque<TransferMessage> = []
     private var backlogCost = 0
-    /// A `done` of a file whose commit is out on another connection of this sender (its link
-    /// dropped as the file ended, and the sender came back that fast): it, and what follows it,
-    /// wait until that commit's outcome is in the ledger, looked at every `lookAgainEvery`.
+    /// Data or a `done` of a file whose storage work is out on another connection of this sender
+    /// (its link dropped, and the sender came back that fast): it, and what follows it, wait
+    /// until that work's outcome is in the ledger, looked at every `lookAgainEvery`.
     private var waitingFor: (key: PartialTransfers.Key, lookAgainAt: Instant)?
     static let lookAgainEvery = Duration.milliseconds(20)
 
@@ -97,32 +97,32 @@ public struct TransferReceiver {
     /// caller's thread and answered with `storageDone`; false: they run in `receive`. While a
     /// commit is out, the connection takes no step: messages wait, in order, for its outcome.
     public var defersStorage: Bool {
-        get { files.defersStorage }
-        set { files.defersStorage = newValue }
+        get { files.storage.defers }
+        set { files.storage.defers = newValue }
     }
 
     /// Storage work made since the last call (`defersStorage`), for the driver to run in order.
-    public mutating func takeStorageWork() -> [StorageWork] { files.takeWork() }
+    public mutating func takeStorageWork() -> [StorageWork] { files.storage.take() }
 
-    /// Whether a commit is out and its outcome not yet in.
-    public var isAwaitingStorage: Bool { files.committing != nil }
+    /// Whether storage work is out and its outcome not yet in.
+    public var isAwaitingStorage: Bool { files.storage.isOut }
 
     /// The outcome of the work out: the file's `confirm`, then the answers to what waited for it
     /// (until the next commit goes out). Also after the connection ended (the ledger learns of
     /// the file; the answers are dropped).
     public mutating func storageDone(_ outcome: StorageOutcome, now: Instant) throws(TransferError) -> [TransferMessage] {
-        guard let confirm = files.committed(outcome, from: sender, events: &pendingEvents) else { return [] }
-        return try [confirm] + answerWaiting(now: now)
+        guard let answers = files.settle(outcome, now: now, from: sender, events: &pendingEvents) else { return [] }
+        return try answers + answerWaiting(now: now)
     }
 
-    /// When to look again whether the commit another connection has out, which a `done` here
-    /// waits for, is settled.
+    /// When to look again whether the storage work another connection has out, which a message
+    /// here waits for, is settled.
     public var nextDeadline: Instant? { waitingFor?.lookAgainAt }
 
-    /// At `nextDeadline`: once the commit waited for is settled, the answers to what waited.
+    /// At `nextDeadline`: once the work waited for is settled, the answers to what waited.
     public mutating func handleTimers(now: Instant) throws(TransferError) -> [TransferMessage] {
         guard let waiting = waitingFor, now >= waiting.lookAgainAt else { return [] }
-        guard !files.isCommitting(waiting.key) else {
+        guard !files.isOut(waiting.key) else {
             waitingFor = (waiting.key, now.advanced(by: Self.lookAgainEvery))
             return []
         }
@@ -141,6 +141,16 @@ public struct TransferReceiver {
             replies += try receive(next, now: now)
         }
         return replies
+    }
+
+    /// Whether `message` (data or `done` of the current file) waits: storage work of that file is
+    /// out on another connection of this sender (its link dropped and the sender came back that
+    /// fast); it and what follows wait for the outcome.
+    private mutating func holdsForWorkElsewhere(_ message: TransferMessage, now: Instant) throws(TransferError) -> Bool {
+        guard let key = files.currentFileOutElsewhere else { return false }
+        waitingFor = (key, now.advanced(by: Self.lookAgainEvery))
+        try hold(message)
+        return true
     }
 
     /// `message` waits (at the end of those waiting), within what a sender may have in flight.
@@ -250,15 +260,13 @@ public struct TransferReceiver {
             try expectIdle(.commit)
             return [folders.commit(tree, from: sender, events: &pendingEvents)]
         case .data(let bytes):
+            if try holdsForWorkElsewhere(message, now: now) { return [] }
             return try receiveChunk(.raw(bytes), now: now)
         case .zdata(let originalSize, let frame):
+            if try holdsForWorkElsewhere(message, now: now) { return [] }
             return try receiveChunk(.compressed(originalSize: originalSize, frame: frame), now: now)
         case .done(let id, let hash):
-            if let key = files.settlingElsewhere(id) {
-                waitingFor = (key, now.advanced(by: Self.lookAgainEvery))
-                try hold(message)
-                return []
-            }
+            if try holdsForWorkElsewhere(message, now: now) { return [] }
             return try files.done(id, hash: hash, from: sender, events: &pendingEvents)
         case .bye:
             guard !files.isReceiving else { throw .unexpected(.bye) }

@@ -30,7 +30,7 @@ private func receiver(_ store: MemoryFileStore, ledger: ReceiverLedger? = nil) t
 struct DeferredCommitRow: Sendable, CustomTestStringConvertible {
     let name: String
     /// What the worker says of `a.bin`'s commit (nil: run the work for real).
-    let outcome: Result<String, StorageError>?
+    let failure: StorageError?
     let confirm: TransferMessage
     let stored: [String]
 
@@ -39,9 +39,9 @@ struct DeferredCommitRow: Sendable, CustomTestStringConvertible {
 
 private let rows: [DeferredCommitRow] = [
     .init(name: "the work runs: confirmed under the name it got, then the next file's offer is answered",
-          outcome: nil, confirm: .confirm(id: sampleID, status: .saved, storedName: "a.bin"), stored: ["a.bin"]),
+          failure: nil, confirm: .confirm(id: sampleID, status: .saved, storedName: "a.bin"), stored: ["a.bin"]),
     .init(name: "the storage failed: couldNotStore, and the session goes on",
-          outcome: .failure(StorageError(.io, "disk gone")), confirm: .confirm(id: sampleID, status: .couldNotStore, storedName: ""), stored: []),
+          failure: StorageError(.io, "disk gone"), confirm: .confirm(id: sampleID, status: .couldNotStore, storedName: ""), stored: []),
 ]
 
 @Test(arguments: rows)
@@ -56,9 +56,9 @@ func aDeferredCommitConfirmsOnlyWithItsOutcome(_ row: DeferredCommitRow) throws 
     // Meanwhile the next file and the goodbye wait, unanswered.
     for message in offer(second, [1], name: "b.bin") + [.bye] { #expect(try receiver.receive(message, now: .zero).isEmpty) }
     #expect(!receiver.sessionEnded)
-    let outcome = row.outcome.map { StorageOutcome(ticket: work[0].ticket, result: $0) } ?? work[0].run()
+    let outcome = row.failure.map { StorageOutcome(ticket: work[0].ticket, result: .failure($0)) } ?? work[0].run()
     // A stale ticket changes nothing.
-    #expect(try receiver.storageDone(StorageOutcome(ticket: work[0].ticket + 7, result: .success("x")), now: .zero).isEmpty)
+    #expect(try receiver.storageDone(StorageOutcome(ticket: work[0].ticket + 7, result: .success(.committed(storedName: "x"))), now: .zero).isEmpty)
     let replies = try receiver.storageDone(outcome, now: .zero)
     #expect(replies == [row.confirm, .accept(id: second, offset: 0)])
     #expect(Array(store.committed.keys) == row.stored)
@@ -145,4 +145,119 @@ func aReofferDuringItsCommitIsAnsweredWithTheCommitsOutcome(_ row: ReofferRow) t
 private final class KeptRecords: CompletedMemory {
     var recalled: [CompletedTransfer] = []
     func remember(_ transfer: CompletedTransfer) throws { recalled.append(transfer) }
+}
+
+// MARK: - Checkpoints
+
+/// A file long enough for one checkpoint (at `TransferConstants.checkpointInterval`).
+private let long: [UInt8] = (0..<(300 << 10)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 9) }
+private let longKey = PartialTransfers.Key(senderKey: [1], id: sampleID)
+
+private func longOffer() -> TransferMessage { .offer(.init(id: sampleID, size: UInt64(long.count), name: "long.bin")) }
+
+/// A deferring receiver that took `long.bin`'s offer and its data up to the checkpoint, which
+/// is out as the work returned; the rest of the data is `rest`.
+private func receiverAtCheckpoint(_ ledger: ReceiverLedger) throws -> (receiver: TransferReceiver, work: StorageWork, rest: ArraySlice<UInt8>) {
+    var receiver = TransferReceiver(ledger: ledger)
+    receiver.defersStorage = true
+    #expect(try receiver.begin(sender: "alice", senderKey: [1], opening: [longOffer()], now: .zero) == [.accept(id: sampleID, offset: 0)])
+    var fed = 0
+    while fed < long.count {
+        let end = min(fed + TransferConstants.maxDataPerRecord, long.count)
+        _ = try receiver.receive(.data(Array(long[fed..<end])), now: .zero)
+        fed = end
+        if let work = receiver.takeStorageWork().first {
+            #expect(work.kind == .checkpoint && fed == Int(TransferConstants.checkpointInterval) && receiver.isAwaitingStorage)
+            return (receiver, work, long[fed...])
+        }
+    }
+    Issue.record("no checkpoint went out")
+    throw TransferError.tooFarAhead
+}
+
+/// Sends `rest` and the `done`; the replies.
+private func finish(_ receiver: inout TransferReceiver, _ rest: ArraySlice<UInt8>, now: Instant = .zero) throws -> [TransferMessage] {
+    var replies: [TransferMessage] = []
+    var at = rest.startIndex
+    while at < rest.endIndex {
+        let end = min(at + TransferConstants.maxDataPerRecord, rest.endIndex)
+        replies += try receiver.receive(.data(Array(rest[at..<end])), now: now)
+        at = end
+    }
+    return replies + (try receiver.receive(.done(id: sampleID, hash: hash(long)), now: now))
+}
+
+/// A checkpoint runs on the worker too: the data after it waits for its outcome. Written, the
+/// file is durable that far and goes on; failed, the file is removed and refused (as when a
+/// checkpoint fails on the spot).
+@Test(arguments: [true, false])
+func aDeferredCheckpointHoldsTheConnectionUntilItsOutcome(written: Bool) throws {
+    let store = MemoryFileStore()
+    let ledger = ReceiverLedger(store: store, makeHasher: { TestHasher() })
+    var (receiver, work, rest) = try receiverAtCheckpoint(ledger)
+    let next = rest.prefix(TransferConstants.maxDataPerRecord)
+    #expect(try receiver.receive(.data(Array(next)), now: .zero).isEmpty, "the next data waits")
+    let outcome = written ? work.run() : StorageOutcome(ticket: work.ticket, result: .failure(StorageError(.io, "disk gone")))
+    let replies = try receiver.storageDone(outcome, now: .zero)
+    if written {
+        #expect(replies.allSatisfy { if case .ack = $0 { true } else { false } })
+        #expect(ledger.partials[longKey]?.checkpointed == TransferConstants.checkpointInterval)
+        #expect(ledger.partials[longKey]?.received == TransferConstants.checkpointInterval + UInt64(next.count), "the data that waited is written")
+        _ = try finish(&receiver, rest.dropFirst(next.count))
+        let commit = receiver.takeStorageWork()
+        #expect(commit.map(\.kind) == [.commitFile])
+        #expect(try receiver.storageDone(commit[0].run(), now: .zero) == [.confirm(id: sampleID, status: .saved, storedName: "long.bin")])
+        #expect(store.committed["long.bin"] == long)
+    } else {
+        #expect(replies == [.reject(id: sampleID, reason: .couldNotStore)])
+        #expect(try finish(&receiver, rest.dropFirst(next.count)).isEmpty, "the rest of its data and its done are ignored")
+        #expect(receiver.partialCount == 0 && store.committed.isEmpty && receiver.takeStorageWork().isEmpty)
+        #expect(receiver.takeEvents().contains(.fileFailed(sender: "alice", name: "long.bin", .couldNotStore(StorageError(.io, "disk gone")))))
+    }
+}
+
+/// The link drops while a checkpoint is out: the file stays held (no expiry, no eviction takes it
+/// from under the worker) until the outcome is in; then it waits for its sender as usual.
+@Test func aFileWhoseCheckpointIsOutIsHeldPastItsLinksEnd() throws {
+    let ledger = ReceiverLedger(store: MemoryFileStore(), makeHasher: { TestHasher() }, partialLifetime: .seconds(60))
+    var (receiver, work, _) = try receiverAtCheckpoint(ledger)
+    receiver.connectionLost(now: .zero)
+    let muchLater = Instant.zero.advanced(by: .seconds(3_600))
+    receiver.expirePartials(now: muchLater)
+    #expect(ledger.partials[longKey]?.holder != nil, "held while the worker has it")
+    #expect(try receiver.storageDone(work.run(), now: muchLater).isEmpty)
+    #expect(ledger.partials[longKey]?.holder == nil && ledger.partials[longKey]?.checkpointed == TransferConstants.checkpointInterval)
+    receiver.expirePartials(now: muchLater.advanced(by: .seconds(61)))
+    #expect(ledger.partials[longKey] == nil, "and expires as any waiting file")
+}
+
+/// The sender comes back on another connection while its file's checkpoint is out on the first:
+/// the resume is answered at once, its data waits for the outcome, then the file completes whole.
+@Test func aResumeDuringACheckpointWritesOnlyAfterIt() throws {
+    let store = MemoryFileStore()
+    let ledger = ReceiverLedger(store: store, makeHasher: { TestHasher() })
+    var (first, work, rest) = try receiverAtCheckpoint(ledger)
+    first.connectionLost(now: .zero)
+    var again = TransferReceiver(ledger: ledger)
+    #expect(try again.begin(sender: "alice", senderKey: [1], opening: [longOffer()], now: .zero)
+            == [.accept(id: sampleID, offset: TransferConstants.checkpointInterval)])
+    #expect(try finish(&again, rest).isEmpty, "its data waits")
+    let look = try #require(again.nextDeadline)
+    #expect(try again.handleTimers(now: look).isEmpty)
+    #expect(try first.storageDone(work.run(), now: look).isEmpty)
+    let replies = try again.handleTimers(now: try #require(again.nextDeadline))
+    #expect(replies.last == .confirm(id: sampleID, status: .saved, storedName: "long.bin"))
+    #expect(store.committed["long.bin"] == long)
+}
+
+/// A record of the file fails authentication while its checkpoint is out: the file is removed
+/// once the worker is done with it, not from under it.
+@Test func aFileAbandonedDuringItsCheckpointIsRemovedAfterIt() throws {
+    let ledger = ReceiverLedger(store: MemoryFileStore(), makeHasher: { TestHasher() })
+    var (receiver, work, _) = try receiverAtCheckpoint(ledger)
+    receiver.abandonCurrent(because: .tampered)
+    #expect(ledger.partials[longKey] != nil)
+    #expect(try receiver.storageDone(work.run(), now: .zero).isEmpty)
+    #expect(ledger.partials[longKey] == nil)
+    #expect(receiver.takeEvents().contains(.fileFailed(sender: "alice", name: "long.bin", .tampered)))
 }
