@@ -79,7 +79,7 @@ struct FileReceiver {
                          events: inout [Event]) -> TransferMessage? {
         // The sender's history starts afresh at every accept, so does ours.
         chunks.reset()
-        if case .commit(let size) = ledger.filesOut[key] {
+        if case .commit(let size) = ledger.itemsOut[key] {
             // Its commit is out on another connection's worker (its link dropped as the file
             // ended, and its sender came back that fast): answered as a completed file; its
             // `done` waits for that commit's outcome (`settlingElsewhere`).
@@ -196,7 +196,7 @@ struct FileReceiver {
             if end - partial.checkpointed >= TransferConstants.checkpointInterval {
                 if storage.defers {
                     if let checkpoint = ledger.partials.nextCheckpoint(key) {
-                        ledger.filesOut[key] = .checkpoint
+                        ledger.itemsOut[key] = .checkpoint
                         storage.handOut(.checkpoint(durable: checkpoint.durable), of: key) { .checkpoint(partial.file, checkpoint, ticket: $0) }
                     }
                     return replies
@@ -252,7 +252,7 @@ struct FileReceiver {
             // Out of the ledger while the worker has it: no expiry, eviction, checkpoint or
             // shutdown on the pump touches the file any more.
             _ = ledger.partials.remove(key)
-            ledger.filesOut[key] = .commit(size: partial.received)
+            ledger.itemsOut[key] = .commit(size: partial.received)
             let memory = ledger.completedMemory
             storage.handOut(.commit(name: partial.name, size: partial.received, hash: hash), of: key) {
                 .commit(partial.file, size: partial.received, of: key, rememberedIn: memory, ticket: $0)
@@ -287,22 +287,20 @@ struct FileReceiver {
     /// and its sender came back that fast): its data and `done` wait for the outcome.
     var currentFileOutElsewhere: Key? {
         switch phase {
-        case .receiving(let key), .completed(let key): ledger.filesOut[key] != nil ? key : nil
+        case .receiving(let key), .completed(let key): ledger.itemsOut[key] != nil ? key : nil
         case .idle, .ignoring: nil
         }
     }
 
     /// Whether storage work of `key` is out on some connection's worker.
-    func isOut(_ key: Key) -> Bool { ledger.filesOut[key] != nil }
+    func isOut(_ key: Key) -> Bool { ledger.itemsOut[key] != nil }
 
-    /// The outcome of the work out: the answers it brings (a commit's `confirm`, a failed
-    /// checkpoint's `reject`); nil when it answers no work out (a stale or foreign ticket). The
-    /// ledger learns of it even after the connection ended.
-    mutating func settle(_ outcome: StorageOutcome, now: Instant, from sender: AuthenticatedSender,
-                         events: inout [Event]) -> [TransferMessage]? {
-        guard let settled = storage.settle(outcome) else { return nil }
+    /// The outcome of a file's work (`settled`, no longer out): the answers it brings (a commit's
+    /// `confirm`, a failed checkpoint's `reject`). The ledger learns of it even after the
+    /// connection ended.
+    mutating func settle(_ settled: StorageHandOff.Out, _ outcome: StorageOutcome, now: Instant, from sender: AuthenticatedSender,
+                         events: inout [Event]) -> [TransferMessage] {
         let key = settled.key
-        ledger.filesOut[key] = nil
         switch (settled.job, outcome.result) {
         case (.commit(let name, let size, let hash), .success(.committed(let storedName))):
             return [saved(key, name: name, as: storedName, size: size, hash: hash, from: sender, events: &events)]
@@ -325,6 +323,8 @@ struct FileReceiver {
             ledger.partials.checkpointed(key, at: durable)
             if lost { ledger.partials.release(key, heldBy: holder, now: now) }
             return []
+        case (.makeFolder, _), (.commitFolder, _):
+            return []   // the folders' (`FolderAssembler.settle`)
         }
     }
 

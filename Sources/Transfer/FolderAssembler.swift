@@ -29,9 +29,11 @@ struct FolderAssembler {
 
     var count: Int { ledger.folders.count }
 
-    /// A folder of tree `tree`; the first one (a one-component path) opens the tree.
-    mutating func folder(_ id: TransferID, tree: TransferID, path: [UInt8], now: Instant,
-                         from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage {
+    /// A folder of tree `tree`; the first one (a one-component path) opens the tree. Its answer,
+    /// or nil when the folder is made as `StorageWork` (where `storage.defers`; the answer comes
+    /// with the outcome, `settle`).
+    mutating func folder(_ id: TransferID, tree: TransferID, path: [UInt8], now: Instant, storage: inout StorageHandOff,
+                         from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage? {
         let key = sender.key(for: id)
         if let done = ledger.completedFolders[key] { return .confirm(id: id, status: .saved, storedName: done.storedName) }
         guard let parsed = try? RelativePath(wire: path) else { return refuse(id, name: "?", .badName, from: sender, events: &events) }
@@ -53,21 +55,39 @@ struct FolderAssembler {
             guard var tree = ledger.folders[treeKey], tree.holds(path) else {
                 return refuse(id, name: name, .noFolder, from: sender, events: &events)
             }
-            do {
-                try tree.tree.makeFolder(Array(parsed.components.dropFirst()), id: id)
-            } catch {
-                let error = StorageError(adapting: error)
-                if error.code == .exists { return refuse(id, name: name, .exists, from: sender, events: &events) }
-                events.append(.fileFailed(sender: sender.name, name: name, .couldNotStore(error)))
-                return .reject(id: id, reason: .couldNotStore)
-            }
             tree.lastActivity = .at(now)
             tree.holders.insert(holder)
             ledger.folders[treeKey] = tree
+            let components = Array(parsed.components.dropFirst())
+            let stored = parsed.components.last ?? name
+            if storage.defers {
+                ledger.itemsOut[key] = .folder
+                storage.handOut(.makeFolder(name: name, storedName: stored), of: key) {
+                    .makeFolder(components, id: id, in: tree.tree, ticket: $0)
+                }
+                return nil
+            }
+            do {
+                try tree.tree.makeFolder(components, id: id)
+            } catch {
+                return failed(id, name: name, StorageError(adapting: error), from: sender, events: &events)
+            }
         }
-        let stored = parsed.components.last ?? name
-        ledger.completedFolders.remember(.init(storedName: stored, size: 0), for: key)
-        return .confirm(id: id, status: .saved, storedName: stored)
+        return made(key, storedName: parsed.components.last ?? name)
+    }
+
+    /// The folder item `key` is made: remembered, and confirmed.
+    private func made(_ key: Key, storedName: String) -> TransferMessage {
+        ledger.completedFolders.remember(.init(storedName: storedName, size: 0), for: key)
+        return .confirm(id: key.id, status: .saved, storedName: storedName)
+    }
+
+    /// The folder item `id` could not be made: refused when something is in its way, else reported.
+    private func failed(_ id: TransferID, name: String, _ error: StorageError, from sender: AuthenticatedSender,
+                        events: inout [Event]) -> TransferMessage {
+        if error.code == .exists { return refuse(id, name: name, .exists, from: sender, events: &events) }
+        events.append(.fileFailed(sender: sender.name, name: name, .couldNotStore(error)))
+        return .reject(id: id, reason: .couldNotStore)
     }
 
     /// Where the file `entry` goes: below the top folder of its open tree, which counts it.
@@ -84,24 +104,65 @@ struct FolderAssembler {
     }
 
     /// The end of tree `tree`: it moves into place (whichever connection of its sender built it).
-    mutating func commit(_ tree: TransferID, from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage {
+    /// Its `confirm`, or nil when the commit goes out as `StorageWork` (where `storage.defers`;
+    /// the `confirm` comes with the outcome, `settle`).
+    mutating func commit(_ tree: TransferID, storage: inout StorageHandOff, from sender: AuthenticatedSender,
+                         events: inout [Event]) -> TransferMessage? {
         let treeKey = sender.key(for: tree)
         if let done = ledger.completedFolders[treeKey] { return .confirm(id: tree, status: .saved, storedName: done.storedName) }
         guard let building = ledger.folders.remove(treeKey) else { return .reject(id: tree, reason: .noFolder) }
+        if storage.defers {
+            ledger.itemsOut[treeKey] = .folder
+            let memory = ledger.completedMemory
+            storage.handOut(.commitFolder(name: building.name, files: building.files), of: treeKey) {
+                .commit(building.tree, of: treeKey, rememberedIn: memory, ticket: $0)
+            }
+            return nil
+        }
         let stored: String
         do {
             stored = try building.tree.commit()
         } catch {
             building.tree.discard()
-            events.append(.fileFailed(sender: sender.name, name: building.name, .couldNotStore(StorageError(adapting: error))))
-            return .confirm(id: tree, status: .couldNotStore, storedName: "")
+            return commitFailed(treeKey, name: building.name, StorageError(adapting: error), from: sender, events: &events)
         }
-        ledger.completedFolders.remember(.init(storedName: stored, size: 0), for: treeKey)
         // Best effort, as for a file: if it is not kept, a restart before the sender hears
         // `confirm` makes its `commit` answered "no such tree" although the folder is in place.
         try? ledger.completedMemory?.remember(.init(senderKey: treeKey.senderKey, id: tree, storedName: stored, size: 0))
-        events.append(.folderSaved(sender: sender.name, name: building.name, storedName: stored, files: building.files))
-        return .confirm(id: tree, status: .saved, storedName: stored)
+        return committed(treeKey, name: building.name, as: stored, files: building.files, from: sender, events: &events)
+    }
+
+    /// The folder `treeKey` is in place as `stored` (and written down in `completedMemory`).
+    private func committed(_ treeKey: Key, name: String, as stored: String, files: Int, from sender: AuthenticatedSender,
+                           events: inout [Event]) -> TransferMessage {
+        ledger.completedFolders.remember(.init(storedName: stored, size: 0), for: treeKey)
+        events.append(.folderSaved(sender: sender.name, name: name, storedName: stored, files: files))
+        return .confirm(id: treeKey.id, status: .saved, storedName: stored)
+    }
+
+    private func commitFailed(_ treeKey: Key, name: String, _ error: StorageError, from sender: AuthenticatedSender,
+                              events: inout [Event]) -> TransferMessage {
+        events.append(.fileFailed(sender: sender.name, name: name, .couldNotStore(error)))
+        return .confirm(id: treeKey.id, status: .couldNotStore, storedName: "")
+    }
+
+    /// The outcome of a folder's work (`settled`, no longer out): its answer.
+    func settle(_ settled: StorageHandOff.Out, _ outcome: StorageOutcome, from sender: AuthenticatedSender,
+                events: inout [Event]) -> [TransferMessage] {
+        switch (settled.job, outcome.result) {
+        case (.makeFolder(_, let storedName), .success):
+            return [made(settled.key, storedName: storedName)]
+        case (.makeFolder(let name, _), .failure(let error)):
+            return [failed(settled.key.id, name: name, error, from: sender, events: &events)]
+        case (.commitFolder(let name, let files), .success(.committed(let stored))):
+            return [committed(settled.key, name: name, as: stored, files: files, from: sender, events: &events)]
+        case (.commitFolder(let name, _), let result):
+            // It failed (the worker removed the folder already), or was answered as no commit is.
+            let error = if case .failure(let error) = result { error } else { StorageError(.io, "a commit answered as a checkpoint") }
+            return [commitFailed(settled.key, name: name, error, from: sender, events: &events)]
+        case (.commit, _), (.checkpoint, _):
+            return []   // the files' (`FileReceiver.settle`)
+        }
     }
 
     /// The link of the sender with `senderKey` is gone: its folders that no other connection

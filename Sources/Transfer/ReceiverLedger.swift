@@ -20,16 +20,18 @@ public final class ReceiverLedger {
     let maxFileSize: UInt64
     var partials: PartialTransfers
     var completedFiles = CompletedTransfers()
-    /// Files with storage work out on a connection's worker (`StorageWork`). One being committed
-    /// (with its size) is out of `partials` and not yet in `completedFiles`: a re-offer of it
-    /// meanwhile is answered as completed, and its `done` waits for the outcome. One being
-    /// checkpointed stays in `partials`, held: a connection that takes it over waits for the
-    /// outcome before it writes.
-    var filesOut: [PartialTransfers.Key: FileWorkOut] = [:]
+    /// Files and folders with storage work out on a connection's worker (`StorageWork`), by
+    /// (sender, id). A file being committed (with its size) is out of `partials` and not yet in
+    /// `completedFiles`: a re-offer of it meanwhile is answered as completed, and its `done` waits
+    /// for the outcome. A file being checkpointed stays in `partials`, held: a connection that
+    /// takes it over waits for the outcome before it writes. A folder item or a sent folder's
+    /// `commit` sent again meanwhile waits for the outcome too.
+    var itemsOut: [PartialTransfers.Key: ItemWorkOut] = [:]
 
-    enum FileWorkOut: Equatable {
+    enum ItemWorkOut: Equatable {
         case commit(size: UInt64)
         case checkpoint
+        case folder
     }
     /// Where completed transfers are kept across restarts (nil: in memory only).
     let completedMemory: (any CompletedMemory)?

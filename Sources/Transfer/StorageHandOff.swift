@@ -9,6 +9,10 @@ struct StorageHandOff {
         case commit(name: String, size: UInt64, hash: [UInt8])
         /// The file is durable up to `durable` once it is in.
         case checkpoint(durable: UInt64)
+        /// A folder item (`name` for people) of the open folder `tree`; `storedName` is its last component.
+        case makeFolder(name: String, storedName: String)
+        /// A sent folder's commit: `name` and its file count for people.
+        case commitFolder(name: String, files: Int)
     }
 
     struct Out {

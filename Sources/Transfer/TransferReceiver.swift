@@ -111,7 +111,12 @@ public struct TransferReceiver {
     /// (until the next commit goes out). Also after the connection ended (the ledger learns of
     /// the file; the answers are dropped).
     public mutating func storageDone(_ outcome: StorageOutcome, now: Instant) throws(TransferError) -> [TransferMessage] {
-        guard let answers = files.settle(outcome, now: now, from: sender, events: &pendingEvents) else { return [] }
+        guard let settled = files.storage.settle(outcome) else { return [] }
+        ledger.itemsOut[settled.key] = nil
+        let answers = switch settled.job {
+        case .commit, .checkpoint: files.settle(settled, outcome, now: now, from: sender, events: &pendingEvents)
+        case .makeFolder, .commitFolder: folders.settle(settled, outcome, from: sender, events: &pendingEvents)
+        }
         return try answers + answerWaiting(now: now)
     }
 
@@ -127,6 +132,7 @@ public struct TransferReceiver {
             return []
         }
         waitingFor = nil
+        defer { openingWaits = false }
         return try answerWaiting(now: now)
     }
 
@@ -147,7 +153,14 @@ public struct TransferReceiver {
     /// out on another connection of this sender (its link dropped and the sender came back that
     /// fast); it and what follows wait for the outcome.
     private mutating func holdsForWorkElsewhere(_ message: TransferMessage, now: Instant) throws(TransferError) -> Bool {
-        guard let key = files.currentFileOutElsewhere else { return false }
+        try holds(message, whileOutElsewhere: files.currentFileOutElsewhere, now: now)
+    }
+
+    /// Whether `message` waits because storage work of `key` (a folder item, a sent folder, the
+    /// current file) is out on another connection of this sender.
+    private mutating func holds(_ message: TransferMessage, whileOutElsewhere key: PartialTransfers.Key?,
+                                now: Instant) throws(TransferError) -> Bool {
+        guard let key, files.isOut(key) else { return false }
         waitingFor = (key, now.advanced(by: Self.lookAgainEvery))
         try hold(message)
         return true
@@ -199,9 +212,19 @@ public struct TransferReceiver {
         let hello = grant.begin(opening: opening).map { [$0] } ?? []
         guard opens(opening), let first = opening.last else { throw .unexpected(opening.last?.kind ?? .hello) }
         let replies = try receive(first, now: now)
+        if replies.isEmpty, waitingFor != nil {
+            // A folder item or a folder's commit whose work is out on another connection of this
+            // sender: the answer waits for it (`openingWaits`), and message 2 with it.
+            openingWaits = true
+            return hello
+        }
         guard replies.count == 1 else { throw .unexpected(first.kind) }
         return hello + replies
     }
+
+    /// The opening's answer waits for storage work out on another connection: `begin` returned
+    /// only the extensions granted, and the first reply of `handleTimers` answers the opening.
+    public private(set) var openingWaits = false
 
     /// Whether `opening` can open a connection here (`begin`): one offer, after a `hello` if
     /// any; where `folders` is granted, also any item of a folder (a resume may start there).
@@ -255,10 +278,13 @@ public struct TransferReceiver {
             return [try receiveEntry(entry, now: now)]
         case .folder(let id, let tree, let path):
             try expectIdle(.folder)
-            return [folders.folder(id, tree: tree, path: path, now: now, from: sender, events: &pendingEvents)]
+            if try holds(message, whileOutElsewhere: sender.key(for: id), now: now) { return [] }
+            return folders.folder(id, tree: tree, path: path, now: now, storage: &files.storage, from: sender, events: &pendingEvents)
+                .map { [$0] } ?? []
         case .commit(let tree):
             try expectIdle(.commit)
-            return [folders.commit(tree, from: sender, events: &pendingEvents)]
+            if try holds(message, whileOutElsewhere: sender.key(for: tree), now: now) { return [] }
+            return folders.commit(tree, storage: &files.storage, from: sender, events: &pendingEvents).map { [$0] } ?? []
         case .data(let bytes):
             if try holdsForWorkElsewhere(message, now: now) { return [] }
             return try receiveChunk(.raw(bytes), now: now)

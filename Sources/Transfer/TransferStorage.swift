@@ -85,7 +85,10 @@ extension TreeStore {
     public func recoverTrees(makeHasher: () -> any ContentHasher) -> Recovered<RecoveredTree> { Recovered() }
 }
 
-/// One incoming folder in its hidden place.
+/// One incoming folder in its hidden place. A receiver that defers storage
+/// (`TransferReceiver.defersStorage`) makes folders in it and commits its files and itself on a
+/// connection's storage worker, while its pump may place another connection's files in it: it
+/// takes one caller at a time.
 public protocol IncomingTree: AnyObject {
     /// Creates the folder at `components` below the top folder (missing parents too); `id` is the
     /// `folder` item's transfer id.

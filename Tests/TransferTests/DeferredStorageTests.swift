@@ -261,3 +261,52 @@ func aDeferredCheckpointHoldsTheConnectionUntilItsOutcome(written: Bool) throws 
     #expect(ledger.partials[longKey] == nil)
     #expect(receiver.takeEvents().contains(.fileFailed(sender: "alice", name: "long.bin", .tampered)))
 }
+
+// MARK: - Folders
+
+/// A folder inside a sent folder is made on the worker, and the sent folder's commit runs there;
+/// each is answered with its outcome. The sender, back on another connection while the commit is
+/// out, sends the commit again: it waits and gets the same answer. The folder is placed once.
+@Test(arguments: [true, false])
+func aSentFolderIsMadeAndCommittedOnTheWorker(committed: Bool) throws {
+    let store = MemoryFileStore()
+    let kept = KeptRecords()
+    let ledger = ReceiverLedger(store: store, makeHasher: { TestHasher() }, trees: store, completedMemory: kept)
+    var receiver = TransferReceiver(ledger: ledger)
+    receiver.defersStorage = true
+    let tree = TransferID(halves: (5, 0)), top = TransferID(halves: (5, 1)), sub = TransferID(halves: (5, 2)), file = TransferID(halves: (5, 3))
+    #expect(try receiver.begin(sender: "alice", senderKey: [1], opening: [.hello(.folders), .folder(id: top, tree: tree, path: Array("album".utf8))],
+                               now: .zero).last == .confirm(id: top, status: .saved, storedName: "album"))
+    #expect(try receiver.receive(.folder(id: sub, tree: tree, path: Array("album/2024".utf8)), now: .zero).isEmpty)
+    let make = receiver.takeStorageWork()
+    #expect(make.map(\.kind) == [.makeFolder])
+    // The entry waits behind the folder.
+    #expect(try receiver.receive(.entry(.init(id: file, tree: tree, size: 1, executable: false, path: Array("album/2024/a".utf8))), now: .zero).isEmpty)
+    #expect(try receiver.storageDone(make[0].run(), now: .zero)
+            == [.confirm(id: sub, status: .saved, storedName: "2024"), .accept(id: file, offset: 0)])
+    _ = try receiver.receive(.data([9]), now: .zero)
+    _ = try receiver.receive(.done(id: file, hash: hash([9])), now: .zero)
+    let fileCommit = receiver.takeStorageWork()
+    #expect(try receiver.storageDone(fileCommit[0].run(), now: .zero) == [.confirm(id: file, status: .saved, storedName: "2024/a")])
+    #expect(try receiver.receive(.commit(tree: tree), now: .zero).isEmpty)
+    let commit = receiver.takeStorageWork()
+    #expect(commit.map(\.kind) == [.commitFolder])
+    receiver.connectionLost(now: .zero)
+    // Back on another connection, the sender sends the commit again (its opening): the answer,
+    // message 2's, waits for the outcome.
+    var again = TransferReceiver(ledger: ledger)
+    #expect(try again.begin(sender: "alice", senderKey: [1], opening: [.hello(.folders), .commit(tree: tree)], now: .zero)
+            == [.hello(.folders)])
+    #expect(again.openingWaits)
+    let look = try #require(again.nextDeadline)
+    #expect(try again.handleTimers(now: look).isEmpty)
+    let outcome = committed ? commit[0].run() : StorageOutcome(ticket: commit[0].ticket, result: .failure(StorageError(.io, "disk gone")))
+    // The first connection's answer (its session drops it: that link is gone).
+    #expect(try receiver.storageDone(outcome, now: look)
+            == [.confirm(id: tree, status: committed ? .saved : .couldNotStore, storedName: committed ? "album" : "")])
+    let expected: TransferMessage = committed ? .confirm(id: tree, status: .saved, storedName: "album") : .reject(id: tree, reason: .noFolder)
+    #expect(try again.handleTimers(now: try #require(again.nextDeadline)) == [expected])
+    #expect(!again.openingWaits)
+    #expect(store.committed == (committed ? ["album/2024/a": [9]] : [:]))
+    #expect(kept.recalled.map(\.storedName) == (committed ? ["2024/a", "album"] : ["2024/a"]))
+}

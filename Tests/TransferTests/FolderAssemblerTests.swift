@@ -100,3 +100,17 @@ private func entry(_ path: String, id n: UInt8 = 7, in tree: TransferID = tree) 
     #expect(events == [.fileFailed(sender: "bob", name: "top", .tampered)])
     #expect(folders.count == 0 && store.openTrees == 0)
 }
+
+/// Folders made and committed on the spot (no storage work handed out).
+extension FolderAssembler {
+    mutating func folder(_ id: TransferID, tree: TransferID, path: [UInt8], now: Instant, from sender: AuthenticatedSender,
+                         events: inout [Event]) -> TransferMessage? {
+        var storage = StorageHandOff()
+        return folder(id, tree: tree, path: path, now: now, storage: &storage, from: sender, events: &events)
+    }
+
+    mutating func commit(_ tree: TransferID, from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage? {
+        var storage = StorageHandOff()
+        return commit(tree, storage: &storage, from: sender, events: &events)
+    }
+}

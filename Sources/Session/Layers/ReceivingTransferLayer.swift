@@ -15,6 +15,9 @@ struct ReceivingTransferLayer: Layer {
     /// Set on a connection served only to say that every slot is taken: its opening is never served.
     private let busy: BusyAnswer?
     private var down: Deque<ReceiverUnit> = []
+    /// The opening's answer so far (the extensions granted), while its item waits for storage
+    /// work out on another connection (`TransferReceiver.openingWaits`).
+    private var waitingAnswer: [TransferMessage]?
 
     init(transfer: TransferReceiver, busy: BusyAnswer? = nil) {
         self.transfer = transfer
@@ -31,7 +34,8 @@ struct ReceivingTransferLayer: Layer {
             down.append(.answer([.hello(transfer.granting(asked)), .busy(retryAfterSeconds: busy.retryAfterSeconds, ahead: busy.ahead)]))
         case .opened(let sender, let senderKey, let opening):
             do {
-                down.append(.answer(try transfer.begin(sender: sender, senderKey: senderKey, opening: opening, now: now)))
+                let answer = try transfer.begin(sender: sender, senderKey: senderKey, opening: opening, now: now)
+                if transfer.openingWaits { waitingAnswer = answer } else { down.append(.answer(answer)) }
             } catch {
                 down.append(.refuse)
             }
@@ -71,11 +75,18 @@ struct ReceivingTransferLayer: Layer {
     mutating func nextDown(now: Instant) -> ReceiverUnit? { down.popFirst() }
 
     mutating func handleTimers(now: Instant) throws(SessionError) {
+        var replies: [TransferMessage]
         do {
-            down += try transfer.handleTimers(now: now).map(ReceiverUnit.message)
+            replies = try transfer.handleTimers(now: now)
         } catch {
             throw .transfer(error)
         }
+        // The first reply answers a waiting opening: message 2 goes with it.
+        if let answer = waitingAnswer, !replies.isEmpty {
+            waitingAnswer = nil
+            down.append(.answer(answer + [replies.removeFirst()]))
+        }
+        down += replies.map(ReceiverUnit.message)
     }
 
     var nextDeadline: Instant? { transfer.nextDeadline }
