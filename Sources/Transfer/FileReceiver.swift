@@ -335,10 +335,18 @@ struct FileReceiver {
     /// they are.
     mutating func connectionLost(now: Instant) {
         lost = true
-        // A file whose checkpoint is out stays held until the outcome is in (`settle`).
-        var outKey: Key?
-        if let out = storage.out, case .checkpoint = out.job { outKey = out.key }
-        ledger.partials.release(heldBy: holder, now: now, except: outKey)
+        // A file whose checkpoint is out stays held until the outcome is in (`settle`); so does
+        // the file in progress, whose last checkpoint goes out now where work is deferred.
+        var kept: Key?
+        if let out = storage.out {
+            if case .checkpoint = out.job { kept = out.key }
+        } else if storage.defers, case .receiving(let key) = phase, ledger.partials[key]?.holder == holder,
+                  let partial = ledger.partials[key], let checkpoint = ledger.partials.nextCheckpoint(key) {
+            kept = key
+            ledger.itemsOut[key] = .checkpoint
+            storage.handOut(.checkpoint(durable: checkpoint.durable), of: key) { .checkpoint(partial.file, checkpoint, ticket: $0) }
+        }
+        ledger.partials.release(heldBy: holder, now: now, except: kept)
         phase = .idle
     }
 

@@ -310,3 +310,20 @@ func aSentFolderIsMadeAndCommittedOnTheWorker(committed: Bool) throws {
     #expect(store.committed == (committed ? ["album/2024/a": [9]] : [:]))
     #expect(kept.recalled.map(\.storedName) == (committed ? ["2024/a", "album"] : ["2024/a"]))
 }
+
+/// The link drops mid-file: the file's last checkpoint (all that arrived) goes out to the worker
+/// too, the file held until it is in; then it waits for its sender, durable that far.
+@Test func theLastCheckpointAtALinksEndRunsOnTheWorker() throws {
+    let ledger = ReceiverLedger(store: MemoryFileStore(), makeHasher: { TestHasher() })
+    var receiver = TransferReceiver(ledger: ledger)
+    receiver.defersStorage = true
+    _ = try receiver.begin(sender: "alice", senderKey: [1], opening: [longOffer()], now: .zero)
+    _ = try receiver.receive(.data(Array(long.prefix(1_000))), now: .zero)
+    #expect(receiver.takeStorageWork().isEmpty)
+    receiver.connectionLost(now: .zero)
+    let work = receiver.takeStorageWork()
+    #expect(work.map(\.kind) == [.checkpoint] && receiver.isAwaitingStorage)
+    #expect(ledger.partials[longKey]?.holder != nil && ledger.partials[longKey]?.checkpointed == 0)
+    #expect(try receiver.storageDone(work[0].run(), now: .zero).isEmpty)
+    #expect(ledger.partials[longKey]?.holder == nil && ledger.partials[longKey]?.checkpointed == 1_000)
+}
