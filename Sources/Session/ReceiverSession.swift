@@ -241,9 +241,9 @@ public struct ReceiverSession {
 
     // MARK: - Storage off the pump
 
-    /// Whether file commits come out as `StorageWork` (`takeStorageWork`) for the driver to run
-    /// off its thread, one connection's in order, and answer with `storageDone`; false (the
-    /// default): they run inside `receive`. Set it before `accept`, on a session of its own
+    /// Whether commits, checkpoints and folders come out as `StorageWork` (`takeStorageWork`)
+    /// for the driver to run off its thread, one connection's in order, and answer with
+    /// `storageDone`; false (the default): they run inside `receive`. Set it before `accept`, on a session of its own
     /// (`sharingState()`); the storage must then take calls from the worker and the pump at once.
     public var defersStorage: Bool {
         get { transfer?.defersStorage ?? false }
@@ -267,9 +267,9 @@ public struct ReceiverSession {
     /// Whether storage work is out and its outcome not yet in.
     public var isAwaitingStorage: Bool { transfer?.isAwaitingStorage ?? false }
 
-    /// A storage work's outcome: the file's `confirm` (sent only now: acknowledgements may run
-    /// ahead of durability, `confirm` never does), then the answers to what waited for it. After
-    /// the connection ended, the shared state still learns of the file.
+    /// A storage work's outcome: its answer (a commit's `confirm` is sent only now:
+    /// acknowledgements may run ahead of durability, `confirm` never does), then the answers to
+    /// what waited for it. After the connection ended, the shared state still learns of it.
     public mutating func storageDone(_ outcome: StorageOutcome, now: Instant) throws(SessionError) {
         guard stack != nil else {
             _ = try? parked?.storageDone(outcome, now: now)

@@ -35,8 +35,8 @@ final class ReceiverServerHost: PumpHost {
     private var deciding: [ChannelID: OpenedChannel] = [:]
     /// Connections admitted since the pump last took them.
     private var started: [any PumpSlot] = []
-    /// Connections that ended while their storage worker had a commit out: their end is told
-    /// once its outcome is in (`settleParked`), so that the shared state knows the file first.
+    /// Connections that ended while their storage worker had work out: their end is told once
+    /// its outcome is in (`settleParked`), so that the shared state knows of it first.
     /// The pump never waits for a worker.
     private var parked: [(channel: ChannelID, entry: Served, endpoint: ReceiverEndpoint)] = []
 
@@ -47,7 +47,7 @@ final class ReceiverServerHost: PumpHost {
         policy = AdmissionPolicy(configuration: server.admission)
     }
 
-    /// Open until closed and every parked connection's commit is settled.
+    /// Open until closed and every parked connection's work is settled.
     var isOpen: Bool { !server.mailbox.isClosed || !parked.isEmpty }
 
     func takeNewSlots(now: Instant) -> [any PumpSlot] {
@@ -136,7 +136,7 @@ final class ReceiverServerHost: PumpHost {
     /// Starts a channel's session; with `busy`, one that only tells its sender to come back later.
     private func start(_ opened: OpenedChannel, now: Instant, busy: BusyAnswer? = nil) {
         var session = makeSession()
-        // Commits run on the connection's own worker, off the pump.
+        // Disk work runs on the connection's own worker, off the pump.
         session.defersStorage = true
         let transport = opened.port.transport
         do {

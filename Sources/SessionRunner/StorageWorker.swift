@@ -2,8 +2,8 @@ import Dispatch
 import Synchronization
 import Transfer
 
-/// One connection's storage worker: runs the `StorageWork` its session hands out (a file's
-/// commit, with its syncs) on a serial queue of its own, in the order handed, off the pump's
+/// One connection's storage worker: runs the `StorageWork` its session hands out (commits,
+/// checkpoints, folders, with their syncs) on a serial queue of its own, in the order handed, off the pump's
 /// thread, so that one sender's syncs never hold up another's datagrams. Each outcome waits here
 /// for the pump (`takeOutcomes`), and `ring` wakes it (the connection's doorbell).
 ///

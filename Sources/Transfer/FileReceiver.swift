@@ -75,18 +75,20 @@ struct FileReceiver {
     /// whose link dropped without the receiver noticing yet: the admission policy closes the older
     /// when the newer authenticates, and the newer is where the sender goes on). The older one
     /// ignores the rest of its data for that file and gets no `confirm`: one writer at a time.
-    mutating func recall(_ key: Key, size: UInt64?, now: Instant, from sender: AuthenticatedSender,
+    /// `completedCounts`: false for a file of a sent folder that was done in a folder that is gone
+    /// (`FolderAssembler.isDone`): it is received again.
+    mutating func recall(_ key: Key, size: UInt64?, now: Instant, completedCounts: Bool = true, from sender: AuthenticatedSender,
                          events: inout [Event]) -> TransferMessage? {
         // The sender's history starts afresh at every accept, so does ours.
         chunks.reset()
         if case .commit(let size) = ledger.itemsOut[key] {
             // Its commit is out on another connection's worker (its link dropped as the file
             // ended, and its sender came back that fast): answered as a completed file; its
-            // `done` waits for that commit's outcome (`settlingElsewhere`).
+            // `done` waits for that commit's outcome (`TransferReceiver` holds it).
             phase = .completed(key)
             return .accept(id: key.id, offset: size)
         }
-        if let done = ledger.completedFiles[key] {
+        if completedCounts, let done = ledger.completedFiles[key] {
             phase = .completed(key)
             return .accept(id: key.id, offset: done.size)
         }
@@ -236,7 +238,7 @@ struct FileReceiver {
     }
 
     /// The answer to a complete file's `done`: its `confirm`, or nil when its commit went out as
-    /// `StorageWork` (the `confirm` comes with the outcome, `committed`).
+    /// `StorageWork` (the `confirm` comes with the outcome, `settle`).
     private mutating func commit(_ key: Key, _ partial: PartialTransfers.Partial, hash: [UInt8],
                                  from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage? {
         var partial = partial
@@ -283,11 +285,10 @@ struct FileReceiver {
 
     // MARK: - Deferred storage
 
-    /// The current file, while storage work of it is out on another connection (its link dropped
-    /// and its sender came back that fast): its data and `done` wait for the outcome.
-    var currentFileOutElsewhere: Key? {
+    /// The file whose data or `done` comes next, if any.
+    var current: Key? {
         switch phase {
-        case .receiving(let key), .completed(let key): ledger.itemsOut[key] != nil ? key : nil
+        case .receiving(let key), .completed(let key): key
         case .idle, .ignoring: nil
         }
     }
@@ -340,8 +341,8 @@ struct FileReceiver {
         var kept: Key?
         if let out = storage.out {
             if case .checkpoint = out.job { kept = out.key }
-        } else if storage.defers, case .receiving(let key) = phase, ledger.partials[key]?.holder == holder,
-                  let partial = ledger.partials[key], let checkpoint = ledger.partials.nextCheckpoint(key) {
+        } else if storage.defers, case .receiving(let key) = phase, let partial = ledger.partials[key], partial.holder == holder,
+                  let checkpoint = ledger.partials.nextCheckpoint(key) {
             kept = key
             ledger.itemsOut[key] = .checkpoint
             storage.handOut(.checkpoint(durable: checkpoint.durable), of: key) { .checkpoint(partial.file, checkpoint, ticket: $0) }

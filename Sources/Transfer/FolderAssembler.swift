@@ -35,9 +35,11 @@ struct FolderAssembler {
     mutating func folder(_ id: TransferID, tree: TransferID, path: [UInt8], now: Instant, storage: inout StorageHandOff,
                          from sender: AuthenticatedSender, events: inout [Event]) -> TransferMessage? {
         let key = sender.key(for: id)
-        if let done = ledger.completedFolders[key] { return .confirm(id: id, status: .saved, storedName: done.storedName) }
-        guard let parsed = try? RelativePath(wire: path) else { return refuse(id, name: "?", .badName, from: sender, events: &events) }
         let treeKey = sender.key(for: tree)
+        if let done = ledger.completedFolders[key], isDone(key, inTree: treeKey) {
+            return .confirm(id: id, status: .saved, storedName: done.storedName)
+        }
+        guard let parsed = try? RelativePath(wire: path) else { return refuse(id, name: "?", .badName, from: sender, events: &events) }
         let name = parsed.description
         if parsed.components.count == 1 {
             guard ledger.folders[treeKey] == nil, ledger.completedFolders[treeKey] == nil, let trees = ledger.trees else {
@@ -46,7 +48,8 @@ struct FolderAssembler {
             ledger.folders.makeRoom(for: sender.key, by: holder)
             do {
                 let incoming = try trees.beginTree(named: name, origin: TreeOrigin(senderKey: sender.key, tree: tree, folder: id, top: path))
-                ledger.folders[treeKey] = OpenFolders.Folder(tree: incoming, top: path, name: name, lastActivity: .at(now), holders: [holder])
+                ledger.folders[treeKey] = OpenFolders.Folder(tree: incoming, top: path, name: name, lastActivity: .at(now), holders: [holder],
+                                                             placed: [key])
             } catch {
                 events.append(.fileFailed(sender: sender.name, name: name, .couldNotStore(StorageError(adapting: error))))
                 return .reject(id: id, reason: .couldNotStore)
@@ -57,6 +60,7 @@ struct FolderAssembler {
             }
             tree.lastActivity = .at(now)
             tree.holders.insert(holder)
+            tree.placed.insert(key)
             ledger.folders[treeKey] = tree
             let components = Array(parsed.components.dropFirst())
             let stored = parsed.components.last ?? name
@@ -74,6 +78,15 @@ struct FolderAssembler {
             }
         }
         return made(key, storedName: parsed.components.last ?? name)
+    }
+
+    /// Whether the item `key` (a folder, a file) of the sent folder `treeKey` counts as done: the
+    /// folder is in place whole, or the item was placed in the folder as it is being built now.
+    /// An item done in a folder since abandoned, expired or lost with a power cut (its completion
+    /// kept in memory or in `completedMemory`) is not done in the folder built again: it is
+    /// received again, or the folder would be placed without it.
+    func isDone(_ key: Key, inTree treeKey: Key) -> Bool {
+        ledger.completedFolders[treeKey] != nil || ledger.folders[treeKey]?.placed.contains(key) == true
     }
 
     /// The folder item `key` is made: remembered, and confirmed.
@@ -99,6 +112,7 @@ struct FolderAssembler {
         tree.files += 1
         tree.lastActivity = .at(now)
         tree.holders.insert(holder)
+        tree.placed.insert(sender.key(for: entry.id))
         ledger.folders[treeKey] = tree
         return .placed(.tree(path: name, tree.tree, below: Array(path.components.dropFirst()), executable: entry.executable))
     }

@@ -19,6 +19,10 @@ struct OpenFolders {
         var lastActivity: LastActivity
         /// The live connections that opened it or placed something in it.
         var holders: Set<LedgerHolder> = []
+        /// Its items (the top folder, folders, files) placed in this folder as it is now: one
+        /// counts as done only here (`FolderAssembler.isDone`), never in a folder built again
+        /// after this one was abandoned, expired or lost.
+        var placed: Set<Key> = []
 
         func holds(_ path: [UInt8]) -> Bool { path.starts(with: top + [UInt8(ascii: "/")]) }
     }
@@ -112,9 +116,11 @@ struct OpenFolders {
         if mine.count >= maxPerSender, let oldest = mine.min(by: { $0.value.lastActivity < $1.value.lastActivity }) {
             discard(oldest.key)
         }
+        let ids = [origin.folder] + recovered.folders.map(\.id) + recovered.files.map(\.id) + recovered.partials.map(\.checkpoint.id)
         table[Key(senderKey: origin.senderKey, id: origin.tree)] =
             Folder(tree: recovered.tree, top: origin.top, name: recovered.name,
-                   files: recovered.files.count + recovered.partials.count, lastActivity: .found(at: now, age: recovered.age))
+                   files: recovered.files.count + recovered.partials.count, lastActivity: .found(at: now, age: recovered.age),
+                   placed: Set(ids.map { Key(senderKey: origin.senderKey, id: $0) }))
     }
 
     private mutating func discard(_ key: Key) {

@@ -33,17 +33,18 @@ public struct TransferReceiver {
     /// The sender of this connection said goodbye.
     private var ended = false
     private var pendingEvents: [Event] = []
-    /// Messages that came while a file's commit was out (`defersStorage`), in order, and what
-    /// they cost (`backlogCost`).
+    /// Messages that came while storage work was out (`defersStorage`), this connection's or
+    /// another's that they wait for (`waitingFor`), in order, and what they cost (`backlogCost`).
     private var backlog: Deque<TransferMessage> = []
     private var backlogCost = 0
-    /// Data or a `done` of a file whose storage work is out on another connection of this sender
-    /// (its link dropped, and the sender came back that fast): it, and what follows it, wait
-    /// until that work's outcome is in the ledger, looked at every `lookAgainEvery`.
+    /// Data or a `done` of a file, a folder item or a folder's commit whose storage work is out on
+    /// another connection of this sender (its link dropped, and the sender came back that fast):
+    /// it, and what follows it, wait until that work's outcome is in the ledger, looked at every
+    /// `lookAgainEvery`.
     private var waitingFor: (key: PartialTransfers.Key, lookAgainAt: Instant)?
     static let lookAgainEvery = Duration.milliseconds(20)
 
-    /// What a sender may have sent, at most, while this receiver stores a file: an honest one
+    /// What a sender may have sent, at most, while this receiver stores: an honest one
     /// stops at the transfer window of data and its files in flight (docs/protocol.md §5, §8.3).
     public static let maxBacklogCost = 4 * Int(TransferConstants.transferWindow)
 
@@ -93,9 +94,10 @@ public struct TransferReceiver {
         return pendingEvents
     }
 
-    /// Whether commits go to the driver as `StorageWork` (`takeStorageWork`), to be run off the
-    /// caller's thread and answered with `storageDone`; false: they run in `receive`. While a
-    /// commit is out, the connection takes no step: messages wait, in order, for its outcome.
+    /// Whether commits, checkpoints and folders go to the driver as `StorageWork`
+    /// (`takeStorageWork`), to be run off the caller's thread and answered with `storageDone`;
+    /// false: they run in `receive`. While work is out, the connection takes no step: messages
+    /// wait, in order, for its outcome.
     public var defersStorage: Bool {
         get { files.storage.defers }
         set { files.storage.defers = newValue }
@@ -107,9 +109,9 @@ public struct TransferReceiver {
     /// Whether storage work is out and its outcome not yet in.
     public var isAwaitingStorage: Bool { files.storage.isOut }
 
-    /// The outcome of the work out: the file's `confirm`, then the answers to what waited for it
-    /// (until the next commit goes out). Also after the connection ended (the ledger learns of
-    /// the file; the answers are dropped).
+    /// The outcome of the work out: its answer (a `confirm`, a `reject`, or none for a checkpoint
+    /// that went well), then the answers to what waited for it (until the next work goes out).
+    /// Also after the connection ended (the ledger learns of it; the session drops the answers).
     public mutating func storageDone(_ outcome: StorageOutcome, now: Instant) throws(TransferError) -> [TransferMessage] {
         guard let settled = files.storage.settle(outcome) else { return [] }
         ledger.itemsOut[settled.key] = nil
@@ -149,28 +151,24 @@ public struct TransferReceiver {
         return replies
     }
 
-    /// Whether `message` (data or `done` of the current file) waits: storage work of that file is
-    /// out on another connection of this sender (its link dropped and the sender came back that
-    /// fast); it and what follows wait for the outcome.
-    private mutating func holdsForWorkElsewhere(_ message: TransferMessage, now: Instant) throws(TransferError) -> Bool {
-        try holds(message, whileOutElsewhere: files.currentFileOutElsewhere, now: now)
-    }
-
     /// Whether `message` waits because storage work of `key` (a folder item, a sent folder, the
     /// current file) is out on another connection of this sender.
     private mutating func holds(_ message: TransferMessage, whileOutElsewhere key: PartialTransfers.Key?,
                                 now: Instant) throws(TransferError) -> Bool {
         guard let key, files.isOut(key) else { return false }
         waitingFor = (key, now.advanced(by: Self.lookAgainEvery))
-        try hold(message)
+        try hold([message], first: true)
         return true
     }
 
-    /// `message` waits (at the end of those waiting), within what a sender may have in flight.
-    private mutating func hold(_ message: TransferMessage) throws(TransferError) {
-        backlogCost += Self.cost(of: message)
+    /// `messages` wait, within what a sender may have in flight: after those waiting, or `first`,
+    /// ahead of them. What starts a wait (the message that must wait, the rest of a batch whose
+    /// message sent work out) came before everything waiting: a wait can start while what waited
+    /// before is being answered.
+    private mutating func hold(_ messages: some Collection<TransferMessage>, first: Bool = false) throws(TransferError) {
+        backlogCost += messages.reduce(0) { $0 + Self.cost(of: $1) }
         guard backlogCost <= Self.maxBacklogCost else { throw .tooFarAhead }
-        backlog.append(message)
+        if first { backlog.insert(contentsOf: messages, at: backlog.startIndex) } else { backlog.append(contentsOf: messages) }
     }
 
     /// Roughly the memory a waiting message holds.
@@ -267,7 +265,7 @@ public struct TransferReceiver {
     /// Handles one message from the sender; returns the replies to send, in order.
     public mutating func receive(_ message: TransferMessage, now: Instant) throws(TransferError) -> [TransferMessage] {
         if isHolding {
-            try hold(message)
+            try hold([message])
             return []
         }
         guard grant.admits(message.kind) else { throw .unexpected(message.kind) }
@@ -286,13 +284,13 @@ public struct TransferReceiver {
             if try holds(message, whileOutElsewhere: sender.key(for: tree), now: now) { return [] }
             return folders.commit(tree, storage: &files.storage, from: sender, events: &pendingEvents).map { [$0] } ?? []
         case .data(let bytes):
-            if try holdsForWorkElsewhere(message, now: now) { return [] }
+            if try holds(message, whileOutElsewhere: files.current, now: now) { return [] }
             return try receiveChunk(.raw(bytes), now: now)
         case .zdata(let originalSize, let frame):
-            if try holdsForWorkElsewhere(message, now: now) { return [] }
+            if try holds(message, whileOutElsewhere: files.current, now: now) { return [] }
             return try receiveChunk(.compressed(originalSize: originalSize, frame: frame), now: now)
         case .done(let id, let hash):
-            if try holdsForWorkElsewhere(message, now: now) { return [] }
+            if try holds(message, whileOutElsewhere: files.current, now: now) { return [] }
             return try files.done(id, hash: hash, from: sender, events: &pendingEvents)
         case .bye:
             guard !files.isReceiving else { throw .unexpected(.bye) }
@@ -303,7 +301,13 @@ public struct TransferReceiver {
         case .batch(let messages):
             // As if each had come in its own record; the answers go back together too.
             var replies: [TransferMessage] = []
-            for message in messages { replies += try receive(message, now: now) }
+            for (index, message) in zip(messages.indices, messages) {
+                if isHolding {
+                    try hold(messages[index...], first: true)
+                    break
+                }
+                replies += try receive(message, now: now)
+            }
             return TransferMessage.packed(replies, limit: TransferConstants.maxBatchLength)
         case .accept, .ack, .confirm, .reject, .hello, .pending, .busy, .notTrusted:
             throw .unexpected(message.kind)
@@ -328,7 +332,8 @@ public struct TransferReceiver {
     private mutating func receiveEntry(_ entry: TransferMessage.Entry, now: Instant) throws(TransferError) -> TransferMessage {
         try expectIdle(.entry)
         let key = sender.key(for: entry.id)
-        if let reply = files.recall(key, size: entry.size, now: now, from: sender, events: &pendingEvents) { return reply }
+        let done = folders.isDone(key, inTree: sender.key(for: entry.tree))
+        if let reply = files.recall(key, size: entry.size, now: now, completedCounts: done, from: sender, events: &pendingEvents) { return reply }
         switch folders.place(entry, now: now, from: sender) {
         case .refused(let name, let reason):
             return files.refuse(entry.id, name: name, reason, from: sender, events: &pendingEvents)

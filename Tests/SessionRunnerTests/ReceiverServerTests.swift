@@ -22,7 +22,7 @@ private final class ServerBench: @unchecked Sendable {
     let events = Mutex<[ReceiverServer.Event]>([])
 
     /// The receiver's first session: every channel's session shares its state.
-    private lazy var base: ReceiverSession = {
+    lazy var base: ReceiverSession = {
         let trust = TrustStore(peers: senders.enumerated().map { .init(name: "s\($0.offset)", key: $0.element.publicKey) })
         return ReceiverSession(identity: receiverID, trust: trust, store: store, configuration: configuration)
     }()
@@ -61,14 +61,14 @@ private final class ServerBench: @unchecked Sendable {
     }
 }
 
-/// Holds the commit of the file named `held`, on its storage worker, until `open`.
+/// Holds the sync `held` (a file's commit, a folder's commit), on its storage worker, until `open`.
 private final class CommitGate: Sendable {
-    let held = Mutex<String?>(nil)
+    let held = Mutex<SharedMemoryStore.Sync?>(nil)
     private let entered = Mutex(false)
     private let release = DispatchSemaphore(value: 0)
 
     func before(_ sync: SharedMemoryStore.Sync) {
-        guard let name = held.withLock({ $0 }), sync == .fileCommit(name) else { return }
+        guard let held = held.withLock({ $0 }), sync == held else { return }
         entered.withLock { $0 = true }
         release.wait()
     }
@@ -271,7 +271,7 @@ func aCutSenderResumesOnANewChannel() async throws {
 @Test(.timeLimit(.minutes(2)))
 func aCommitHeldOnItsWorkerStopsNobodyAndItsResumeGetsItsOutcome() async throws {
     let bench = ServerBench()
-    bench.gate.held.withLock { $0 = "a" }
+    bench.gate.held.withLock { $0 = .fileCommit("a") }
     let server = try #require(ReceiverServer(clock: MonotonicClock()))
     let running = bench.run(server)
     let data = bytes(5_000, seed: 3)
@@ -307,6 +307,44 @@ func aCommitHeldOnItsWorkerStopsNobodyAndItsResumeGetsItsOutcome() async throws 
     #expect(resumedAt.value == UInt64(data.count))
     #expect(await bench.wait { bench.ended(firstChannel) != nil && bench.ended(secondChannel) != nil })
     #expect(bench.store.committed == ["a": data, "b": otherData])
+    server.close()
+    await running.value
+}
+
+/// Issue 32: a sent folder's commit is held on its connection's worker and the link is cut; the
+/// sender comes back and sends the commit again as its opening: message 2 waits for the held
+/// commit's outcome and carries its `confirm`. The folder is placed once.
+@Test(.timeLimit(.minutes(2)))
+func aFolderCommitHeldOnItsWorkerAnswersTheResumedOpeningOnceItIsIn() async throws {
+    let bench = ServerBench()
+    bench.gate.held.withLock { $0 = .folderCommit }
+    let server = try #require(ReceiverServer(clock: MonotonicClock()))
+    let running = bench.run(server)
+    let tree = randomTransferID()
+    let files = (0..<3).map { bytes(3_000, seed: $0) }
+    let items: [OutgoingItem] = [.folder(tree: tree, path: Array("album".utf8))]
+        + files.enumerated().map { .treeFile(tree: tree, path: Array("album/f\($0.offset)".utf8), executable: false,
+                                             source: MemoryFileSource(name: "album/f\($0.offset)", bytes: $0.element)) }
+        + [.commit(tree: tree, name: "album")]
+    let sender = Box(SenderSession(identity: bench.senders[0], receiverKey: bench.receiverID.publicKey, items: items,
+                                   configuration: bench.configuration))
+    let extensions = bench.base.extensions
+    let first = MemoryTransportPair()
+    let firstChannel = try #require(await server.open(first.second, from: DeviceID("a")))
+    let firstRun = Task { try await EndpointRunner.runSender(&sender.value, over: first.first, receiverExtensions: extensions) { _ in } }
+    #expect(await bench.wait { bench.gate.hasEntered })
+    await first.first.close()
+    await first.second.close()
+    #expect(try await firstRun.value == .linkLost)
+    let second = MemoryTransportPair()
+    let secondChannel = try #require(await server.open(second.second, from: DeviceID("a")))
+    let secondRun = Task { try await EndpointRunner.runSender(&sender.value, over: second.first, receiverExtensions: extensions) { _ in } }
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(bench.ended(firstChannel) == nil && bench.ended(secondChannel) == nil)
+    bench.gate.open()
+    #expect(try await secondRun.value == .finished)
+    #expect(await bench.wait { bench.ended(firstChannel) != nil && bench.ended(secondChannel) != nil })
+    #expect(bench.store.committed == ["album/f0": files[0], "album/f1": files[1], "album/f2": files[2]])
     server.close()
     await running.value
 }

@@ -327,3 +327,29 @@ func aSentFolderIsMadeAndCommittedOnTheWorker(committed: Bool) throws {
     #expect(try receiver.storageDone(work[0].run(), now: .zero).isEmpty)
     #expect(ledger.partials[longKey]?.holder == nil && ledger.partials[longKey]?.checkpointed == 1_000)
 }
+
+/// A batch that waited (here behind `a`'s commit) is answered in order when the wait ends; when
+/// one of its messages sends work out again (`b`'s `done`), the rest of the batch waits ahead of
+/// what came after it. (Found in the lab: the rest went behind, a file's data came before its
+/// offer, and the receiver took the sender for a rule-breaker.)
+@Test func theRestOfABatchWaitsAheadOfWhatCameAfterIt() throws {
+    let store = MemoryFileStore()
+    var receiver = TransferReceiver(ledger: ReceiverLedger(store: store, makeHasher: { TestHasher() }))
+    receiver.defersStorage = true
+    _ = try receiver.begin(sender: "alice", senderKey: [1], opening: [.hello(.pipelining), .offer(.init(id: sampleID, size: 3, name: "a.bin"))],
+                           now: .zero)
+    _ = try receiver.receive(.data([7, 8, 9]), now: .zero)
+    _ = try receiver.receive(.done(id: sampleID, hash: hash([7, 8, 9])), now: .zero)
+    let third = TransferID(halves: (3, 0))
+    let later = offer(third, [3], name: "c.bin")
+    #expect(try receiver.receive(.batch(offer(second, [2], name: "b.bin") + [later[0]]), now: .zero).isEmpty)
+    for message in later.dropFirst() { #expect(try receiver.receive(message, now: .zero).isEmpty) }
+    var replies: [TransferMessage] = []
+    while let work = receiver.takeStorageWork().first {
+        replies += try receiver.storageDone(work.run(), now: .zero)
+    }
+    #expect(replies == [.confirm(id: sampleID, status: .saved, storedName: "a.bin"), .accept(id: second, offset: 0),
+                        .confirm(id: second, status: .saved, storedName: "b.bin"), .accept(id: third, offset: 0),
+                        .confirm(id: third, status: .saved, storedName: "c.bin")])
+    #expect(store.committed == ["a.bin": [7, 8, 9], "b.bin": [2], "c.bin": [3]])
+}

@@ -187,3 +187,49 @@ func aFolderCutMidwayResumesAndArrivesWhole(cutAfter: Int) throws {
     #expect(receiver.openTreeCount == 0 && receiver.partialCount == 0)
     #expect(store.openTemporaries == 0 && store.openTrees == 0)
 }
+
+/// A `CompletedMemory` in memory, as a restarted receiver finds it.
+private final class Remembered: CompletedMemory {
+    var recalled: [CompletedTransfer] = []
+    func remember(_ transfer: CompletedTransfer) throws { recalled.append(transfer) }
+}
+
+/// A file done in a sent folder counts as done only in that folder. Here the folder is gone
+/// (abandoned when its sender broke the rules, or lost with its staging folder in a power cut)
+/// and the sender sends it again: the file is received again, not answered as done, and the
+/// folder placed has it. (Found in the lab's power-loss run: a folder placed without the two
+/// files an abandoned one had.)
+@Test(arguments: ["abandoned", "lost in a restart"])
+func aFileDoneInAFolderThatIsGoneIsReceivedAgain(_ how: String) throws {
+    let store = MemoryFileStore()
+    let memory = Remembered()
+    let tree = TransferID(halves: (6, 0)), top = TransferID(halves: (6, 1)), file = TransferID(halves: (6, 2))
+    let bytes: [UInt8] = [4, 5, 6]
+    var hasher = TestHasher()
+    hasher.update(bytes)
+    let digest = hasher.finalize()
+    let opening: [TransferMessage] = [.hello(.folders), .folder(id: top, tree: tree, path: Array("album".utf8))]
+    let entry = TransferMessage.entry(.init(id: file, tree: tree, size: 3, executable: false, path: Array("album/f".utf8)))
+    var first = TransferReceiver(ledger: ReceiverLedger(store: store, makeHasher: { TestHasher() }, trees: store, completedMemory: memory))
+    _ = try first.begin(sender: "s", senderKey: [1], opening: opening, now: .zero)
+    #expect(try first.receive(entry, now: .zero) == [.accept(id: file, offset: 0)])
+    _ = try first.receive(.data(bytes), now: .zero)
+    #expect(try first.receive(.done(id: file, hash: digest), now: .zero) == [.confirm(id: file, status: .saved, storedName: "f")])
+    let ledger: ReceiverLedger
+    if how == "abandoned" {
+        first.abandonCurrent(because: .senderBrokeProtocol(.moreBytesThanOffered))
+        ledger = first.ledger
+    } else {
+        // The staging folder did not outlive the cut; the completed-transfers record did.
+        ledger = ReceiverLedger(store: store, makeHasher: { TestHasher() }, trees: store, completedMemory: memory)
+    }
+    #expect(ledger.openTreeCount == 0)
+    var again = TransferReceiver(ledger: ledger)
+    #expect(try again.begin(sender: "s", senderKey: [1], opening: opening, now: .zero).last == .confirm(id: top, status: .saved, storedName: "album"))
+    #expect(ledger.openTreeCount == 1, "the folder is built again")
+    #expect(try again.receive(entry, now: .zero) == [.accept(id: file, offset: 0)], "the file is received again")
+    _ = try again.receive(.data(bytes), now: .zero)
+    #expect(try again.receive(.done(id: file, hash: digest), now: .zero) == [.confirm(id: file, status: .saved, storedName: "f")])
+    #expect(try again.receive(.commit(tree: tree), now: .zero) == [.confirm(id: tree, status: .saved, storedName: "album")])
+    #expect(store.committed == ["album/f": bytes])
+}

@@ -58,8 +58,8 @@ struct ReceivingTransferLayer: Layer {
         }
     }
 
-    /// A storage work's outcome (`TransferReceiver.storageDone`): its `confirm` and what waited
-    /// for it go down.
+    /// A storage work's outcome (`TransferReceiver.storageDone`): its answer and what waited for
+    /// it go down.
     mutating func storageDone(_ outcome: StorageOutcome, now: Instant) throws(SessionError) {
         do {
             down += try transfer.storageDone(outcome, now: now).map(ReceiverUnit.message)
