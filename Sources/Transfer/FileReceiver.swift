@@ -113,12 +113,12 @@ struct FileReceiver {
         }
         let file: any IncomingFile
         do {
-            file = try ledger.withRoomOnDisk { () throws -> any IncomingFile in
+            file = try ledger.withRoomOnDisk({ () throws -> any IncomingFile in
                 switch destination {
                 case .store(let name): try ledger.store.begin(name: name, size: size, sender: sender.name)
                 case .tree(_, let tree, let below, let executable): try tree.beginFile(below, id: key.id, size: size, executable: executable)
                 }
-            }
+            }, gaveWay: { events.append(.keptRemovedForRoom(name: $0)) })
         } catch {
             let error = StorageError(adapting: error)
             if error.code == .exists { return refuse(key.id, name: name, .exists, from: sender, events: &events) }
@@ -179,7 +179,8 @@ struct FileReceiver {
                 throw .decompressionFailed(error)
             }
             do {
-                try ledger.withRoomOnDisk { try partial.file.write(bytes, at: partial.received) }
+                try ledger.withRoomOnDisk({ try partial.file.write(bytes, at: partial.received) },
+                                          gaveWay: { events.append(.keptRemovedForRoom(name: $0)) })
             } catch {
                 fail(key, .couldNotStore(StorageError(adapting: error)), from: sender, events: &events)
                 phase = .ignoring(key.id)

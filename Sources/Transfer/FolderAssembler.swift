@@ -41,6 +41,7 @@ struct FolderAssembler {
         }
         guard let parsed = try? RelativePath(wire: path) else { return refuse(id, name: "?", .badName, from: sender, events: &events) }
         let name = parsed.description
+        let stored = parsed.components.last ?? name
         if parsed.components.count == 1 {
             guard ledger.folders[treeKey] == nil, ledger.completedFolders[treeKey] == nil, let trees = ledger.trees else {
                 return refuse(id, name: name, .exists, from: sender, events: &events)
@@ -63,7 +64,6 @@ struct FolderAssembler {
             tree.placed.insert(key)
             ledger.folders[treeKey] = tree
             let components = Array(parsed.components.dropFirst())
-            let stored = parsed.components.last ?? name
             if storage.defers {
                 ledger.itemsOut[key] = .folder
                 storage.handOut(.makeFolder(name: name, storedName: stored), of: key) {
@@ -77,7 +77,7 @@ struct FolderAssembler {
                 return failed(id, name: name, StorageError(adapting: error), from: sender, events: &events)
             }
         }
-        return made(key, storedName: parsed.components.last ?? name)
+        return made(key, storedName: stored)
     }
 
     /// Whether the item `key` (a folder, a file) of the sent folder `treeKey` counts as done: the

@@ -86,13 +86,13 @@ struct OpenFolders {
         }
     }
 
-    /// Removes the least recently active folder that no connection holds; false when there is none.
-    mutating func discardLeastRecentlyActiveWaiting() -> Bool {
+    /// Removes the least recently active folder that no connection holds; its name, nil when there is none.
+    mutating func discardLeastRecentlyActiveWaiting() -> String? {
         guard let oldest = table.filter({ $0.value.holders.isEmpty }).min(by: { $0.value.lastActivity < $1.value.lastActivity }) else {
-            return false
+            return nil
         }
         discard(oldest.key)
-        return true
+        return oldest.value.name
     }
 
     mutating func discardAll() {

@@ -88,13 +88,13 @@ struct PartialTransfers {
         }
     }
 
-    /// Removes the least recently active partial that no connection holds; false when there is none.
-    mutating func discardLeastRecentlyActiveWaiting() -> Bool {
+    /// Removes the least recently active partial that no connection holds; its name, nil when there is none.
+    mutating func discardLeastRecentlyActiveWaiting() -> String? {
         guard let oldest = table.filter({ $0.value.holder == nil }).min(by: { $0.value.lastActivity < $1.value.lastActivity }) else {
-            return false
+            return nil
         }
         discard(oldest.key)
-        return true
+        return oldest.value.name
     }
 
     /// Makes the bytes the partial of `key` holds durable (`IncomingFile.checkpoint`).

@@ -106,15 +106,19 @@ public final class ReceiverLedger {
     /// or the reserve), removes the least recently active partial file that no connection holds,
     /// or failing that such a folder, and runs it again, until it succeeds or nothing is left to
     /// remove. What waits for a resume never crowds out a transfer that is running: kept state is
-    /// bounded across senders by the space the reserve leaves (issue 32).
-    func withRoomOnDisk<Result>(_ body: () throws -> Result) throws -> Result {
+    /// bounded across senders by the space the reserve leaves (issue 32). `gaveWay` hears the
+    /// name of each one removed.
+    func withRoomOnDisk<Result>(_ body: () throws -> Result, gaveWay: (String) -> Void) throws -> Result {
         while true {
             do {
                 return try body()
             } catch {
                 guard StorageError(adapting: error).code == .noSpace else { throw error }
                 // Partial files first, then folders; nothing left to remove: the failure stands.
-                guard partials.discardLeastRecentlyActiveWaiting() || folders.discardLeastRecentlyActiveWaiting() else { throw error }
+                guard let removed = partials.discardLeastRecentlyActiveWaiting() ?? folders.discardLeastRecentlyActiveWaiting() else {
+                    throw error
+                }
+                gaveWay(removed)
             }
         }
     }

@@ -23,6 +23,9 @@ public struct TransferReceiver {
         case fileFailed(sender: String, name: String, FileFailure)
         /// A sent folder is in place under `storedName`, with `files` files in it.
         case folderSaved(sender: String, name: String, storedName: String, files: Int)
+        /// A file or folder kept for a resume (its sender away) was removed to make room on the
+        /// disk for a transfer that is running (`ReceiverLedger.withRoomOnDisk`).
+        case keptRemovedForRoom(name: String)
         case sessionEnded(sender: String)
     }
 

@@ -5,7 +5,8 @@
 #                                                                      [--folder | --both]
 # --folder sends a folder of 11 MiB in 14 files (three levels, an empty folder) instead of the file;
 # --both alternates (odd moments the file, even ones the folder). A folder's cut comes at a random
-# 1-25 s after its first progress event (its progress is per file, so a share of it means little).
+# 0.5-10 s after its first progress event (its progress is per file, so a share of it means little;
+# the folder takes about 12-17 s on trixie once disk work is off the pump, so later cuts missed it).
 #
 # For each moment: a fresh 256 MiB ext4 disk image (a file-backed virtio disk, not the RAM
 # overlay) holds the keys, an 8 MiB file, blerecv's output folder and state, and blesend's state.
@@ -43,7 +44,7 @@ for i in $(seq 1 "$N"); do
   [ "$what" = both ] && { [ $((i % 2)) = 1 ] && what=file || what=folder; }
   export BLESEND_POWER_WHAT=$what
   if [ "$what" = folder ]; then
-    target=1 extra_ms=$(( 1000 + RANDOM % 24000 ))   # any progress, then 1-25 s
+    target=1 extra_ms=$(( 500 + RANDOM % 9500 ))   # any progress, then 0.5-10 s
   else
     target=$(( SIZE * (10 + RANDOM % 81) / 100 ))
     extra_ms=$(( RANDOM % 1500 ))

@@ -211,6 +211,9 @@ final class ReceiveReport: @unchecked Sendable {
             reporter.error(error)
             record(.failed, peer: sender, path: outDirectory.map { "\($0)/\(name)" } ?? name, size: state.current?.size ?? 0, hash: [],
                    detail: error.message, on: state)
+        case .keptRemovedForRoom(let name):
+            reporter.event(JSONLine("kept-removed", [("name", .string(name)), ("reason", .string("room"))]))
+            reporter.logger.warning("removed \(name), kept for a resume whose sender is away, to make room on the disk for a transfer that is running")
         case .sessionEnded(let sender):
             state.sessionEnded = true
             reporter.event(JSONLine("done", [("peer", .string(sender)), ("files", .int(Int64(saved)))]))
