@@ -133,7 +133,8 @@ private func offer(_ files: inout FileReceiver, _ name: String, size: UInt64?, e
     #expect(alices.start(alice.key(for: sampleID), size: 50, at: .store(name: "a.bin"), now: later, from: alice, events: &events)
             == .accept(id: sampleID, offset: 0))
     #expect(ledger.partials[bob.key(for: TransferID(halves: (1, 0)))] == nil && ledger.partialCount == 2)
-    #expect(events.last == .keptRemovedForRoom(name: "b1"), "and it is said")
+    #expect(Array(events.suffix(2)) == [.keptRemovedForRoom(name: "b1"), .fileStarted(sender: "alice", name: "a.bin", size: 50, resumedAt: 0)],
+            "and it is said, before her file starts")
     _ = try alices.receive(.raw(file), compressing: false, now: later, from: alice, events: &events)
     #expect(try alices.done(sampleID, hash: hash(file), from: alice, events: &events).first == .confirm(id: sampleID, status: .saved, storedName: "a.bin"))
     // Then a stream, 20 free: while it grows, Bob's other partial goes too.
