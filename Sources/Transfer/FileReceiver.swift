@@ -198,10 +198,7 @@ struct FileReceiver {
             ledger.partials[key] = partial
             if end - partial.checkpointed >= TransferConstants.checkpointInterval {
                 if storage.defers {
-                    if let checkpoint = ledger.partials.nextCheckpoint(key) {
-                        ledger.itemsOut[key] = .checkpoint
-                        storage.handOut(.checkpoint(durable: checkpoint.durable), of: key) { .checkpoint(partial.file, checkpoint, ticket: $0) }
-                    }
+                    handOutCheckpoint(of: key, partial.file)
                     return replies
                 }
                 do {
@@ -255,9 +252,8 @@ struct FileReceiver {
             // Out of the ledger while the worker has it: no expiry, eviction, checkpoint or
             // shutdown on the pump touches the file any more.
             _ = ledger.partials.remove(key)
-            ledger.itemsOut[key] = .commit(size: partial.received)
             let memory = ledger.completedMemory
-            storage.handOut(.commit(name: partial.name, size: partial.received, hash: hash), of: key) {
+            storage.handOut(.commit(name: partial.name, size: partial.received, hash: hash), of: key, in: ledger) {
                 .commit(partial.file, size: partial.received, of: key, rememberedIn: memory, ticket: $0)
             }
             return nil
@@ -292,6 +288,15 @@ struct FileReceiver {
         case .receiving(let key), .completed(let key): key
         case .idle, .ignoring: nil
         }
+    }
+
+    /// Hands out the checkpoint `key`'s file is due, if it received anything since the last;
+    /// whether it did.
+    @discardableResult
+    private mutating func handOutCheckpoint(of key: Key, _ file: any IncomingFile) -> Bool {
+        guard let checkpoint = ledger.partials.nextCheckpoint(key) else { return false }
+        storage.handOut(.checkpoint(durable: checkpoint.durable), of: key, in: ledger) { .checkpoint(file, checkpoint, ticket: $0) }
+        return true
     }
 
     /// Whether storage work of `key` is out on some connection's worker.
@@ -342,11 +347,8 @@ struct FileReceiver {
         var kept: Key?
         if let out = storage.out {
             if case .checkpoint = out.job { kept = out.key }
-        } else if storage.defers, case .receiving(let key) = phase, let partial = ledger.partials[key], partial.holder == holder,
-                  let checkpoint = ledger.partials.nextCheckpoint(key) {
-            kept = key
-            ledger.itemsOut[key] = .checkpoint
-            storage.handOut(.checkpoint(durable: checkpoint.durable), of: key) { .checkpoint(partial.file, checkpoint, ticket: $0) }
+        } else if storage.defers, case .receiving(let key) = phase, let partial = ledger.partials[key], partial.holder == holder {
+            if handOutCheckpoint(of: key, partial.file) { kept = key }
         }
         ledger.partials.release(heldBy: holder, now: now, except: kept)
         phase = .idle

@@ -65,8 +65,7 @@ struct FolderAssembler {
             ledger.folders[treeKey] = tree
             let components = Array(parsed.components.dropFirst())
             if storage.defers {
-                ledger.itemsOut[key] = .folder
-                storage.handOut(.makeFolder(name: name, storedName: stored), of: key) {
+                storage.handOut(.makeFolder(name: name, storedName: stored), of: key, in: ledger) {
                     .makeFolder(components, id: id, in: tree.tree, ticket: $0)
                 }
                 return nil
@@ -126,9 +125,8 @@ struct FolderAssembler {
         if let done = ledger.completedFolders[treeKey] { return .confirm(id: tree, status: .saved, storedName: done.storedName) }
         guard let building = ledger.folders.remove(treeKey) else { return .reject(id: tree, reason: .noFolder) }
         if storage.defers {
-            ledger.itemsOut[treeKey] = .folder
             let memory = ledger.completedMemory
-            storage.handOut(.commitFolder(name: building.name, files: building.files), of: treeKey) {
+            storage.handOut(.commitFolder(name: building.name, files: building.files), of: treeKey, in: ledger) {
                 .commit(building.tree, of: treeKey, rememberedIn: memory, ticket: $0)
             }
             return nil

@@ -13,6 +13,15 @@ struct StorageHandOff {
         case makeFolder(name: String, storedName: String)
         /// A sent folder's commit: `name` and its file count for people.
         case commitFolder(name: String, files: Int)
+
+        /// What the ledger says of the item while this is out.
+        var itemOut: ReceiverLedger.ItemWorkOut {
+            switch self {
+            case .commit(_, let size, _): .commit(size: size)
+            case .checkpoint: .checkpoint
+            case .makeFolder, .commitFolder: .folder
+            }
+        }
     }
 
     struct Out {
@@ -34,10 +43,12 @@ struct StorageHandOff {
 
     var isOut: Bool { out != nil }
 
-    /// Hands out `job` on `key`'s file, as the work `make` builds with its ticket.
-    mutating func handOut(_ job: Job, of key: Key, _ make: (UInt64) -> StorageWork) {
+    /// Hands out `job` on the item `key`, as the work `make` builds with its ticket; `ledger`
+    /// knows the item is out (`ReceiverLedger.itemsOut`) until `settle`.
+    mutating func handOut(_ job: Job, of key: Key, in ledger: ReceiverLedger, _ make: (UInt64) -> StorageWork) {
         tickets += 1
         out = Out(ticket: tickets, key: key, job: job)
+        ledger.itemsOut[key] = job.itemOut
         made.append(make(tickets))
     }
 
@@ -47,10 +58,12 @@ struct StorageHandOff {
         return made
     }
 
-    /// The work out that `outcome` answers, no longer out; nil for a stale or foreign ticket.
-    mutating func settle(_ outcome: StorageOutcome) -> Out? {
+    /// The work out that `outcome` answers, no longer out (in `ledger` too); nil for a stale or
+    /// foreign ticket.
+    mutating func settle(_ outcome: StorageOutcome, in ledger: ReceiverLedger) -> Out? {
         guard let settled = out, settled.ticket == outcome.ticket else { return nil }
         out = nil
+        ledger.itemsOut[settled.key] = nil
         return settled
     }
 }

@@ -116,8 +116,7 @@ public struct TransferReceiver {
     /// that went well), then the answers to what waited for it (until the next work goes out).
     /// Also after the connection ended (the ledger learns of it; the session drops the answers).
     public mutating func storageDone(_ outcome: StorageOutcome, now: Instant) throws(TransferError) -> [TransferMessage] {
-        guard let settled = files.storage.settle(outcome) else { return [] }
-        ledger.itemsOut[settled.key] = nil
+        guard let settled = files.storage.settle(outcome, in: ledger) else { return [] }
         let answers = switch settled.job {
         case .commit, .checkpoint: files.settle(settled, outcome, now: now, from: sender, events: &pendingEvents)
         case .makeFolder, .commitFolder: folders.settle(settled, outcome, from: sender, events: &pendingEvents)
