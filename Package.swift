@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "Durable", dependencies: ["Handshake", "Pipeline", "Sodium", "Transfer"]),
         .target(name: "Storage", dependencies: ["Pipeline", "Transfer", "Durable", "CFileCalls", "Sodium"]),
         .target(name: "Session", dependencies: [
-            "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium", "Zstd",
+            "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Sodium", "Zstd", "Pairing",
             .product(name: "DequeModule", package: "swift-collections"),
         ]),
         .target(name: "Admission", dependencies: ["Pipeline"]),

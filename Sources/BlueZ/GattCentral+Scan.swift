@@ -16,11 +16,17 @@ extension GattCentral {
     }
 
     /// `recognises` judges private-discovery service data: whether it lists this sender, nil if it
-    /// cannot read it (nil function: this sender does not look at it).
+    /// cannot read it (nil function: this sender does not look at it). `onlyListed`: only a
+    /// receiver whose data it recognises counts (a pairing sender: `blesend pair`); every other
+    /// device is nothing to it.
     static func sighting(_ props: [String: DBusValue], adapterPath: String, minimumRSSI: Int16?,
-                         recognises: (@Sendable ([UInt8]) -> Bool?)?) -> Sighting {
+                         recognises: (@Sendable ([UInt8]) -> Bool?)?, onlyListed: Bool = false) -> Sighting {
         guard props["Adapter"]?.objectPath == adapterPath else { return .none }
         if let minimumRSSI, let rssi = props["RSSI"]?.int16, rssi < minimumRSSI { return .none }
+        if onlyListed {
+            guard let recognises, let data = BlesendGATT.discoveryData(props), recognises(data) == true else { return .none }
+            return .listsUs
+        }
         // Data it cannot read is ignored (a later layout): the device counts as a plain receiver.
         if let recognises, let data = BlesendGATT.discoveryData(props) {
             guard let listed = recognises(data) else { return .plain }
@@ -59,7 +65,7 @@ extension GattCentral {
     /// The first receiver to connect to, and the other receivers the scan saw meanwhile.
     static func discover(
         _ bus: DBusConnection, adapterPath: String, timeout: Duration, minimumRSSI: Int16?, excluding: Set<String>,
-        known: Set<String>, recognises: (@Sendable ([UInt8]) -> Bool?)?
+        known: Set<String>, recognises: (@Sendable ([UInt8]) -> Bool?)?, onlyListed: Bool = false
     ) async throws(BlueZError) -> (device: String, others: Set<String>) {
         let added: AsyncStream<DBusObjectManagerEvent>
         let changed: AsyncStream<DBusPropertiesChanged>
@@ -81,7 +87,7 @@ extension GattCentral {
         let seen = Seen()
         let judge: @Sendable (String, [String: DBusValue]) -> Bool = { path, props in
             guard !excluding.contains(path) else { return false }
-            switch sighting(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI, recognises: recognises) {
+            switch sighting(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI, recognises: recognises, onlyListed: onlyListed) {
             case .listsUs, .plain:
                 seen.insert(path)
                 return true
@@ -95,7 +101,7 @@ extension GattCentral {
             let objects = try await bus.managedObjects(destination: BlueZ.service, path: "/")
             let cached = objects.keys.sorted().compactMap { path -> (String, Sighting)? in
                 guard let props = objects[path]?[BlueZ.device], !excluding.contains(path) else { return nil }
-                return (path, sighting(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI, recognises: recognises))
+                return (path, sighting(props, adapterPath: adapterPath, minimumRSSI: minimumRSSI, recognises: recognises, onlyListed: onlyListed))
             }
             if cached.contains(where: { $0.1 == .otherReceiver }) { othersSeen.set() }
             for (path, sighting) in cached where sighting == .listsUs || sighting == .plain { seen.insert(path) }

@@ -18,10 +18,11 @@ public enum GattCentral {
     /// lists receivers seen advertising earlier in this run: their objects are kept for this scan.
     /// `recognises` judges private-discovery data (docs/protocol.md §1.1): a receiver that lists
     /// this sender is tried first, one that does not is never tried, and if only such receivers
-    /// are seen for `notListedPatience` the scan ends with `notListed`.
+    /// are seen for `notListedPatience` the scan ends with `notListed`. `onlyListed`: only a
+    /// receiver whose data `recognises` says yes to is a candidate (a pairing sender).
     public static func connect(
         _ radio: RadioOptions, scanTime: Duration? = nil, excluding: Set<String> = [], known: Set<String> = [], bus: DBusConnection? = nil,
-        recognises: (@Sendable ([UInt8]) -> Bool?)? = nil, progress: @escaping @Sendable (ConnectStep) -> Void = { _ in }
+        recognises: (@Sendable ([UInt8]) -> Bool?)? = nil, onlyListed: Bool = false, progress: @escaping @Sendable (ConnectStep) -> Void = { _ in }
     ) async throws(BlueZError) -> PeerConnection {
         let connection: DBusConnection
         if let bus { connection = bus } else { connection = try await BlueZAdapter.systemBus() }
@@ -33,7 +34,7 @@ public enum GattCentral {
             while true {
                 let (device, others) = try await discover(
                     connection, adapterPath: adapterPath, timeout: max(.seconds(1), deadline - .now), minimumRSSI: radio.minimumRSSI,
-                    excluding: excluding, known: known, recognises: recognises)
+                    excluding: excluding, known: known, recognises: recognises, onlyListed: onlyListed)
                 progress(.found(device: device))
                 await waitForLinksToEnd(connection, adapterPath: adapterPath, refused: excluding, before: device)
                 if let failure = try await requestLink(connection, device: device) {

@@ -21,15 +21,18 @@ public struct BlueZConnector: PeerConnector {
     public let radio: RadioOptions
     /// Judges private-discovery data (nil: every receiver is a candidate, as before it).
     public let recognises: (@Sendable ([UInt8]) -> Bool?)?
+    /// Only receivers whose data `recognises` says yes to are candidates (`blesend pair`).
+    public let onlyListed: Bool
 
-    public init(radio: RadioOptions, recognises: (@Sendable ([UInt8]) -> Bool?)? = nil) {
+    public init(radio: RadioOptions, recognises: (@Sendable ([UInt8]) -> Bool?)? = nil, onlyListed: Bool = false) {
         self.radio = radio
         self.recognises = recognises
+        self.onlyListed = onlyListed
     }
 
     public func connect(scanTime: Duration, excluding: Set<String>, known: Set<String>,
                         progress: @escaping @Sendable (ConnectStep) -> Void) async throws(BlueZError) -> PeerConnection {
-        try await GattCentral.connect(radio, scanTime: scanTime, excluding: excluding, known: known, recognises: recognises, progress: progress)
+        try await GattCentral.connect(radio, scanTime: scanTime, excluding: excluding, known: known, recognises: recognises, onlyListed: onlyListed, progress: progress)
     }
 }
 

@@ -21,6 +21,9 @@ public struct SessionConfiguration: Sendable {
 
     /// What the sender waits for the receiver's answer beyond `approvalTimeout` (the answer's trip).
     public static let approvalMargin = Duration.seconds(10)
+    /// Pairing (docs/protocol.md §9): how long a side waits for the answer to P2 (P3) and to P3
+    /// (P4) once the code is in. No person is asked in between: only a key is written.
+    public static let pairingAnswerTimeout = Duration.seconds(30)
 
     public init(link: LinkConfiguration = .init(), handshakeTimeout: Duration = .seconds(10),
                 rekeyAfterRecords: UInt64 = 65_536, idleTimeout: Duration = .seconds(30),

@@ -1,5 +1,6 @@
 import Framing
 import Handshake
+import Pairing
 import Record
 import Transfer
 import Pipeline
@@ -37,6 +38,9 @@ public enum SessionError: Error, Equatable, Sendable {
     case handshake(HandshakeError)
     /// The transfer layer stopped: the authenticated peer broke its rules, or a local file failed.
     case transfer(TransferError)
+    /// Pairing (`blesend pair`, `blerecv pair`, docs/protocol.md §9) failed: a wrong code, a
+    /// receiver that is not pairing or is busy, a peer that broke the rules. Nothing was pinned.
+    case pairing(PairingError)
 
     public enum RefusalReason: Equatable, Sendable {
         case malformedHandshake
@@ -66,7 +70,7 @@ extension SessionError {
         case .linkLost, .handshakeTimeout, .record, .framing: true
         // A busy receiver is worth coming back to, but when it says: `ReconnectPolicy`'s call.
         case .refusedByPeer, .notApprovedByPeer, .notTrustedByPeer, .approvalTimeout, .peerNotAuthenticated, .refusedSender, .handshake, .transfer,
-             .receiverBusy: false
+             .receiverBusy, .pairing: false
         }
     }
 

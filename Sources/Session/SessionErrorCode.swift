@@ -1,5 +1,6 @@
 import Framing
 import Handshake
+import Pairing
 import Record
 import Transfer
 
@@ -23,6 +24,7 @@ extension SessionError {
         case .framing(let cause): "framing." + cause.code
         case .handshake(let cause): "handshake." + cause.code
         case .transfer(let cause): "transfer." + cause.code
+        case .pairing(let cause): "pairing." + cause.code
         }
     }
 }

@@ -73,7 +73,7 @@ public enum EndpointRunner {
     /// Runs one connection on a real-time pump of its own, on a thread of its own, while the
     /// calling task waits; cancelling the task wakes the pump, which then ends the connection as
     /// a lost link.
-    private static func drive<E: DatagramEndpoint>(_ endpoint: inout E, over transport: any DatagramTransport,
+    static func drive<E: DatagramEndpoint>(_ endpoint: inout E, over transport: any DatagramTransport,
                                                    clock: some EndpointClock, inputs: some EndpointInputs<E.Input>,
                                                    report: ([E.Event]) -> Void) async throws(SessionError) -> Ending
         where E.Failure == SessionError {
