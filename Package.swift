@@ -75,7 +75,7 @@ let package = Package(
 
         // Command line.
         .target(name: "BlesendCLI", dependencies: [
-            "Session", "SessionRunner", "Admission", "Keys", "BlueZ", "Storage", "Durable", "Handshake", "Pipeline", "Discovery", "CClockCalls", "CFileCalls",
+            "Session", "SessionRunner", "Admission", "Keys", "BlueZ", "Pairing", "Storage", "Durable", "Handshake", "Pipeline", "Discovery", "CClockCalls", "CFileCalls",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

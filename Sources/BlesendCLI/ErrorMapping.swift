@@ -1,5 +1,6 @@
 import BlueZ
 import Keys
+import Pairing
 import Session
 import Storage
 import Transfer
@@ -127,6 +128,28 @@ extension CLIError {
             // Only an authenticated receiver can have said this (the sender's view).
             self.init(.protocolViolation, "the receiver broke the protocol: \(cause); stopped without sending more",
                       hint: "the receiver runs a faulty or incompatible implementation; files it confirmed are saved")
+        case .pairing(let cause):
+            self.init(cause)
+        }
+    }
+
+    /// Pairing's failures, each said so that nobody takes the pairing for done: nothing was pinned.
+    init(_ error: PairingError) {
+        switch error {
+        case .wrongCode:
+            self.init(.notPaired, "the code did not match: nothing was pinned on either machine",
+                      hint: "blerecv pair shows a new code after a failed attempt: run blesend pair again and type that one")
+        case .busy:
+            self.init(.receiverBusy, "the receiver is pairing with another sender right now; nothing was pinned",
+                      hint: "try again in a minute")
+        case .refused:
+            self.init(.peerRefused, "that receiver is not pairing; nothing was pinned",
+                      hint: "run `blerecv pair` on the receiving machine first, then blesend pair here")
+        case .notPinned:
+            self.init(.localIO, "the peer's key could not be written; the pairing did not finish")
+        case .malformed, .invalidShare, .outOfOrder:
+            self.init(.notPaired, "the other side broke the pairing rules (\(error.code)); nothing was pinned",
+                      hint: "if this repeats, a device nearby may be interfering: pair again, close together")
         }
     }
 

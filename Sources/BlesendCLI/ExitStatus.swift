@@ -37,6 +37,9 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     /// privacy off), or whose privacy setting could not be read: its advertisements would be
     /// linked by the address whatever they carry.
     case addressNotPrivate = 78
+    /// Pairing (`blesend pair`, `blerecv pair`) did not finish: a wrong code, no attempt in time,
+    /// or the peer broke off. Nothing was pinned on this side.
+    case notPaired = 79
     /// Stopped by SIGINT (Ctrl-C) or SIGTERM; partial files were removed.
     case interrupted = 130
 
@@ -57,6 +60,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .receiverBusy: "receiver busy or not answering"
         case .protocolViolation: "the peer broke the protocol"
         case .addressNotPrivate: "private discovery needs LE privacy"
+        case .notPaired: "pairing did not finish; nothing pinned"
         case .interrupted: "interrupted by a signal"
         }
     }

@@ -60,6 +60,14 @@ final class Reporter: @unchecked Sendable {
         writeError(TerminalText.sanitized(text) + "\n")
     }
 
+    /// A line the user cannot do without (a pairing code to type): said under `--quiet` too;
+    /// with `--json` the event carries it instead.
+    func sayAlways(_ text: String) {
+        guard !options.json else { return }
+        clearLine()
+        writeError(TerminalText.sanitized(text) + "\n")
+    }
+
     /// Where a set of several files stands: files finished, bytes confirmed of all of them.
     struct SetProgress {
         var files: Int

@@ -30,7 +30,12 @@ public struct TransferExtensions: OptionSet, Hashable, Sendable, CustomStringCon
     /// that the receiver it pinned refused it, and stops looking for another (§8.7).
     public static let notTrusted = TransferExtensions(rawValue: 1 << 5)
 
-    /// Every extension this implementation knows.
+    /// Listed, never asked for in a `hello`: the receiver runs `blerecv pair` and takes only
+    /// pairing connections (§9), whose first message is P1, not Noise's message 1. A sender that
+    /// wants to pair connects only to a receiver that lists it.
+    public static let pairing = TransferExtensions(rawValue: 1 << 6)
+
+    /// Every extension this implementation asks for and grants in a `hello` (not `pairing`).
     public static let known: TransferExtensions = [.compression, .pipelining, .folders, .firstContact, .busy, .notTrusted]
 
     public var description: String {
@@ -41,7 +46,8 @@ public struct TransferExtensions: OptionSet, Hashable, Sendable, CustomStringCon
         if contains(.firstContact) { names.append("first contact") }
         if contains(.busy) { names.append("busy") }
         if contains(.notTrusted) { names.append("not trusted") }
-        let unknown = rawValue & ~Self.known.rawValue
+        if contains(.pairing) { names.append("pairing") }
+        let unknown = rawValue & ~Self.known.rawValue & ~Self.pairing.rawValue
         if unknown != 0 { names.append("0x" + String(unknown, radix: 16)) }
         return names.isEmpty ? "none" : names.joined(separator: ", ")
     }

@@ -13,8 +13,32 @@ enum KeyLocation {
 
     static var defaultPath: String { defaultDirectory + "/id" }
 
+    /// The sender's address book: the receivers it pinned, `NAME.pub` (`blesend pair`).
+    static var addressBook: String { defaultDirectory + "/receivers" }
+
+    /// The receiver's trust directory when none is given.
+    static var trustDirectory: String { defaultDirectory + "/trusted" }
+
     static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
+    }
+
+    /// Our key pair; at the default path, made first if there is none there (pairing: a new
+    /// user's first command). A key named with `--key` must exist.
+    static func loadOrMakeIdentity(_ path: String?, tool: String) throws(CLIError) -> Identity {
+        if path == nil, access(defaultPath, F_OK) != 0, errno == ENOENT {
+            _ = mkdir(defaultDirectory.components.dropLast().joined(separator: "/"), 0o755)
+            _ = mkdir(defaultDirectory, 0o700)
+            let identity = Identity.generate()
+            do throws(KeyError) {
+                try KeyFile.writeKeyPair(identity, path: defaultPath, force: false)
+            } catch {
+                throw CLIError(error)
+            }
+            Console.err("\(tool): made this machine's key pair: \(defaultPath) (secret) and \(defaultPath).pub; fingerprint \(identity.publicKey.fingerprint)\n")
+            return identity
+        }
+        return try loadIdentity(path)
     }
 
     static func loadIdentity(_ path: String?) throws(CLIError) -> Identity {

@@ -13,7 +13,7 @@ public struct BlesendCommand: AsyncParsableCommand {
           blesend doctor                              # is Bluetooth set up right?
         """,
         version: BlesendVersion.line(tool: "blesend"),
-        subcommands: [Send.self, Keygen.self, Pubkey.self, SentHistory.self, SenderDoctor.self],
+        subcommands: [Send.self, SenderPair.self, Keygen.self, Pubkey.self, SentHistory.self, SenderDoctor.self],
         defaultSubcommand: Send.self)
 
     public init() {}
@@ -32,7 +32,7 @@ public struct BlerecvCommand: AsyncParsableCommand {
           blerecv doctor                                   # is Bluetooth set up right?
         """,
         version: BlesendVersion.line(tool: "blerecv"),
-        subcommands: [Receive.self, Trust.self, Partials.self, ReceivedHistory.self, ReceiverDoctor.self],
+        subcommands: [Receive.self, ReceiverPair.self, Trust.self, Partials.self, ReceivedHistory.self, ReceiverDoctor.self],
         defaultSubcommand: Receive.self)
 
     public init() {}

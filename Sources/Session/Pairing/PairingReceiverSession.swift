@@ -12,6 +12,9 @@ import Pipeline
 /// A session made `busy` answers the sender with the one-byte `busy` and ends (`answered`).
 public struct PairingReceiverSession {
     public enum Event: Equatable, Sendable {
+        /// P2 sent: the sender holds its one guess at the code. Unless it pairs now, the code is
+        /// used up (docs/protocol.md §9, "Rules").
+        case codeTried
         /// P3 read: pin `sender`, then hand in `.pinned` (or `.notPinned`).
         case senderProven(PairingPeer)
         /// P4 sent: paired with `sender` (the connection ends once P4 is acknowledged).
@@ -64,7 +67,8 @@ public struct PairingReceiverSession {
         case .awaitingPin(let peer): events.append(.senderProven(peer))
         case .paired(let peer): events.append(.paired(sender: peer))
         case .answered(let why): events.append(.answered(why))
-        case .awaitingMessage1, .awaitingMessage3: break
+        case .awaitingMessage3: events.append(.codeTried)
+        case .awaitingMessage1: break
         }
     }
 }
