@@ -91,7 +91,8 @@ cases() {
     e2e-main) awk '/^read -r -d .. MAIN_CASES/ { on = 1; next } /^TABLE$/ { on = 0 }
                    on && /^@/ { print substr($0, 2) } on && !/^[@+]/ { sub(/ \| .*/, ""); print }' Tests/Lab/e2e.sh;;
     e2e-mtu) echo "run_mtu: forced small MTU"; echo "run_att: EATT off, ATT on CID 4";;
-    e2e-discovery) echo "run_discovery: private discovery, two receivers"; echo "run_receivers: two ordinary receivers";;
+    e2e-discovery) echo "run_discovery: private discovery, two receivers"; echo "run_receivers: two ordinary receivers"
+                   echo "run_pairing: pairing by a short code, a wrong code, a relay in the middle";;
     senders) suite_cases Tests/Lab/senders.sh;;
     faults) suite_cases Tests/Lab/faults.sh | grep -vx soak;;
     soak) echo soak;;

@@ -12,6 +12,7 @@
 #         lab because btvirt cannot give one controller two links (lab/README.md, "Two links on
 #         one controller"); it is the reproducer, and the acceptance case once the lab can.
 #   first-contact  only the blerecv --ask case (also part of main)
+#   pairing  only the pairing cases (also part of discovery; three controllers: the relay is on hci2)
 #   cut   only the link-cut-and-resume case (also part of main), E2E_REPEAT times (default 3)
 # Runs inside the VM after bt-up.sh (BLESEND_LAB_BT=1): receiver blerecv on hci0 (00:AA:01:00:00:00),
 # sender blesend on hci1. Binaries: $BLESEND_BIN (default .build/debug). Prints "ok - name" /
@@ -728,12 +729,141 @@ run_busy() {
   stop_recv
 }
 
+# =====================================================================================
+# Pairing by a short code (issue 33), in the discovery boot (three controllers: the relay case
+# puts a device of its own on hci2). Every machine starts from nothing: its own
+# XDG_CONFIG_HOME, no key, no trust, no address book (pair makes the key pair).
+# pair_recv NAME DIR ADAPTER [args...]: `blerecv pair` in the background as a fresh machine whose
+# config is DIR; waits for its first code. Sets PRPID, PRLOG, PCODE.
+pair_recv() {
+  local name=$1 dir=$2 adapter=$3; shift 3
+  PRLOG=$W/logs/pair-recv-$name
+  : > "$PRLOG.out"; : > "$PRLOG.err"
+  XDG_CONFIG_HOME=$dir "$RECV" pair --adapter "$adapter" --json --timeout 150 "${RECV_LINKS[@]}" "$@" > "$PRLOG.out" 2> "$PRLOG.err" &
+  PRPID=$!
+  PIDS+=("$PRPID")
+  PCODE=""
+  wait_for "$PRLOG.out" '"pairing-code"' 30 "$PRPID" || return 1
+  PCODE=$(pair_code 1 "$PRLOG.out")
+}
+pair_code() { grep -oE '"code":"[0-9]{4} [0-9]{4}"' "$2" | sed -n "${1}p" | grep -oE '[0-9]{4} [0-9]{4}'; }   # pair_code N LOG: the Nth code shown
+# pair_send NAME DIR ADAPTER CODE [args...]: `blesend pair` as a fresh machine whose config is DIR. Sets SRC, SLOG.
+pair_send() {
+  local name=$1 dir=$2 adapter=$3 code=$4; shift 4
+  SLOG=$W/logs/pair-send-$name
+  local t; t=$(now)
+  SRC=0
+  XDG_CONFIG_HOME=$dir timeout -k 5 90 "$SEND" pair --adapter "$adapter" --code "$code" --timeout 40 --json "$@" > "$SLOG.out" 2> "$SLOG.err" || SRC=$?
+  SEND_SECS=$(elapsed "$t")
+  log "blesend pair $name: exit $SRC after ${SEND_SECS}s"
+}
+key_of() { grep -v '^#' "$1" 2>/dev/null | head -n 1; }   # key_of PUB: its key line
+pub_count() { find "$1" -name '*.pub' 2>/dev/null | wc -l; }   # pub_count DIR
+holds_key() { grep -qF "$(key_of "$2")" "$1"/*.pub 2>/dev/null; }   # holds_key DIR PUB
+
+run_pairing() {
+  local r=$W/pair-r s=$W/pair-s rrc
+  mkdir -p "$r" "$s"
+  begin "pairing: two fresh machines pair by the code alone (blerecv pair shows it, blesend pair types it); each pins the other; then blesend --to NAME sends a file"
+  if pair_recv ok "$r" hci0; then
+    pair_send ok "$s" hci1 "$PCODE" --name office
+    check "blesend pair exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
+    wait_pid "$PRPID" 20; rrc=$WRC
+    check "blerecv pair exit $rrc, want $EXIT_SUCCESS" [ "$rrc" = "$EXIT_SUCCESS" ]
+    check "the sender's address book does not hold the receiver's key as office.pub" holds_key "$s/blesend/receivers" "$r/blesend/id.pub"
+    check "the receiver's address book entry is not office.pub" [ -f "$s/blesend/receivers/office.pub" ]
+    check "the receiver's trust directory does not hold the sender's key" holds_key "$r/blesend/trusted" "$s/blesend/id.pub"
+    check "the trust directory is mode $(stat -c %a "$r/blesend/trusted"), want 700" [ "$(stat -c %a "$r/blesend/trusted")" = 700 ]
+    check "no paired event from blesend" has_event "$SLOG.out" paired
+    check "no paired event from blerecv" has_event "$PRLOG.out" paired
+    echo "# METRIC pairing_s=$SEND_SECS"
+    # The first file, by the name alone, into the default trust directory.
+    RECV_LOG=$W/logs/recv-paired
+    XDG_CONFIG_HOME=$r "$RECV" --adapter hci0 --out "$W/out-paired" --once --json "${RECV_LINKS[@]}" > "$RECV_LOG.out" 2> "$RECV_LOG.err" &
+    RECV_PID=$!
+    PIDS+=("$RECV_PID")
+    if wait_for2 "$RECV_LOG.out" '"listening"' "$RECV_LOG.err" 'waiting for senders' 30 "$RECV_PID"; then
+      SLOG=$W/logs/send-paired
+      SRC=0
+      XDG_CONFIG_HOME=$s timeout -k 5 90 "$SEND" --adapter hci1 --timeout 40 --to office "$W/files/k20.bin" > "$SLOG.out" 2> "$SLOG.err" || SRC=$?
+      check "blesend --to office exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
+      check "k20.bin differs or missing" same "$W/files/k20.bin" "$W/out-paired/k20.bin"
+    else
+      fail "blerecv with the default trust directory did not start: $(tail -n 2 "$RECV_LOG.err" | tr '\n' ' ')"
+    fi
+    wait_pid "$RECV_PID" 20
+    RECV_PID=""
+  else
+    fail "blerecv pair showed no code: $(tail -n 3 "$PRLOG.err" | tr '\n' ' ')"
+  fi
+  end "$SLOG.err" "$PRLOG.err" "$RECV_LOG.err"
+
+  begin "pairing: a wrong code pins nothing on either machine (blesend exits $EXIT_NOT_PAIRED, both say so); blerecv shows a new code after its pause, and that one pairs"
+  local r2=$W/pair-r2 s2=$W/pair-s2 code2
+  mkdir -p "$r2" "$s2"
+  if pair_recv wrong "$r2" hci0; then
+    pair_send wrong "$s2" hci1 "$(other_code "$PCODE")"
+    check "blesend pair (wrong code) exit $SRC, want $EXIT_NOT_PAIRED" [ "$SRC" = "$EXIT_NOT_PAIRED" ]
+    check "blesend does not say the code did not match" grep -q 'code did not match' "$SLOG.err"
+    check "the sender pinned something" [ "$(pub_count "$s2/blesend/receivers")" = 0 ]
+    check "the receiver trusted something" [ "$(pub_count "$r2/blesend/trusted")" = 0 ]
+    wait_for "$PRLOG.out" '"pairing-failed"' 20 "$PRPID" || fail "blerecv did not say the attempt failed"
+    wait_until 20 --pid "$PRPID" sh -c "[ \"\$(grep -c '\"pairing-code\"' '$PRLOG.out')\" -ge 2 ]" || fail "blerecv showed no new code"
+    code2=$(pair_code 2 "$PRLOG.out")
+    check "the new code is the old one" [ "$code2" != "$PCODE" ]
+    pair_send retry "$s2" hci1 "$code2"
+    check "blesend pair (the new code) exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
+    wait_pid "$PRPID" 20; rrc=$WRC
+    check "blerecv pair exit $rrc, want $EXIT_SUCCESS" [ "$rrc" = "$EXIT_SUCCESS" ]
+    check "the receiver does not trust the sender after the second attempt" holds_key "$r2/blesend/trusted" "$s2/blesend/id.pub"
+  else
+    fail "blerecv pair showed no code"
+  fi
+  end "$SLOG.err" "$PRLOG.err"
+
+  begin "pairing: a relay in the middle with keys of its own (on hci2) gets nothing pinned on either machine, and both users see the attempt fail"
+  local r3=$W/pair-r3 s3=$W/pair-s3 m=$W/pair-m mr=$W/pair-mr rcode mrc
+  mkdir -p "$r3" "$s3" "$m" "$mr"
+  if pair_recv relay "$r3" hci0; then
+    rcode=$PCODE
+    # The relay's side that faces the receiver: a pairing sender with its own key and a guess.
+    pair_send relay-to-recv "$m" hci2 "$(other_code "$rcode")"
+    check "the relay (facing the receiver) exit $SRC, want $EXIT_NOT_PAIRED" [ "$SRC" = "$EXIT_NOT_PAIRED" ]
+    wait_for "$PRLOG.out" '"pairing-failed"' 20 "$PRPID" || fail "the receiver's user was not told the attempt failed"
+    check "the receiver trusted the relay's key" [ "$(pub_count "$r3/blesend/trusted")" = 0 ]
+    kill -INT "$PRPID" 2>/dev/null
+    wait_pid "$PRPID" 20
+    check "blerecv pair (Ctrl-C) exit $WRC, want $EXIT_INTERRUPTED" [ "$WRC" = "$EXIT_INTERRUPTED" ]
+    check "the receiver trusted something after Ctrl-C" [ "$(pub_count "$r3/blesend/trusted")" = 0 ]
+    # The relay's side that faces the sender: a pairing receiver with its own key and code; the
+    # sender's user types the code the real receiver showed.
+    local saved=$PRLOG
+    if pair_recv relay-as-recv "$mr" hci2; then
+      pair_send relay "$s3" hci1 "$rcode"
+      check "the sender (facing the relay) exit $SRC, want $EXIT_NOT_PAIRED" [ "$SRC" = "$EXIT_NOT_PAIRED" ]
+      check "the sender's user is not told the code did not match" grep -q 'code did not match' "$SLOG.err"
+      check "the sender pinned the relay's key" [ "$(pub_count "$s3/blesend/receivers")" = 0 ]
+      check "the relay got the sender's key trusted" [ "$(pub_count "$mr/blesend/trusted")" = 0 ]
+      kill -INT "$PRPID" 2>/dev/null
+      wait_pid "$PRPID" 20; mrc=$WRC
+      log "relay as receiver: exit $mrc"
+    else
+      fail "the relay's blerecv pair showed no code"
+    fi
+    end "$SLOG.err" "$saved.err" "$PRLOG.err"
+  else
+    fail "blerecv pair showed no code"
+    end "$PRLOG.err"
+  fi
+}
+
 log "e2e group '$GROUP', binaries in $BIN"
 case "$GROUP" in
   main) run_main ;;
   mtu) run_mtu 1; run_att ;;
   all) run_mtu 0; run_main ;;
-  discovery) run_discovery; run_receivers ;;
+  discovery) run_discovery; run_receivers; run_pairing ;;
+  pairing) run_pairing ;;
   receivers) run_receivers ;;
   busy) run_busy ;;
   cut) for _ in $(seq 1 "${E2E_REPEAT:-3}"); do run_cut; done ;;

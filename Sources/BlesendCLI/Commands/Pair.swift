@@ -120,6 +120,10 @@ struct ReceiverPair: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds to wait for a sender to pair (the codes' lifetime).", valueName: "seconds"))
     var timeout: Int = 300
 
+    @Flag(name: .customLong("one-link"), help: ArgumentHelp(
+        "Stay unconnectable while a sender is connected (a controller that cannot hold two LE links): a second sender then finds no receiver instead of being told busy."))
+    var oneLink = false
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -137,7 +141,7 @@ struct ReceiverPair: AsyncParsableCommand {
             do { _ = try TrustStore.load(directory: directory) } catch { throw CLIError(error) }
             let operation = PairReceiverOperation(
                 identity: identity, ownName: PairingNames.thisMachine, peerName: name, trustDirectory: directory,
-                adapter: adapter, lifetime: .seconds(timeout), reporter: reporter)
+                adapter: adapter, lifetime: .seconds(timeout), oneLink: oneLink, reporter: reporter)
             try await operation.run()
         }
     }

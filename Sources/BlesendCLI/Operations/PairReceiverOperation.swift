@@ -20,6 +20,8 @@ struct PairReceiverOperation {
     let trustDirectory: String
     let adapter: String?
     let lifetime: Duration
+    /// No spare advertisement while a sender is connected (`--one-link`).
+    var oneLink = false
     let reporter: Reporter
 
     /// What the run ends with: the sender pinned, and the file its key is in.
@@ -49,7 +51,7 @@ struct PairReceiverOperation {
             throw CLIError(error, adapter: adapter)
         }
         // One spare advertisement: a second sender can connect while one pairs, to be told `busy`.
-        await peripheral.observeLinks(spares: 1) { _, _ in }
+        await peripheral.observeLinks(spares: oneLink ? 0 : 1) { _, _ in }
         let cleanup = Interrupts.shared.add { await peripheral.close() }
         defer { Interrupts.shared.remove(cleanup) }
         if let code = shared.desk.withLock({ $0.code }) { show(code) }
