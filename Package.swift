@@ -132,6 +132,7 @@ let package = Package(
         .testTarget(name: "DurableTests", dependencies: ["Durable", "Handshake", "TestDoubles", "Transfer", "Pipeline", "Storage", "Sodium"]),
         .testTarget(name: "SessionTests", dependencies: [
             "Session", "Simulation", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Storage", "Handshake", "Sodium", "Pipeline", "Zstd",
+            "Pairing",
         ]),
         .testTarget(name: "SessionRunnerTests", dependencies: [
             "SessionRunner", "Admission", "Session", "Framing", "MemoryTransport", "TestDoubles", "Keys", "Transfer", "Pipeline", "SocketIO",
@@ -139,7 +140,7 @@ let package = Package(
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
         .testTarget(name: "CLITests", dependencies: [
             "BlesendCLI", "BlueZ", "L2CAP", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Transfer", "Pipeline", "Keys", "TestSupport", "Discovery", "Sodium", "Durable", "Storage",
-            "BluetoothdStandIn", .product(name: "Logging", package: "swift-log"),
+            "BluetoothdStandIn", "Pairing", .product(name: "Logging", package: "swift-log"),
         ]),
         // The attack table of docs/threat-model.md: one test per row, real pipeline, real folders.
         .testTarget(name: "AttackTableTests", dependencies: [
