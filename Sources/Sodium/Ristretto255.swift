@@ -85,8 +85,9 @@ public enum Ristretto255 {
         }
     }
 
-    /// Whether `bytes` is the canonical encoding of a point other than the identity
-    /// (`crypto_core_ristretto255_is_valid_point`).
+    /// Whether `bytes` is the canonical encoding of a group element
+    /// (`crypto_core_ristretto255_is_valid_point`). In libsodium 1.0.18 the identity (32 zero
+    /// bytes) counts as valid: CPace's identity check is `multiply`'s, not this.
     public static func isValidPoint(_ bytes: some Collection<UInt8>) -> Bool {
         LibSodium.requireInitialized()
         guard bytes.count == pointLength else { return false }

@@ -29,8 +29,10 @@ import Testing
             let encoded = try #require(bytes(hex: point))
             #expect(throws: SodiumError.invalidGroupElement) { try Ristretto255.multiply(scalar: scalar, point: encoded) }
             #expect(throws: SodiumError.invalidGroupElement) { try Ristretto255.multiply(scalar: scalar, point: SecureBytes(copying: encoded)) }
-            #expect(!Ristretto255.isValidPoint(encoded))
         }
+        // A non-canonical encoding is not a point; the identity is one (which `multiply` refuses).
+        #expect(!Ristretto255.isValidPoint(try #require(bytes(hex: "2b3c6b8c4f3800e7aef6864025b4ed79bd599117e427c41bd47d93d654b4a51c"))))
+        #expect(Ristretto255.isValidPoint(Ristretto255.identity))
         #expect(throws: SodiumError.invalidGroupElement) { try Ristretto255.multiply(scalar: scalar, point: [UInt8](repeating: 1, count: 31)) }
         #expect(throws: SodiumError.invalidKeyLength) {
             try Ristretto255.multiply(scalar: SecureBytes(count: 31), point: try #require(bytes(hex: Self.basePoint)))
