@@ -1,8 +1,9 @@
 import Sodium
 
-/// CPace-RISTR255-SHA512 (draft-irtf-cfrg-cpace-21: §5 the protocol, §6.1 the generator string,
-/// §6.3 ristretto255), in the initiator-responder setting, on libsodium. Checked against the
-/// draft's vectors (Tests/Vectors/cpace).
+/// CPace-RISTR255-SHA512 (draft-irtf-cfrg-cpace-21: "CPace protocol instructions", "Common
+/// function for computing generators", "CPace group objects G_Ristretto255 and G_Decaf448"), in
+/// the initiator-responder setting, on libsodium. Checked against the draft's vectors
+/// (Tests/Vectors/cpace, from its appendix B.3).
 ///
 ///     gen_str = lv_cat(DSI, PRS, zero_bytes(len_zpad), CI, sid)
 ///     len_zpad = max(0, 128 - 1 - len(prepend_len(PRS)) - len(prepend_len(DSI)))
