@@ -50,6 +50,9 @@ let package = Package(
         .target(name: "Record", dependencies: ["Pipeline", "Sodium"]),
         .target(name: "Transfer", dependencies: ["Pipeline", .product(name: "DequeModule", package: "swift-collections")]),
         .target(name: "Keys", dependencies: ["Sodium"]),
+        // Pairing two machines by one short code (docs/protocol.md §9): CPace on ristretto255, then
+        // the static keys under its key; sans-IO messages and state machines only.
+        .target(name: "Pairing", dependencies: ["Sodium", "Keys"]),
         // Private discovery: the service data from which a receiver's trusted senders recognise it.
         .target(name: "Discovery", dependencies: ["Keys", "Sodium"]),
         // Durable state, one home: one disk protocol, one framed and checksummed record format, the
@@ -127,6 +130,7 @@ let package = Package(
         .testTarget(name: "RecordTests", dependencies: ["Record", "Sodium", "TestSupport"]),
         .testTarget(name: "TransferTests", dependencies: ["Transfer", "TestDoubles", "Pipeline"]),
         .testTarget(name: "KeysTests", dependencies: ["Keys"]),
+        .testTarget(name: "PairingTests", dependencies: ["Pairing", "Keys", "Sodium", "Handshake", "TestSupport"]),
         .testTarget(name: "DiscoveryTests", dependencies: ["Discovery", "Keys", "Sodium", "CSodium"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Durable", "Transfer", "TestDoubles", "Sodium", "Pipeline"]),
         .testTarget(name: "DurableTests", dependencies: ["Durable", "Handshake", "TestDoubles", "Transfer", "Pipeline", "Storage", "Sodium"]),

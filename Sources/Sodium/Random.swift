@@ -17,4 +17,11 @@ public enum Random {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
         randombytes_buf(base, buffer.count)
     }
+
+    /// A uniformly distributed number in `0..<upperBound` (`randombytes_uniform`: rejection
+    /// sampling, no modulo bias). 0 for an `upperBound` below 2.
+    public static func uniform(_ upperBound: UInt32) -> UInt32 {
+        LibSodium.requireInitialized()
+        return randombytes_uniform(upperBound)
+    }
 }

@@ -10,6 +10,9 @@ public enum SodiumError: Error, Equatable, Sendable {
     case authenticationFailed
     /// X25519 with this public key gives the all-zero shared secret (a low-order point).
     case weakPublicKey
+    /// A ristretto255 encoding that is not a canonical group element, or a scalar multiplication
+    /// whose input or result is the identity element (the checks CPace's `scalar_mult_vfy` asks for).
+    case invalidGroupElement
     /// The message is longer than the primitive allows.
     case messageTooLong
     /// A caller-provided output buffer cannot hold the result.
