@@ -17,6 +17,8 @@ public enum PairingError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidShare
     /// A call in the wrong state, or any call after a failure.
     case outOfOrder
+    /// The receiver could not write the proven sender's key (its own disk), so it sends no P4.
+    case notPinned
 
     /// A stable name for logs, JSON events and tests: the case name.
     public var code: String {
@@ -27,6 +29,7 @@ public enum PairingError: Error, Equatable, Sendable, CustomStringConvertible {
         case .busy: "busy"
         case .invalidShare: "invalidShare"
         case .outOfOrder: "outOfOrder"
+        case .notPinned: "notPinned"
         }
     }
 

@@ -1,5 +1,6 @@
 import Pairing
 import Pipeline
+import Synchronization
 import Testing
 @testable import BlesendCLI
 
@@ -7,11 +8,14 @@ import Testing
 /// must answer.
 struct PairingDeskTests {
     /// Codes 1111 0001, 1111 0002, ... in order, so a table can name them.
-    private static func codes() -> () -> PairingPasscode {
-        var next = 0
+    private static func codes() -> @Sendable () -> PairingPasscode {
+        let next = Mutex(0)
         return {
-            next += 1
-            return PairingPasscode(typed: String(11_110_000 + next))!
+            let number = next.withLock { value in
+                value += 1
+                return value
+            }
+            return PairingPasscode(value: UInt32(11_110_000 + number))!
         }
     }
 

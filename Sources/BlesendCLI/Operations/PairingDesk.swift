@@ -21,7 +21,7 @@ struct PairingDesk {
     static let firstPause = Duration.seconds(5)
     static let longestPause = Duration.seconds(300)
 
-    private let makeCode: () -> PairingPasscode
+    private let makeCode: @Sendable () -> PairingPasscode
     /// The code on show; nil while an attempt runs or during a pause.
     private(set) var code: PairingPasscode?
     private(set) var attemptOpen = false
@@ -30,7 +30,7 @@ struct PairingDesk {
     private(set) var pausedUntil: Instant?
     let deadline: Instant
 
-    init(now: Instant, lifetime: Duration, makeCode: @escaping () -> PairingPasscode = PairingPasscode.random) {
+    init(now: Instant, lifetime: Duration, makeCode: @escaping @Sendable () -> PairingPasscode = { PairingPasscode.random() }) {
         self.makeCode = makeCode
         deadline = now.advanced(by: lifetime)
         code = makeCode()

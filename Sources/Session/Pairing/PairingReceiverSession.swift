@@ -1,6 +1,7 @@
 import Keys
 import Pairing
 import Pipeline
+import Sodium
 
 /// The pairing receiver, sans-IO (`blerecv pair`, docs/protocol.md §9): one connection,
 ///
@@ -40,7 +41,7 @@ public struct PairingReceiverSession {
     /// is open, and this sender is told so.
     public init(identity: Identity, name: String, code: PairingPasscode, busy: Bool = false, maxDatagramSize: Int,
                 peerMaxDatagramSize: Int? = nil, now: Instant, configuration: SessionConfiguration = .init(),
-                random: @escaping (Int) -> [UInt8] = PairingRandom.bytes) throws(SessionError) {
+                random: @escaping PairingRandomSource = Random.bytes) throws(SessionError) {
         var responder: PairingResponder?
         if !busy {
             do {

@@ -49,14 +49,14 @@ struct PairingResponderLayer: Layer {
         switch stage {
         case .awaitingMessage1:
             guard var responder = responder.take() else {
-                answer(PairingAnswer.busy, as: .busy)
+                answer(PairingLayout.busyAnswer, as: .busy)
                 return
             }
             do {
                 down.append(try responder.readMessage1(message))
             } catch {
                 // Not a pairing message (an IK message 1, say): the refusal, which says nothing more.
-                answer(PairingAnswer.refused, as: error)
+                answer(PairingLayout.refusedAnswer, as: error)
                 return
             }
             self.responder = responder

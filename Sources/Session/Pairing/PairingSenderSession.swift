@@ -1,6 +1,7 @@
 import Keys
 import Pairing
 import Pipeline
+import Sodium
 
 /// The pairing sender, sans-IO (`blesend pair`, docs/protocol.md §9): one connection,
 ///
@@ -25,7 +26,7 @@ public struct PairingSenderSession {
     /// `code` is what the user typed.
     public init(identity: Identity, name: String, code: PairingPasscode, maxDatagramSize: Int, peerMaxDatagramSize: Int? = nil,
                 now: Instant, configuration: SessionConfiguration = .init(),
-                random: @escaping (Int) -> [UInt8] = PairingRandom.bytes) throws(SessionError) {
+                random: @escaping PairingRandomSource = Random.bytes) throws(SessionError) {
         let initiator: PairingInitiator
         do {
             initiator = try PairingInitiator(identity: identity, name: name, code: code, random: random)
