@@ -117,7 +117,7 @@ struct PairReceiverOperation {
                 case .senderProven(let peer):
                     inputs.post(pin(peer, shared: shared))
                 case .paired:
-                    finished.yield()
+                    break
                 case .answered(.busy):
                     reporter.say("blerecv: \(device) tried to pair while another pairing was open or paused: told busy")
                 case .answered:
@@ -130,13 +130,19 @@ struct PairReceiverOperation {
         await peripheral.disconnectPeer(of: link)
         await link.close()
         guard case .pair = decision else { return }
-        if shared.paired.withLock({ $0 != nil }) { return }
+        // Paired: the run ends once P4 went out and the link is closed (not before: P4 must arrive).
+        if shared.paired.withLock({ $0 != nil }) {
+            finished.yield()
+            return
+        }
         guard guessed else {
             shared.desk.withLock { $0.attemptUnused() }
             return
         }
         let until = shared.desk.withLock { $0.attemptFailed(now: clock.now) }
-        let why = failure.map { $0 == .pairing(.wrongCode) ? "the code did not match" : "it broke off (\($0.code))" } ?? "it broke off"
+        // (A sender whose code was wrong learns it from P2 and leaves: here that looks like a link
+        // that ended.)
+        let why = failure == .pairing(.wrongCode) ? "the code did not match" : "the sender did not prove the code (a wrong code, or it broke off)"
         let pause = until.duration(since: clock.now)
         reporter.event(JSONLine("pairing-failed", [("device", .string(device)), ("reason", .string(failure?.code ?? "linkLost")),
                                                    ("retry_in", .double(pause.seconds.rounded()))]))
