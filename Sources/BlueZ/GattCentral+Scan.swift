@@ -81,8 +81,7 @@ extension GattCentral {
         var filter: [String: DBusValue] = ["Transport": .string("le")]
         if recognises == nil { filter["UUIDs"] = .strings([BlesendGATT.serviceUUID]) }
         let scanFilter = filter   // for the restarts (bluetoothd forgets a client's filter when it stops)
-        _ = try await bus.bluez(adapterPath, BlueZ.adapter, "SetDiscoveryFilter", [.properties(filter)])
-        _ = try await bus.bluez(adapterPath, BlueZ.adapter, "StartDiscovery")
+        try await startDiscovery(bus, adapterPath: adapterPath, filter: filter)
         let othersSeen = Flag()
         let seen = Seen()
         let judge: @Sendable (String, [String: DBusValue]) -> Bool = { path, props in
@@ -139,19 +138,7 @@ extension GattCentral {
                         return nil
                     }
                     group.addTask {
-                        // bluetoothd 5.82 can drop the reports that arrive before its Start Service
-                        // Discovery completes (btvirt reports at once), and with the controller's
-                        // duplicate filter on those devices are not reported again until the scan
-                        // restarts, 10.24 s later (lab/README.md, "A scan often takes about 11 s").
-                        // Restart it ourselves meanwhile.
-                        while !Task.isCancelled {
-                            try? await Task.sleep(for: scanRestart)
-                            if Task.isCancelled { break }
-                            _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "StopDiscovery", timeout: .seconds(5))
-                            if Task.isCancelled { break }
-                            _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "SetDiscoveryFilter", [.properties(scanFilter)], timeout: .seconds(5))
-                            _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "StartDiscovery", timeout: .seconds(5))
-                        }
+                        await keepRestartingDiscovery(bus, adapterPath: adapterPath, filter: scanFilter)
                         return nil
                     }
                     group.addTask {
@@ -192,6 +179,30 @@ extension GattCentral {
         } catch {
             _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "StopDiscovery", timeout: .seconds(5))
             throw BlueZError.from(error as? DBusError ?? .cancelled)
+        }
+    }
+
+    /// Sets `filter` and starts discovery on the adapter (bluetoothd forgets a client's filter when
+    /// the client stops discovering, so every start sets it again).
+    static func startDiscovery(_ bus: DBusConnection, adapterPath: String, filter: [String: DBusValue]) async throws(BlueZError) {
+        _ = try await bus.bluez(adapterPath, BlueZ.adapter, "SetDiscoveryFilter", [.properties(filter)])
+        _ = try await bus.bluez(adapterPath, BlueZ.adapter, "StartDiscovery")
+    }
+
+    /// Restarts discovery every `scanRestart`, with `filter`, until the task is cancelled.
+    ///
+    /// bluetoothd 5.82 can drop the reports that arrive before its Start Service Discovery
+    /// completes (btvirt reports at once), and with the controller's duplicate filter on those
+    /// devices are not reported again until the scan restarts, 10.24 s later (lab/README.md, "A
+    /// scan often takes about 11 s"). Restart it ourselves meanwhile.
+    static func keepRestartingDiscovery(_ bus: DBusConnection, adapterPath: String, filter: [String: DBusValue]) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: scanRestart)
+            if Task.isCancelled { break }
+            _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "StopDiscovery", timeout: .seconds(5))
+            if Task.isCancelled { break }
+            _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "SetDiscoveryFilter", [.properties(filter)], timeout: .seconds(5))
+            _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "StartDiscovery", timeout: .seconds(5))
         }
     }
 
