@@ -11,9 +11,10 @@ public struct BlesendCommand: AsyncParsableCommand {
           blesend pubkey                              # show your key, to give to a receiver
           blesend --to <receiver key or .pub> FILE    # send
           blesend doctor                              # is Bluetooth set up right?
+          blesend scan                                # which receivers are near?
         """,
         version: BlesendVersion.line(tool: "blesend"),
-        subcommands: [Send.self, SenderPair.self, Keygen.self, Pubkey.self, SentHistory.self, SenderDoctor.self],
+        subcommands: [Send.self, SenderPair.self, Scan.self, Keygen.self, Pubkey.self, SentHistory.self, SenderDoctor.self],
         defaultSubcommand: Send.self)
 
     public init() {}
