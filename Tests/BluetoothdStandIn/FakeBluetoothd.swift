@@ -93,7 +93,7 @@ public final class FakeBluetoothd: Sendable {
         try await claimName()
     }
 
-    private func record(_ call: String) { calls.withLock { $0.append(call) } }
+    func record(_ call: String) { calls.withLock { $0.append(call) } }
 
     public func claimName() async throws {
         let reply = try await connection.call(
