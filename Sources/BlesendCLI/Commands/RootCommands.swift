@@ -7,13 +7,15 @@ public struct BlesendCommand: AsyncParsableCommand {
         abstract: "Send files over Bluetooth LE, encrypted and authenticated end to end.",
         discussion: """
         Start here:
-          blesend keygen                              # once: make your key pair
-          blesend pubkey                              # show your key, to give to a receiver
-          blesend --to <receiver key or .pub> FILE    # send
-          blesend doctor                              # is Bluetooth set up right?
+          blesend keygen                                          # once: make your key pair
+          blesend pubkey                                          # show your key, to give to a receiver
+          blesend receivers add <receiver key or .pub> --name pi  # pin the receiver's key once
+          blesend --to pi FILE                                    # send (or --to <key or .pub>)
+          blesend receivers list                                  # the receivers you pinned
+          blesend doctor                                          # is Bluetooth set up right?
         """,
         version: BlesendVersion.line(tool: "blesend"),
-        subcommands: [Send.self, Keygen.self, Pubkey.self, SentHistory.self, SenderDoctor.self],
+        subcommands: [Send.self, Keygen.self, Pubkey.self, Receivers.self, SentHistory.self, SenderDoctor.self],
         defaultSubcommand: Send.self)
 
     public init() {}
@@ -26,10 +28,14 @@ public struct BlerecvCommand: AsyncParsableCommand {
         abstract: "Receive files over Bluetooth LE from senders you trust.",
         discussion: """
         Start here:
-          blesend keygen                                   # once: make this machine's key pair
-          blerecv trust <sender key or .pub> --name alice --dir keys
-          blerecv --trust keys --out ~/Downloads
-          blerecv doctor                                   # is Bluetooth set up right?
+          blesend keygen                                     # once: make this machine's key pair
+          blesend pubkey                                     # the key senders pin (blesend receivers add)
+          blerecv trust add <sender key or .pub> --name alice   # trust a sender
+          blerecv --out ~/Downloads                          # receive (or --ask: asks about new senders)
+          blerecv trust list                                 # who is trusted; remove, rename
+          blerecv doctor                                     # is Bluetooth set up right?
+
+        The trust directory: \(KeyDirectoryLocation.trustRule) (--trust DIR for another).
         """,
         version: BlesendVersion.line(tool: "blerecv"),
         subcommands: [Receive.self, Trust.self, Partials.self, ReceivedHistory.self, ReceiverDoctor.self],
