@@ -91,7 +91,8 @@ public struct NamedKeyDirectory: Sendable, Equatable {
         let present = try entries()
         if let holder = present.first(where: { $0.key == key }) {
             if holder.name == name { return filePath(name) }
-            throw KeyError(.keyTaken, "this key is already in \(path) as \"\(holder.name)\"",
+            let already = kind == .trustedSenders ? "already trusted" : "already in the address book"
+            throw KeyError(.keyTaken, "this key is \(already) as \"\(holder.name)\" in \(path)",
                            hint: "to call it \(name) instead: \(command("rename \(holder.name) \(name)"))")
         }
         if let holder = present.first(where: { $0.name == name }) {
