@@ -18,6 +18,12 @@ public struct KeyError: Error, Equatable, Sendable, CustomStringConvertible {
         /// A trust directory, or a `.pub` file in it, that someone but its owner (us or root) may
         /// change: group- or world-writable, or owned by another user.
         case writableByOthers
+        /// A name in a trust directory or address book is held by another key.
+        case nameTaken
+        /// The key is already in that directory, under another name.
+        case keyTaken
+        /// No entry of that name or fingerprint in a trust directory or address book.
+        case unknownName
     }
 
     public var code: Code

@@ -43,15 +43,16 @@ public enum KeyFile {
         }
     }
 
-    /// A public key given on the command line: the key text itself, or the path of a `.pub` file.
+    /// A public key given on the command line: the key text itself (as pasted: `PublicKey(pasted:)`),
+    /// or the path of a `.pub` file.
     public static func resolvePublicKey(_ argument: String) throws(KeyError) -> PublicKey {
-        if argument.hasPrefix(KeyText.publicPrefix) { return try PublicKey(text: argument) }
-        if argument.hasPrefix(KeyText.secretPrefix) {
-            throw KeyError(.badEncoding, "that is a secret key; give the peer's public key (blesend-pub1:…) or its .pub file",
-                           hint: "never paste a secret key anywhere; make a new key pair if it was shared")
-        }
+        let bytes = Array(argument.utf8)
+        if bytes.trimmedASCIIWhitespace().starts(with: Array(KeyText.publicPrefix.utf8)) { return try PublicKey(pasted: bytes) }
+        if bytes.contains(prefix: Array(KeyText.secretPrefix.utf8)) { throw KeyError.secretWherePublic }
         var status = stat()
         guard stat(argument, &status) == 0 else {
+            // A pasted .pub file: comment lines, then the key.
+            if bytes.contains(prefix: Array(KeyText.publicPrefix.utf8)) { return try PublicKey(pasted: bytes) }
             throw KeyError(.badEncoding, "\(argument) is neither a public key (blesend-pub1:…) nor a readable .pub file")
         }
         return try loadPublicKey(path: argument)

@@ -46,7 +46,7 @@ public struct TrustStore: Sendable {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else {
             throw KeyError(.trustDirectory, "cannot open trust directory \(directory): \(String(cString: strerror(errno)))",
-                           hint: "create it and add senders with: blerecv trust <key> --name NAME --dir \(directory)")
+                           hint: "create it and add senders with: blerecv trust add <key> --name NAME --trust \(directory)")
         }
         defer { close(fd) }
         var status = stat()
@@ -77,34 +77,13 @@ public struct TrustStore: Sendable {
         return TrustStore(peers: peers)
     }
 
-    /// Adds `key` as `name` to `directory` (created 0755 if missing): writes `name.pub` with
-    /// `O_EXCL`. Refuses a key that is already trusted, a name in use, or a name that is not a
-    /// plain file name.
+    /// Adds `key` as `name` to the trust directory `directory` (created 0755 if missing):
+    /// `NamedKeyDirectory.add`, idempotent for the same key under the same name, refusing a name
+    /// another key holds or a key trusted under another name. Hints name the directory with
+    /// `--trust`; `NamedKeyDirectory.trust(at:directoryOption:)` chooses otherwise.
     @discardableResult
     public static func add(_ key: PublicKey, name: String, directory: String) throws(KeyError) -> String {
-        guard isPlainName(name) else {
-            throw KeyError(.trustDirectory, "\"\(name)\" is not a usable peer name",
-                           hint: "use letters, digits, '-', '_' or '.', not starting with '.', at most 64 characters")
-        }
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-            throw KeyError(.io, "cannot create \(directory): \(String(cString: strerror(errno)))")
-        }
-        let existing = try load(directory: directory)
-        if let already = existing.name(for: key.bytes) {
-            throw KeyError(.exists, "this key is already trusted as \"\(already)\" in \(directory)")
-        }
-        let path = directory + "/" + name + ".pub"
-        let contents = Array("# trusted blesend peer \"\(name)\", fingerprint \(key.fingerprint)\n\(key.text)\n".utf8)
-        try KeyFile.writeNew(path: path, contents: contents, mode: 0o644)
-        return path
-    }
-
-    static func isPlainName(_ name: String) -> Bool {
-        guard !name.isEmpty, name.utf8.count <= 64, !name.hasPrefix(".") else { return false }
-        return name.unicodeScalars.allSatisfy { scalar in
-            (scalar.properties.isAlphabetic || scalar.properties.numericType != nil || "-_.".unicodeScalars.contains(scalar))
-                && scalar.value > 0x20
-        }
+        try NamedKeyDirectory.trust(at: directory, directoryOption: " --trust \(directory)").add(key, name: name)
     }
 
     static func listPublicKeyFiles(_ fd: Int32, _ directory: String) throws(KeyError) -> [String] {

@@ -138,7 +138,6 @@ struct Fixture {
     (["blesend", "--to", "x", "-", "-"], "only once"),
     (["blesend", "--to", "x", "--name", "n", "f"], "--name"),
     (["blesend", "--to", "x", "--bogus", "f"], "--bogus"),
-    (["blerecv"], "--trust"),
     (["blerecv", "--trust", "k", "--stdout", "--json"], "pick one"),
     (["blerecv", "trust", "k"], "--name"),
     (["blerecv", "--trust", "k", "--ask"], "must be a terminal"),

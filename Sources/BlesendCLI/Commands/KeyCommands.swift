@@ -10,7 +10,7 @@ struct Keygen: AsyncParsableCommand {
         abstract: "Make a key pair: a secret key file (mode 0600) and PATH.pub.",
         discussion: """
         The public key is one line starting with blesend-pub1: — give it to your peers. A receiver \
-        adds it with `blerecv trust`; a sender pins a receiver's with `--to`. Compare fingerprints by \
+        adds it with `blerecv trust add`; a sender pins a receiver's with `blesend receivers add` or `--to`. Compare fingerprints by \
         reading them aloud: all eight groups of four hex digits (128 bits).
 
         Examples:
@@ -64,40 +64,6 @@ struct Pubkey: AsyncParsableCommand {
             let identity = try KeyLocation.loadIdentity(key)
             Console.out("\(identity.publicKey.text)\n")
             Console.err("fingerprint: \(identity.publicKey.fingerprint)\n")
-        }
-    }
-}
-
-/// `blerecv trust`: adds a sender to a trust directory.
-struct Trust: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Trust a sender: add its public key to a trust directory.",
-        discussion: """
-        Writes DIR/NAME.pub. Refuses a key that is already trusted, or a name in use.
-
-        Examples:
-          blerecv trust blesend-pub1:... --name alice --dir keys
-          blerecv trust ./bob.pub --name bob-laptop --dir keys
-        """)
-
-    @Argument(help: ArgumentHelp("The sender's public key (blesend-pub1:…) or its .pub file.", valueName: "key"))
-    var key: String
-
-    @Option(help: "The name shown for this sender (letters, digits, - _ .).")
-    var name: String
-
-    @Option(help: ArgumentHelp("The trust directory (created if missing).", valueName: "dir"))
-    var dir: String
-
-    func run() async throws {
-        try await runReporting(tool: "blerecv") { () async throws(CLIError) in
-            do throws(KeyError) {
-                let publicKey = try KeyFile.resolvePublicKey(key)
-                let path = try TrustStore.add(publicKey, name: name, directory: dir)
-                Console.err("blerecv: trusting \(name) (fingerprint \(publicKey.fingerprint)): wrote \(path)\n")
-            } catch {
-                throw CLIError(error)
-            }
         }
     }
 }

@@ -31,7 +31,8 @@ struct Partials: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The receiver's secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id).", valueName: "path"))
     var key: String?
 
-    @Option(help: ArgumentHelp("The trust directory, to show senders by name.", valueName: "dir"))
+    @Option(help: ArgumentHelp("The trust directory, to show senders by name (default: \(KeyDirectoryLocation.trustRule)).",
+                               valueName: "dir"))
     var trust: String?
 
     @Option(name: .customLong("keep-partials"), help: ArgumentHelp("blerecv's --keep-partials, for when each expires.", valueName: "hours"))
@@ -56,7 +57,7 @@ struct Partials: AsyncParsableCommand {
             } catch {
                 throw CLIError(error)
             }
-            let names = trust.flatMap { try? TrustStore.load(directory: $0) }?.peers ?? []
+            let names = (try? TrustStore.load(directory: KeyDirectoryLocation.trust(trust).path))?.peers ?? []
             let kept = folder.keptPartials()
             let now = folder.secondsSinceEpoch()
             for partial in kept {

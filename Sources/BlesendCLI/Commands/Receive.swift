@@ -7,7 +7,7 @@ import Keys
 import Storage
 import Transfer
 
-/// `blerecv [receive] --trust DIR`
+/// `blerecv [receive] [--trust DIR]`
 struct Receive: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Receive files from trusted senders.",
@@ -62,20 +62,27 @@ struct Receive: AsyncParsableCommand {
         typed before a question is thrown away. While --ask runs, anyone who has this \
         receiver's public key can tell that this device is that receiver.
 
+        The trust directory (--trust) is by default \(KeyDirectoryLocation.trustRule); \
+        blerecv trust add, list, remove and rename manage it. --ask makes it (mode 0700) if it is \
+        missing. The output folder (--out, default the current folder) is made, mode 0700, if it \
+        is missing and its parent folder exists; otherwise blerecv says which mkdir -p to run.
+
         Examples:
+          blerecv --out ~/Downloads
+          blerecv --ask
           blerecv --trust keys/ --out ~/Downloads
-          blerecv --trust keys/ --ask
-          blerecv --trust keys/ --once
-          blerecv --trust keys/ --stdout > stream.bin
-          blerecv trust ./alice.pub --name alice --dir keys
+          blerecv --once
+          blerecv --stdout > stream.bin
+          blerecv trust add ./alice.pub --name alice
 
         Exit codes: 0 ok, 64 usage, 65 key file, 67 no adapter or bluetoothd, 70 integrity, \
         71 local I/O (disk full, folder not writable or writable by others), 72 a file was refused (bad name, too large), \
         76 the sender broke the protocol, 78 --private-discovery without LE privacy, 130 interrupted.
         """)
 
-    @Option(help: ArgumentHelp("Directory of trusted senders' public keys (NAME.pub).", valueName: "dir"))
-    var trust: String
+    @Option(help: ArgumentHelp("Directory of trusted senders' public keys, NAME.pub each (default: \(KeyDirectoryLocation.trustRule)).",
+                               valueName: "dir"))
+    var trust: String?
 
     @Option(help: ArgumentHelp("Your secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id).", valueName: "path"))
     var key: String?
@@ -85,7 +92,9 @@ struct Receive: AsyncParsableCommand {
         valueName: "dir"))
     var state: String?
 
-    @Option(help: ArgumentHelp("Where to put received files.", valueName: "dir"))
+    @Option(help: ArgumentHelp(
+        "Where to put received files (default: the current folder). Made, mode 0700, if missing and its parent folder exists.",
+        valueName: "dir"))
     var out: String = "."
 
     @Option(help: ArgumentHelp(
@@ -159,16 +168,13 @@ struct Receive: AsyncParsableCommand {
         Interrupts.shared.install()
         try await runReporting(tool: "blerecv", reporter: reporter) { () async throws(CLIError) in
             let identity = try KeyLocation.loadIdentity(key)
-            let trusted: TrustDirectory
-            do { trusted = try TrustDirectory(path: trust) } catch { throw CLIError(error) }
-            guard !trusted.store.peers.isEmpty || ask else {
-                throw CLIError(.keyProblem, "no trusted senders in \(trust) (no *.pub files)",
-                               hint: "add one with: blerecv trust <their key or .pub> --name NAME --dir \(trust)")
-            }
+            let trustDirectory = KeyDirectoryLocation.trust(trust)
+            let trusted = try ReceiveSetup.trustDirectory(trustDirectory, asking: ask, reporter: reporter)
             let store: any FileStore
             if stdout {
                 store = StandardOutputStore()
             } else {
+                try ReceiveSetup.outputFolder(out, reporter: reporter)
                 let directory: DirectoryFileStore
                 do {
                     directory = try DirectoryFileStore(directory: out, overwrite: force, modes: modes,
@@ -197,7 +203,7 @@ struct Receive: AsyncParsableCommand {
                 identity: identity, trust: LiveTrust(trusted), store: store, outDirectory: stdout ? nil : out,
                 adapter: adapter, l2cap: !noL2CAP, once: once || stdout, privateDiscovery: privateDiscovery,
                 allowPublicAddress: allowPublicAddress,
-                askingInto: ask ? trust : nil, replayMemory: journal, reporter: reporter)
+                askingInto: ask ? trustDirectory.path : nil, replayMemory: journal, reporter: reporter)
             let history = History(folder: stateFolder, name: History.receivedName, reporter: reporter, inBackground: true)
             // What is queued is written before the process ends, interrupted too.
             let flushing = Interrupts.shared.add { history.flush() }

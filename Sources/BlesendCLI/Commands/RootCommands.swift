@@ -7,14 +7,15 @@ public struct BlesendCommand: AsyncParsableCommand {
         abstract: "Send files over Bluetooth LE, encrypted and authenticated end to end.",
         discussion: """
         Start here:
-          blesend keygen                              # once: make your key pair
-          blesend pubkey                              # show your key, to give to a receiver
-          blesend --to <receiver key or .pub> FILE    # send
-          blesend doctor                              # is Bluetooth set up right?
-          blesend scan                                # which receivers are near?
+          blesend pair                                            # once per receiver: type the code blerecv pair shows
+          blesend --to pi FILE                                    # send to a receiver you paired with (or --to <key or .pub>)
+          blesend scan                                            # which receivers are near?
+          blesend receivers list                                  # the receivers you pinned; add, remove, rename
+          blesend doctor                                          # is Bluetooth set up right?
+          blesend pubkey                                          # your key, for a receiver that pins it by hand
         """,
         version: BlesendVersion.line(tool: "blesend"),
-        subcommands: [Send.self, SenderPair.self, Scan.self, Keygen.self, Pubkey.self, SentHistory.self, SenderDoctor.self],
+        subcommands: [Send.self, SenderPair.self, Scan.self, Keygen.self, Pubkey.self, Receivers.self, SentHistory.self, SenderDoctor.self],
         defaultSubcommand: Send.self)
 
     public init() {}
@@ -27,10 +28,13 @@ public struct BlerecvCommand: AsyncParsableCommand {
         abstract: "Receive files over Bluetooth LE from senders you trust.",
         discussion: """
         Start here:
-          blesend keygen                                   # once: make this machine's key pair
-          blerecv trust <sender key or .pub> --name alice --dir keys
-          blerecv --trust keys --out ~/Downloads
-          blerecv doctor                                   # is Bluetooth set up right?
+          blerecv pair                                       # once per sender: show a code for blesend pair
+          blerecv --out ~/Downloads                          # receive (or --ask: asks about new senders)
+          blerecv trust add <sender key or .pub> --name alice   # or trust a sender's key by hand
+          blerecv trust list                                 # who is trusted; remove, rename
+          blerecv doctor                                     # is Bluetooth set up right?
+
+        The trust directory: \(KeyDirectoryLocation.trustRule) (--trust DIR for another).
         """,
         version: BlesendVersion.line(tool: "blerecv"),
         subcommands: [Receive.self, ReceiverPair.self, Trust.self, Partials.self, ReceivedHistory.self, ReceiverDoctor.self],

@@ -37,7 +37,12 @@ struct Send: AsyncParsableCommand {
         and accept your key, the files go on the same connection; if not, blesend exits 66 and \
         nothing is kept there.
 
+        The receiver (--to): a name from your address book (blesend receivers add pins one; \
+        blesend receivers list shows them), the key text, or a .pub file. A name goes before a \
+        file of the same name without .pub in the current folder; write ./NAME for the file.
+
         Examples:
+          blesend --to office-pi report.pdf
           blesend --to blesend-pub1:... report.pdf
           blesend --to ./receiver.pub a.jpg b.jpg notes.txt
           blesend --to ./receiver.pub photos/ notes.txt
@@ -52,7 +57,9 @@ struct Send: AsyncParsableCommand {
         76 the receiver broke the protocol, 130 interrupted.
         """)
 
-    @Option(help: ArgumentHelp("The receiver's public key (blesend-pub1:…) or its .pub file.", valueName: "key"))
+    @Option(help: ArgumentHelp(
+        "The receiver: a name from your address book (blesend receivers list), its public key (blesend-pub1:…) or its .pub file.",
+        valueName: "name|key"))
     var to: String
 
     @Argument(help: ArgumentHelp("Files and folders to send; - reads standard input as a stream.", valueName: "file"))
@@ -107,8 +114,10 @@ struct Send: AsyncParsableCommand {
         Interrupts.shared.install()
         try await runReporting(tool: "blesend", reporter: reporter) { () async throws(CLIError) in
             let identity = try KeyLocation.loadIdentity(key)
-            let receiverKey: PublicKey
-            do { receiverKey = try KeyFile.resolvePublicKey(to) } catch { throw CLIError(error) }
+            let receiverKey: PublicKey, receiverName: String
+            do {
+                (receiverKey, receiverName) = try ReceiverAddress.resolve(to, book: KeyDirectoryLocation.receivers())
+            } catch { throw CLIError(error) }
             let outgoing = OutgoingTransferIDs(stateFolder: StateLocation.folder(state), receiver: receiverKey)
             if outgoing == nil {
                 reporter.warn("cannot keep transfer ids in \(StateLocation.folder(state)): a file cut off now starts over when sent again")
@@ -128,7 +137,7 @@ struct Send: AsyncParsableCommand {
             }
             let radio = RadioOptions(adapter: adapter, transport: transport, minimumRSSI: Int16(minRSSI), scanTimeout: .seconds(timeout))
             let operation = SendOperation(
-                identity: identity, receiverKey: receiverKey, receiverName: Self.peerName(to), items: items,
+                identity: identity, receiverKey: receiverKey, receiverName: receiverName, items: items,
                 radio: radio, compresses: !noCompress, outgoing: outgoing,
                 history: History(folder: StateLocation.folder(state), name: History.sentName, reporter: reporter),
                 connector: BlueZConnector(radio: radio,
@@ -166,12 +175,6 @@ struct Send: AsyncParsableCommand {
     static func recogniser(identity: Identity, receiver: PublicKey) -> (@Sendable ([UInt8]) -> Bool?)? {
         guard let key = try? DiscoveryKey.forSender(identity: identity, receiver: receiver) else { return nil }
         return { data in (try? DiscoveryAdvertisement.parse(data))?.lists(key) }
-    }
-
-    /// A name for the receiver: its .pub file's base name, or "receiver" for a pasted key.
-    static func peerName(_ argument: String) -> String {
-        guard argument.hasSuffix(".pub"), let base = argument.split(separator: "/").last else { return "receiver" }
-        return String(base.dropLast(4))
     }
 }
 
