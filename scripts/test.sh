@@ -131,6 +131,8 @@ job() {
         # One test at a time: run side by side on one core, CPU-bound suites starved the timing
         # tests of the session runner past their waits (issue 30, run 2); alone 125 s against 103 s.
         nice -n 19 swift test --skip-build --no-parallel > "$logs/unit.log" 2>&1 || r=$?
+        # Pairing as a third party implemented it from protocol.md alone, against our vectors.
+        python3 Tests/Interop/pairing-python/check.py >> "$logs/unit.log" 2>&1 || r=1
       else
         r=1
       fi;;

@@ -13,12 +13,6 @@ enum KeyLocation {
 
     static var defaultPath: String { defaultDirectory + "/id" }
 
-    /// The sender's address book: the receivers it pinned, `NAME.pub` (`blesend pair`).
-    static var addressBook: String { defaultDirectory + "/receivers" }
-
-    /// The receiver's trust directory when none is given.
-    static var trustDirectory: String { defaultDirectory + "/trusted" }
-
     static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }

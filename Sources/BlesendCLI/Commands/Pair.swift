@@ -61,6 +61,10 @@ struct SenderPair: AsyncParsableCommand {
         Interrupts.shared.install()
         try await runReporting(tool: "blesend", reporter: reporter) { () async throws(CLIError) in
             let identity = try KeyLocation.loadOrMakeIdentity(key, tool: "blesend")
+            let book = KeyDirectoryLocation.receivers()
+            if let name {
+                do { try PinnedKeys.checkFree(name, in: book) } catch { throw CLIError(error) }
+            }
             let typed: PairingPasscode
             if let code, let given = PairingPasscode(typed: code) {
                 typed = given
@@ -70,7 +74,7 @@ struct SenderPair: AsyncParsableCommand {
             let radio = RadioOptions(adapter: adapter, transport: .gatt, minimumRSSI: nil, scanTimeout: .seconds(timeout))
             let operation = PairSenderOperation(
                 identity: identity, code: typed, ownName: PairingNames.thisMachine, peerName: name,
-                addressBook: KeyLocation.addressBook, radio: radio,
+                addressBook: book, radio: radio,
                 connector: BlueZConnector(radio: radio, recognises: PairSenderOperation.recognisesPairing, onlyListed: true),
                 reporter: reporter)
             try await operation.run()
@@ -108,7 +112,7 @@ struct ReceiverPair: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The name to trust the sender under (default: the name it suggests).", valueName: "name"))
     var name: String?
 
-    @Option(help: ArgumentHelp("Directory of trusted senders' keys (default: $XDG_CONFIG_HOME/blesend/trusted; made if missing).", valueName: "dir"))
+    @Option(help: ArgumentHelp("Directory of trusted senders' keys (default: \(KeyDirectoryLocation.trustRule); made if missing).", valueName: "dir"))
     var trust: String?
 
     @Option(help: ArgumentHelp("Your secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id; made if missing).", valueName: "path"))
@@ -136,11 +140,16 @@ struct ReceiverPair: AsyncParsableCommand {
         Interrupts.shared.install()
         try await runReporting(tool: "blerecv", reporter: reporter) { () async throws(CLIError) in
             let identity = try KeyLocation.loadOrMakeIdentity(key, tool: "blerecv")
-            let directory = trust ?? KeyLocation.trustDirectory
-            PinnedKeys.makeDirectory(directory)
-            do { _ = try TrustStore.load(directory: directory) } catch { throw CLIError(error) }
+            let directory = KeyDirectoryLocation.trust(trust)
+            do {
+                try directory.createIfMissing(mode: 0o700)
+                _ = try directory.entries()
+                if let name { try PinnedKeys.checkFree(name, in: directory) }
+            } catch {
+                throw CLIError(error)
+            }
             let operation = PairReceiverOperation(
-                identity: identity, ownName: PairingNames.thisMachine, peerName: name, trustDirectory: directory,
+                identity: identity, ownName: PairingNames.thisMachine, peerName: name, trust: directory,
                 adapter: adapter, lifetime: .seconds(timeout), oneLink: oneLink, reporter: reporter)
             try await operation.run()
         }

@@ -16,8 +16,8 @@ struct PairReceiverOperation {
     /// (nil: the one the sender suggests).
     let ownName: String
     let peerName: String?
-    /// Where the sender's key is written (created 0700 if missing).
-    let trustDirectory: String
+    /// Where the sender's key is written.
+    let trust: NamedKeyDirectory
     let adapter: String?
     let lifetime: Duration
     /// No spare advertisement while a sender is connected (`--one-link`).
@@ -91,7 +91,7 @@ struct PairReceiverOperation {
                                            ("path", .string(paired.path))]))
         let was = paired.alreadyTrusted ? " (it was trusted already)" : ""
         reporter.say("blerecv: paired with \(paired.name) [\(paired.peer.publicKey.fingerprint)]: trusted in \(paired.path)\(was)")
-        reporter.say("blerecv: now receive with: blerecv --trust \(trustDirectory)")
+        reporter.say("blerecv: now receive with: blerecv\(trust.directoryOption)")
     }
 
     /// One connection: a pairing with the code on show, or a `busy` answer.
@@ -152,7 +152,7 @@ struct PairReceiverOperation {
     /// Writes the proven sender's key into the trust directory; what to tell the session.
     private func pin(_ peer: PairingPeer, shared: Shared) -> PairingReceiverSession.Input {
         do {
-            let pinned = try PinnedKeys.pin(peer.publicKey, suggested: peerName ?? peer.name, directory: trustDirectory)
+            let pinned = try PinnedKeys.pin(peer.publicKey, chosen: peerName, suggested: peer.name, in: trust)
             shared.paired.withLock { $0 = Paired(peer: peer, name: pinned.name, path: pinned.path, alreadyTrusted: pinned.existed) }
             return .pinned
         } catch {

@@ -16,7 +16,7 @@ struct PairSenderOperation {
     let ownName: String
     /// The name to keep the receiver under (nil: the one it suggests).
     let peerName: String?
-    let addressBook: String
+    let addressBook: NamedKeyDirectory
     let radio: RadioOptions
     let connector: any PeerConnector
     let reporter: Reporter
@@ -62,7 +62,7 @@ struct PairSenderOperation {
         }
         let pinned: PinnedKeys.Pinned
         do {
-            pinned = try PinnedKeys.pin(receiver.publicKey, suggested: peerName ?? receiver.name, directory: addressBook)
+            pinned = try PinnedKeys.pin(receiver.publicKey, chosen: peerName, suggested: receiver.name, in: addressBook)
         } catch {
             throw CLIError(error)
         }

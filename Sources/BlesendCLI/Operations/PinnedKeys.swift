@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Keys
 
 /// Pairing's last step on either machine: the peer's key written into a directory of `NAME.pub`
@@ -13,41 +10,40 @@ enum PinnedKeys {
         let existed: Bool
     }
 
-    /// Pins `key` in `directory` (made 0700 if missing) under `suggested`, or `suggested-2`,
-    /// `-3` ... when another key holds that name; a key already there keeps its name.
-    static func pin(_ key: PublicKey, suggested: String, directory: String) throws(KeyError) -> Pinned {
-        makeDirectory(directory)
-        let store = try TrustStore.load(directory: directory)
-        if let name = store.name(for: key.bytes) {
-            return Pinned(name: name, path: directory + "/" + name + ".pub", existed: true)
+    /// Pins `key` in `directory` under `name` if the user chose it (`chosen`, checked free before
+    /// pairing: `checkFree`), else under the peer's `suggested` name, or `suggested-2`, `-3` ...
+    /// when another key holds that one. A key already there keeps its name.
+    static func pin(_ key: PublicKey, chosen: String?, suggested: String, in directory: NamedKeyDirectory) throws(KeyError) -> Pinned {
+        let present = try directory.entries()
+        if let holder = present.first(where: { $0.key == key }) {
+            return Pinned(name: holder.name, path: directory.filePath(holder.name), existed: true)
         }
-        let taken = Set(store.peers.map(\.name))
-        let base = usableName(suggested)
-        var name = base
-        var number = 2
-        while taken.contains(name) {
-            name = "\(base)-\(number)"
-            number += 1
+        var name = chosen ?? usableName(suggested)
+        if chosen == nil {
+            let taken = Set(present.map(\.name))
+            let base = name
+            var number = 2
+            while taken.contains(name) {
+                name = "\(base)-\(number)"
+                number += 1
+            }
         }
-        let path = try TrustStore.add(key, name: name, directory: directory)
-        return Pinned(name: name, path: path, existed: false)
+        return Pinned(name: name, path: try directory.add(key, name: name), existed: false)
     }
 
-    /// `name` cut to the characters and length a peer name may have ("peer" if nothing is left).
+    /// Before pairing: `name`, chosen by the user, is free in `directory`; refused with the
+    /// commands that free it otherwise (the other side must not pin us for nothing).
+    static func checkFree(_ name: String, in directory: NamedKeyDirectory) throws(KeyError) {
+        guard try directory.key(named: name) != nil else { return }
+        throw KeyError(.nameTaken, "the name \"\(name)\" is taken in \(directory.path)",
+                       hint: "pick another --name, or free it first: \(directory.command("rename \(name) \(name)-old")) or \(directory.command("remove \(name)"))")
+    }
+
+    /// `name` cut to the characters and length a pairing name may have ("peer" if nothing is left).
     static func usableName(_ name: String) -> String {
         let kept = name.unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)) }
         var text = String(String.UnicodeScalarView(kept.prefix(32)))
         while text.hasPrefix(".") { text.removeFirst() }
         return text.isEmpty ? "peer" : text
-    }
-
-    /// Makes `directory` and its missing parents, the last one 0700 (it says whom this machine trusts).
-    static func makeDirectory(_ directory: String) {
-        var path = directory.hasPrefix("/") ? "" : "."
-        let parts = directory.split(separator: "/").map(String.init)
-        for (index, part) in parts.enumerated() {
-            path += "/" + part
-            _ = mkdir(path, index == parts.count - 1 ? 0o700 : 0o755)
-        }
     }
 }
