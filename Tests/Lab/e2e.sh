@@ -739,7 +739,9 @@ pair_recv() {
   local name=$1 dir=$2 adapter=$3; shift 3
   PRLOG=$W/logs/pair-recv-$name
   : > "$PRLOG.out"; : > "$PRLOG.err"
-  XDG_CONFIG_HOME=$dir "$RECV" pair --adapter "$adapter" --json --timeout 150 "${RECV_LINKS[@]}" "$@" > "$PRLOG.out" 2> "$PRLOG.err" &
+  # (--trust: as root the default trust directory is /etc/blesend/trusted, shared by every case)
+  XDG_CONFIG_HOME=$dir "$RECV" pair --adapter "$adapter" --trust "$dir/blesend/trusted" --json --timeout 150 "${RECV_LINKS[@]}" "$@" \
+    > "$PRLOG.out" 2> "$PRLOG.err" &
   PRPID=$!
   PIDS+=("$PRPID")
   PCODE=""
@@ -766,6 +768,11 @@ run_pairing() {
   mkdir -p "$r" "$s"
   begin "pairing: two fresh machines pair by the code alone (blerecv pair shows it, blesend pair types it); each pins the other; then blesend --to NAME sends a file"
   if pair_recv ok "$r" hci0; then
+    # blesend scan sees it, pairing, under the name it advertises (this machine's host name).
+    local scanlog=$W/logs/scan-pairing src=0
+    XDG_CONFIG_HOME=$s timeout -k 5 30 "$SEND" scan --adapter hci1 --timeout 4 --json > "$scanlog.out" 2> "$scanlog.err" || src=$?
+    check "blesend scan exit $src, want $EXIT_SUCCESS" [ "$src" = "$EXIT_SUCCESS" ]
+    check "blesend scan lists no pairing receiver named $(cut -c1-9 /proc/sys/kernel/hostname)" events "$scanlog.out" has nearby mode=pairing "name=$(cut -c1-9 /proc/sys/kernel/hostname)"
     pair_send ok "$s" hci1 "$PCODE" --name office
     check "blesend pair exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
     wait_pid "$PRPID" 20; rrc=$WRC
@@ -779,7 +786,8 @@ run_pairing() {
     echo "# METRIC pairing_s=$SEND_SECS"
     # The first file, by the name alone, into the default trust directory.
     RECV_LOG=$W/logs/recv-paired
-    XDG_CONFIG_HOME=$r "$RECV" --adapter hci0 --out "$W/out-paired" --once --json "${RECV_LINKS[@]}" > "$RECV_LOG.out" 2> "$RECV_LOG.err" &
+    XDG_CONFIG_HOME=$r "$RECV" --adapter hci0 --trust "$r/blesend/trusted" --out "$W/out-paired" --once --json "${RECV_LINKS[@]}" \
+      > "$RECV_LOG.out" 2> "$RECV_LOG.err" &
     RECV_PID=$!
     PIDS+=("$RECV_PID")
     if wait_for2 "$RECV_LOG.out" '"listening"' "$RECV_LOG.err" 'waiting for senders' 30 "$RECV_PID"; then
@@ -789,14 +797,14 @@ run_pairing() {
       check "blesend --to office exit $SRC, want $EXIT_SUCCESS" [ "$SRC" = "$EXIT_SUCCESS" ]
       check "k20.bin differs or missing" same "$W/files/k20.bin" "$W/out-paired/k20.bin"
     else
-      fail "blerecv with the default trust directory did not start: $(tail -n 2 "$RECV_LOG.err" | tr '\n' ' ')"
+      fail "blerecv with the trust directory pairing filled did not start: $(tail -n 2 "$RECV_LOG.err" | tr '\n' ' ')"
     fi
     wait_pid "$RECV_PID" 20
     RECV_PID=""
   else
     fail "blerecv pair showed no code: $(tail -n 3 "$PRLOG.err" | tr '\n' ' ')"
   fi
-  end "$SLOG.err" "$PRLOG.err" "$RECV_LOG.err"
+  end "$SLOG.err" "$PRLOG.err" "$RECV_LOG.err" "$W/logs/scan-pairing.err"
 
   begin "pairing: a wrong code pins nothing on either machine (blesend exits $EXIT_NOT_PAIRED, both say so); blerecv shows a new code after its pause, and that one pairs"
   local r2=$W/pair-r2 s2=$W/pair-s2 code2
