@@ -51,11 +51,16 @@ final class Interrupts: Sendable {
 
     func keepPartials() { partialsKept.withLock { $0 = true } }
 
+    /// What an interrupt says happened to the run's work, when it is not files (pairing).
+    private let outcome = Mutex<String?>(nil)
+
+    func sayOnInterrupt(_ text: String) { outcome.withLock { $0 = text } }
+
     /// What an interrupt prints on standard error: on a terminal it first clears a progress line
     /// that may be drawn there; anywhere else (a log, a pipe, the journal) no control codes.
-    static func interruptedLine(standardErrorIsTerminal: Bool, partialsKept: Bool = false) -> String {
+    static func interruptedLine(standardErrorIsTerminal: Bool, partialsKept: Bool = false, outcome: String? = nil) -> String {
         (standardErrorIsTerminal ? "\r\u{1B}[2K" : "")
-            + (partialsKept ? "interrupted: partial files kept for a resume\n" : "interrupted: partial files removed\n")
+            + "interrupted: " + (outcome ?? (partialsKept ? "partial files kept for a resume" : "partial files removed")) + "\n"
     }
 
     private func handle(_ signalNumber: Int32) {
@@ -63,7 +68,8 @@ final class Interrupts: Sendable {
         // Files first: they must not survive even if BlueZ hangs.
         OpenTemporaries.shared.removeAll()
         let work = cleanups.withLock { Array($0.values) }
-        Console.err(Self.interruptedLine(standardErrorIsTerminal: isatty(2) == 1, partialsKept: partialsKept.withLock { $0 }))
+        Console.err(Self.interruptedLine(standardErrorIsTerminal: isatty(2) == 1, partialsKept: partialsKept.withLock { $0 },
+                                         outcome: outcome.withLock { $0 }))
         let done = DispatchSemaphore(value: 0)
         Task {
             await withTaskGroup(of: Void.self) { group in

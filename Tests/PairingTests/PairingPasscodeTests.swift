@@ -54,3 +54,9 @@ import Testing
         #expect(Set(codes).count > 190)
     }
 }
+
+/// The pause after failed attempts (docs/protocol.md §9.5): 5 s, doubling, at most 5 minutes.
+@Test(arguments: [(0, 0), (1, 5), (2, 10), (3, 20), (6, 160), (7, 300), (8, 300), (1_000, 300)])
+func thePauseDoublesFromFiveSecondsToFiveMinutes(failures: Int, seconds: Int64) {
+    #expect(PairingPause.after(failures: failures) == .seconds(seconds))
+}

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import ArgumentParser
 import BlueZ
+import Durable
 import Keys
 import Pairing
 
@@ -59,6 +60,7 @@ struct SenderPair: AsyncParsableCommand {
     func run() async throws {
         let reporter = output.reporter(tool: "blesend")
         Interrupts.shared.install()
+        Interrupts.shared.sayOnInterrupt("not paired, nothing pinned here")
         try await runReporting(tool: "blesend", reporter: reporter) { () async throws(CLIError) in
             let identity = try KeyLocation.loadOrMakeIdentity(key, tool: "blesend")
             let book = KeyDirectoryLocation.receivers()
@@ -76,8 +78,21 @@ struct SenderPair: AsyncParsableCommand {
                 identity: identity, code: typed, ownName: PairingNames.thisMachine, peerName: name,
                 addressBook: book, radio: radio,
                 connector: BlueZConnector(radio: radio, recognises: PairSenderOperation.recognisesPairing, onlyListed: true),
-                reporter: reporter)
+                failures: Self.failures(reporter: reporter), reporter: reporter)
             try await operation.run()
+        }
+    }
+}
+
+extension SenderPair {
+    /// The failed attempts kept in the state folder; nil (said) when they cannot be kept there.
+    static func failures(reporter: Reporter) -> PairingFailures? {
+        let folder = StateLocation.folder(nil)
+        do {
+            return try PairingFailures(disk: try PosixDisk(folder: folder))
+        } catch {
+            reporter.warn("cannot keep failed pairing attempts in \(folder) (\(error.detail)): the pause between attempts lasts only this run")
+            return nil
         }
     }
 }
@@ -138,6 +153,7 @@ struct ReceiverPair: AsyncParsableCommand {
     func run() async throws {
         let reporter = output.reporter(tool: "blerecv")
         Interrupts.shared.install()
+        Interrupts.shared.sayOnInterrupt("pairing stopped, nothing trusted")
         try await runReporting(tool: "blerecv", reporter: reporter) { () async throws(CLIError) in
             let identity = try KeyLocation.loadOrMakeIdentity(key, tool: "blerecv")
             let directory = KeyDirectoryLocation.trust(trust)

@@ -1,5 +1,6 @@
 import BlueZ
 import Discovery
+import Durable
 import Keys
 import Pairing
 import Session
@@ -19,12 +20,20 @@ struct PairSenderOperation {
     let addressBook: NamedKeyDirectory
     let radio: RadioOptions
     let connector: any PeerConnector
+    /// The failed attempts so far (the pause before the next, docs/protocol.md §9.5); nil: not kept.
+    var failures: PairingFailures?
     let reporter: Reporter
 
     /// Whether service data is a pairing receiver's (`PairingAdvertisement`).
     static let recognisesPairing: @Sendable ([UInt8]) -> Bool? = { PairingAdvertisement.parse($0) != nil }
 
     func run() async throws(CLIError) {
+        let wait = PairingFailures.wait(after: failures?.times ?? [], now: Self.seconds(), pause: PairingPause.after)
+        if wait > 0 {
+            reporter.event(JSONLine("pairing-pause", [("seconds", .int(Int64(wait)))]))
+            reporter.say("blesend: the last pairing attempt failed; the next may start in \(wait) s (Ctrl-C to stop)")
+            try? await Task.sleep(for: .seconds(wait))
+        }
         reporter.event(JSONLine("scanning", [("adapter", .of(radio.adapter)), ("pairing", .bool(true))]))
         reporter.logger.info("looking for a receiver running blerecv pair (timeout \(CLIError.seconds(radio.scanTimeout)) s)")
         let link: PeerConnection
@@ -53,6 +62,8 @@ struct PairSenderOperation {
             }) { _ in }
         } catch {
             await link.close()
+            // A wrong code is the attempt a device in the middle makes: the next waits (§9.5).
+            if error == .pairing(.wrongCode) { try? failures?.failed(at: Self.seconds()) }
             throw CLIError(error)
         }
         await link.close()
@@ -66,10 +77,14 @@ struct PairSenderOperation {
         } catch {
             throw CLIError(error)
         }
+        try? failures?.succeeded()
         reporter.event(JSONLine("paired", [("peer", .string(pinned.name)), ("fingerprint", .string(receiver.publicKey.fingerprint)),
                                            ("path", .string(pinned.path))]))
         let was = pinned.existed ? " (it was pinned already)" : ""
         reporter.say("blesend: paired with \(pinned.name) [\(receiver.publicKey.fingerprint)]: pinned in \(pinned.path)\(was)")
         reporter.say("blesend: now send with: blesend --to \(pinned.name) FILE")
     }
+
+    /// Seconds since 1970, for the pause between attempts.
+    static func seconds() -> UInt64 { EndpointRunner.wallClock() / 1_000_000_000 }
 }

@@ -18,9 +18,6 @@ struct PairingDesk {
         case busy
     }
 
-    static let firstPause = Duration.seconds(5)
-    static let longestPause = Duration.seconds(300)
-
     private let makeCode: @Sendable () -> PairingPasscode
     /// The code on show; nil while an attempt runs or during a pause.
     private(set) var code: PairingPasscode?
@@ -57,8 +54,7 @@ struct PairingDesk {
         attemptOpen = false
         failures += 1
         code = nil
-        let pause = min(Self.longestPause, Self.firstPause * (1 << min(failures - 1, 16)))
-        let until = now.advanced(by: pause)
+        let until = now.advanced(by: PairingPause.after(failures: failures))
         pausedUntil = until
         return until
     }
