@@ -49,12 +49,17 @@ struct SenderPair: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds to look for a receiver that is pairing.", valueName: "seconds"))
     var timeout: Int = 30
 
+    @Option(name: .customLong("min-rssi"), help: ArgumentHelp(
+        "Skip receivers weaker than this, in dBm (pair close together). Adapters that report no RSSI are not skipped.", valueName: "dBm"))
+    var minRSSI: Int = -80
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         if let code, PairingPasscode(typed: code) == nil { throw ValidationError("--code takes the 8 digits blerecv pair shows, e.g. 1234 5678") }
         if let name, PinnedKeys.usableName(name) != name { throw ValidationError("--name takes letters, digits, - _ and . (at most 32)") }
         guard timeout > 0 else { throw ValidationError("--timeout must be at least 1 second") }
+        guard (-127...20).contains(minRSSI) else { throw ValidationError("--min-rssi must be between -127 and 20 dBm") }
     }
 
     func run() async throws {
@@ -73,7 +78,7 @@ struct SenderPair: AsyncParsableCommand {
             } else {
                 typed = try await PairingCodePrompt.ask()
             }
-            let radio = RadioOptions(adapter: adapter, transport: .gatt, minimumRSSI: nil, scanTimeout: .seconds(timeout))
+            let radio = RadioOptions(adapter: adapter, transport: .gatt, minimumRSSI: Int16(minRSSI), scanTimeout: .seconds(timeout))
             let operation = PairSenderOperation(
                 identity: identity, code: typed, ownName: PairingNames.thisMachine, peerName: name,
                 addressBook: book, radio: radio,

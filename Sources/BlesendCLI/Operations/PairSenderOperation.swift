@@ -34,7 +34,7 @@ struct PairSenderOperation {
             reporter.say("blesend: the last pairing attempt failed; the next may start in \(wait) s (Ctrl-C to stop)")
             try? await Task.sleep(for: .seconds(wait))
         }
-        reporter.event(JSONLine("scanning", [("adapter", .of(radio.adapter)), ("pairing", .bool(true))]))
+        reporter.event(JSONLine("scanning", [("adapter", .of(radio.adapter)), ("min_rssi", radio.minimumRSSI.map { .int(Int64($0)) } ?? .null)]))
         reporter.logger.info("looking for a receiver running blerecv pair (timeout \(CLIError.seconds(radio.scanTimeout)) s)")
         let link: PeerConnection
         do {
