@@ -107,6 +107,7 @@ let package = Package(
         // -sanitize=fuzzer, and otherwise replays files and writes the seed corpus.
         .target(name: "FuzzTargets", dependencies: [
             "Pipeline", "Framing", "Handshake", "Record", "Transfer", "Keys", "Session", "Sodium", "DBus", "BlueZ", "MemoryTransport", "Simulation",
+            "Pairing",
         ], path: "Sources/Tools/FuzzTargets"),
         .executableTarget(name: "blesend-fuzz", dependencies: ["FuzzTargets"], path: "Sources/Tools/blesend-fuzz"),
         // Wire-format test vectors (Tests/Vectors/blesend/README.md): the format, a deterministic

@@ -116,3 +116,28 @@ private struct PairingRun {
     #expect(c.error == .pairing(.refused))
     #expect(c.endpoint.receiver == nil)
 }
+
+/// Nobody answers: each side gives up on its own clock, within `HandshakeTimeout` (10 s) of what
+/// it waits for, and pins nothing (docs/protocol.md §9.5).
+@Test func eachSideTimesOutOnASilentPeerAndPinsNothing() throws {
+    let code = PairingPasscode.random()
+    // The receiver never hears P1.
+    var network = VirtualNetwork.perfect()
+    network.tap = { side, _, bytes in side == .a ? nil : bytes }
+    var sender = Halting(try PairingSenderSession(identity: .generate(), name: "laptop", code: code, maxDatagramSize: 244, now: .zero),
+                         error: nil)
+    var receiver = Halting(try PairingReceiverSession(identity: .generate(), name: "desk", code: code, maxDatagramSize: 244, now: .zero),
+                           error: nil)
+    var events: [PairingReceiverSession.Event] = []
+    var failedAt: (sender: Instant?, receiver: Instant?) = (nil, nil)
+    _ = try? network.run(&sender, &receiver, until: Instant.zero.advanced(by: .seconds(60))) { a, b, network, _ in
+        events += b.endpoint.takeEvents()
+        if a.error != nil, failedAt.sender == nil { failedAt.sender = network.now }
+        if b.error != nil, failedAt.receiver == nil { failedAt.receiver = network.now }
+        return a.error != nil && b.error != nil
+    }
+    #expect(sender.error == .handshakeTimeout && receiver.error == .handshakeTimeout)
+    #expect(failedAt.sender.map { $0 <= Instant.zero.advanced(by: .seconds(11)) } == true)
+    #expect(failedAt.receiver.map { $0 <= Instant.zero.advanced(by: .seconds(11)) } == true)
+    #expect(events.isEmpty && sender.endpoint.receiver == nil)
+}

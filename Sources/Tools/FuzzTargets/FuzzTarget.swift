@@ -47,6 +47,7 @@ public enum FuzzTargets {
         linkTarget,
         handshakeResponderTarget,
         handshakeInitiatorTarget,
+        pairingResponderTarget,
         receiverSessionTarget,
         recordTarget,
         transferMessageTarget,
