@@ -67,14 +67,7 @@ extension GattCentral {
         _ bus: DBusConnection, adapterPath: String, timeout: Duration, minimumRSSI: Int16?, excluding: Set<String>,
         known: Set<String>, recognises: (@Sendable ([UInt8]) -> Bool?)?, onlyListed: Bool = false
     ) async throws(BlueZError) -> (device: String, others: Set<String>) {
-        let added: AsyncStream<DBusObjectManagerEvent>
-        let changed: AsyncStream<DBusPropertiesChanged>
-        do {
-            added = try await bus.objectManagerEvents(sender: BlueZ.service, path: "/")
-            changed = try await bus.propertiesChanged(sender: BlueZ.service, pathNamespace: adapterPath, interface: BlueZ.device)
-        } catch {
-            throw BlueZError.from(error)
-        }
+        let (added, changed) = try await deviceSignals(bus, adapterPath: adapterPath)
         await forgetStaleDevices(bus, adapterPath: adapterPath, keeping: known)
         // A receiver with private discovery advertises its data instead of the UUID list, and
         // bluetoothd's UUID filter matches lists only: with a recogniser, look at every LE device.
@@ -203,6 +196,18 @@ extension GattCentral {
             if Task.isCancelled { break }
             _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "SetDiscoveryFilter", [.properties(filter)], timeout: .seconds(5))
             _ = try? await bus.bluez(adapterPath, BlueZ.adapter, "StartDiscovery", timeout: .seconds(5))
+        }
+    }
+
+    /// What a scan watches: devices bluetoothd adds, and the properties of the adapter's devices
+    /// as they change.
+    static func deviceSignals(_ bus: DBusConnection, adapterPath: String) async throws(BlueZError)
+        -> (added: AsyncStream<DBusObjectManagerEvent>, changed: AsyncStream<DBusPropertiesChanged>) {
+        do {
+            return (try await bus.objectManagerEvents(sender: BlueZ.service, path: "/"),
+                    try await bus.propertiesChanged(sender: BlueZ.service, pathNamespace: adapterPath, interface: BlueZ.device))
+        } catch {
+            throw BlueZError.from(error)
         }
     }
 

@@ -40,14 +40,7 @@ public enum ReceiverSurvey {
     }
 
     static func scan(_ bus: DBusConnection, adapterPath: String, duration: Duration) async throws(BlueZError) -> [NearbyReceiver] {
-        let added: AsyncStream<DBusObjectManagerEvent>
-        let changed: AsyncStream<DBusPropertiesChanged>
-        do {
-            added = try await bus.objectManagerEvents(sender: BlueZ.service, path: "/")
-            changed = try await bus.propertiesChanged(sender: BlueZ.service, pathNamespace: adapterPath, interface: BlueZ.device)
-        } catch {
-            throw BlueZError.from(error)
-        }
+        let (added, changed) = try await GattCentral.deviceSignals(bus, adapterPath: adapterPath)
         await GattCentral.forgetStaleDevices(bus, adapterPath: adapterPath)
         let seen = Seen()
         do throws(BlueZError) {
