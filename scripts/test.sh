@@ -59,8 +59,8 @@ background+=($!)
 # only set the order. A job missing here goes last.
 declare -A estimate=(
   [trixie/faults]=880 [host/faults]=864 [unit]=580 [host/senders]=350 [trixie/senders]=470
-  [fuzz]=380 [trixie/e2e-main]=281 [host/e2e-main]=252 [trixie/soak]=241 [trixie/package]=245
-  [trixie/e2e-discovery]=126 [host/e2e-discovery]=113 [trixie/e2e-mtu]=70 [host/e2e-mtu]=75
+  [fuzz]=400 [trixie/e2e-main]=281 [host/e2e-main]=252 [trixie/soak]=241 [trixie/package]=245
+  [trixie/e2e-discovery]=166 [host/e2e-discovery]=150 [trixie/e2e-mtu]=70 [host/e2e-mtu]=75
 )
 lab_opts=(--release --soak-on trixie)
 {
