@@ -90,9 +90,12 @@ struct ReceiveOperation {
             reporter.logger.info("--no-l2cap: serving GATT only")
         }
         await warnAboutTheDeviceName()
+        let status = ReceiverStatus(activity: ReceiverActivity(trusted: trust.store.peers.count, maxLinks: maxLinks),
+                                    notifier: SystemdNotifier())
         ReloadSignal.install { [trust, reporter] in
             trust.forget()
             reporter.say("blerecv: SIGHUP: the trust directory \(trust.path) is read again before the next handshake")
+            status.reloaded()
         }
         guard let server = ReceiverServer(admission: AdmissionConfiguration(maxLinks: maxLinks), clock: clock) else {
             await peripheral.close()
@@ -100,6 +103,7 @@ struct ReceiveOperation {
         }
         let channels = OpenChannels()
         let cleanup = Interrupts.shared.add {
+            status.stopping()
             server.close()
             await peripheral.close()
         }
@@ -107,6 +111,8 @@ struct ReceiveOperation {
         reporter.event(JSONLine("listening", [("adapter", .of(adapter)), ("fingerprint", .string(identity.publicKey.fingerprint)),
                                               ("trusted", .int(Int64(trust.store.peers.count))), ("max_links", .int(Int64(maxLinks)))]))
         reporter.say("blerecv: waiting for senders (\(trust.store.peers.count) trusted; this receiver's fingerprint \(identity.publicKey.fingerprint))")
+        // systemd (Type=notify): started once advertising; `systemctl status` shows what it does.
+        status.ready()
 
         let (chores, choresIn) = AsyncStream.makeStream(of: ReceiverChore.self)
         await peripheral.observeLinks(spares: oneLink ? 0 : maxLinks) { [reporter] device, up in
@@ -147,17 +153,21 @@ struct ReceiveOperation {
         }
         let report = ReceiveReport(reporter: reporter, outDirectory: outDirectory)
         report.history = history
+        report.status = status
+        report.clock = clock
         let trustNews = TrustNews(reporter: reporter)
         await server.run(makeSession: {
             // A key added to or removed from the trust directory counts from this handshake on.
             let (refresh, store) = trust.refresh()
             if refresh != .unchanged { base.session.replaceTrust(store) }
             trustNews.tell(refresh, path: trust.path, trusted: store.peers.count)
+            if refresh != .unchanged { status.update { $0.trusted = store.peers.count } }
             return base.session.sharingState()
         }) { event in
             self.handle(event, report: report, server: server, channels: channels, base: base, clock: clock, chores: choresIn,
                         approvalTimeout: configuration.approvalTimeout)
         }
+        status.stopping()
         choresIn.finish()
         await carrying.value
         await channels.closeAll()
