@@ -33,6 +33,8 @@ struct ReceiverActivity: Equatable, Sendable {
 
     var trusted: Int
     var maxLinks: Int
+    /// Whether a new sender can connect now (false while every slot is taken).
+    var advertising = true
     private(set) var channels: [UInt64: Channel] = [:]
     private(set) var recent: [Result] = []
 
