@@ -61,6 +61,8 @@ struct JSONSchemaSubset {
             guard let n = value as? NSNumber, !isBoolean(value) else { return false }
             return n.doubleValue == n.doubleValue.rounded()
         case "number": return value is NSNumber && !isBoolean(value)
+        case "array": return value is [Any]
+        case "object": return value is [String: Any]
         default: return false
         }
     }

@@ -41,6 +41,7 @@ struct StatusCommandTests {
         #expect(links[1]["peer"] is NSNull && links[1]["file"] is NSNull)
         #expect((object["recent"] as? [[String: Any]])?.first?["name"] as? String == "notes.txt")
         #expect(object["partials"] as? Int == 1)
+        #expect(try JSONSchemaSubset.load().violations(of: object) == [], "the status event against docs/json-events.schema.json")
         let text = try #require(StatusText.render(json: snapshot.json.text))
         #expect(text.contains("link 1: alice over l2cap, photo.jpg") && text.contains("ETA") && text.contains("saved  notes.txt"), "\(text)")
     }
