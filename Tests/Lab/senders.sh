@@ -66,13 +66,18 @@ case_solo() {
 # its links (what a failure needs explained; few processes: the guest has one slow CPU).
 together_attempt() {
   out=$(mktemp -d "$W/out-together.XXXX")   # (a folder per run: `senders.sh solo together together` repeats it)
-  start_recv "together-$1" "$out" -v || { fail "receiver did not start"; return 1; }
+  # (a runtime directory: blerecv status asks this receiver while both senders send)
+  mkdir -p "$W/run" && chmod 700 "$W/run"
+  XDG_RUNTIME_DIR=$W/run start_recv "together-$1" "$out" -v || { fail "receiver did not start"; return 1; }
   local probe=$W/logs/together-probe-$1 t0; t0=$(now)
+  : > "$W/logs/together-status-$1.json"; : > "$W/logs/together-status-$1.txt" 
   send_bg "together-a$1" --json --to "$RPUB" "$W/files/a/same.bin"
   sleep 1
   other_bg "together-b$1" --json --to "$RPUB" "$W/files/b/same.bin"
   (while kill -0 "$OPID" 2>/dev/null || kill -0 "$SPID" 2>/dev/null; do
      echo "$(elapsed "$t0")s $(busctl --system get-property org.bluez /org/bluez/hci0 org.bluez.LEAdvertisingManager1 ActiveInstances 2>/dev/null) $(hcitool -i hci0 con 2>/dev/null | tr '\n' ' ')"
+     XDG_RUNTIME_DIR=$W/run "$RECV" status --json >> "$W/logs/together-status-$1.json" 2>/dev/null
+     { echo "-- $(elapsed "$t0")s"; XDG_RUNTIME_DIR=$W/run "$RECV" status 2>&1; } >> "$W/logs/together-status-$1.txt"
      nap 2
    done) > "$probe" &
   PIDS+=("$!")
@@ -107,6 +112,11 @@ case_together() {
   grep -hE 'warning|error' "$SLOG.err" "$OLOG.err" | sed 's/^/#   | /'
   check "the receiver never held both senders at once (served one after the other)" both_served "$RECV_LOG.err"
   check "a sender was refused" lacks "$RECV_LOG.err" 'admission: refused'
+  # blerecv status from another shell while both send: one answer names both transfers.
+  local st=$W/logs/together-status-1.json
+  [ -s "$W/logs/together-status-2.json" ] && st=$W/logs/together-status-2.json
+  check "blerecv status never named both senders' transfers at once ($(wc -l < "$st") answers)" grep -q '"file":"same.bin".*"file":"same.bin"' "$st"
+  log "blerecv status while both send: $(grep -B1 -m1 -A8 'receiving same.bin.*2 links' "${st%.json}.txt" | sed 's/^/| /' | tr '\n' '~')" 
   echo "# METRIC together_a_s=$a_s together_b_s=$b_s solo_a_s=${SOLO_A:-?}"
   awk -v a="$a_s" -v b="$b_s" -v sa="${SOLO_A:-0}" -v n="$SIZE" 'BEGIN {
     if (sa > 0) printf "# METRIC together_ratio_a=%.2f together_ratio_b=%.2f aggregate_vs_solo=%.2f\n", a / sa, b / sa, (2 * n / (a > b + 1 ? a : b + 1)) / (n / sa) }'
