@@ -198,6 +198,36 @@ check "the file arrives intact in /var/lib/blesend/incoming" cmp -s "$W/$name" "
 check "the received file is blesend's" test "$(stat -c %U "$got" 2>/dev/null)" = blesend
 
 if [ "$mode" = systemd ]; then
+  # 5b. systemctl status shows what blerecv does (Type=notify, STATUS=): waiting, then the file
+  # a sender is sending (1 MiB over GATT: seconds, polled every 0.1 s).
+  status_text() { systemctl show -p StatusText --value blerecv.service; }
+  check "systemctl status: blerecv says it waits for senders (StatusText: $(status_text))" bash -c "systemctl show -p StatusText --value blerecv.service | grep -q 'waiting for senders'"
+  head -c 1048576 /dev/urandom >"$W/status.bin"
+  chmod 0644 "$W/status.bin"
+  as_sender timeout 180 blesend --to "$W/receiver.pub" --transport gatt ${send_adapter:+--adapter "$send_adapter"} "$W/status.bin" \
+    >"$W/send-status.out" 2>"$W/send-status.err" &
+  status_pid=$!
+  seen=""
+  while kill -0 "$status_pid" 2>/dev/null; do
+    line=$(status_text)
+    case "$line" in receiving*) seen=$line; break ;; esac
+    sleep 0.1
+  done
+  # blerecv status from another shell, as the service's user, while the file is on its way.
+  runuser -u blesend -- blerecv status --json >"$W/status.json" 2>"$W/status.err"; status_json_rc=$?
+  runuser -u blesend -- blerecv status >"$W/status.txt" 2>&1
+  log "blerecv status during the transfer: $(head -n 3 "$W/status.txt" | tr '\n' '|')"
+  wait "$status_pid"; status_rc=$?
+  log "StatusText during the transfer: ${seen:-none}; systemctl status: $(systemctl status blerecv.service --no-pager 2>/dev/null | grep -m1 'Status:' | sed 's/^ *//')"
+  check "systemctl status: a STATUS line names the file being received (saw: ${seen:-none})" bash -c "case '$seen' in 'receiving status.bin from '*) exit 0;; *) exit 1;; esac"
+  check "the 1 MiB file over GATT arrives (blesend exit $status_rc)" cmp -s "$W/status.bin" /var/lib/blesend/incoming/status.bin
+  check "blerecv status --json (as blesend, exit $status_json_rc) names the transfer in progress" \
+    grep -q '"event":"status".*"file":"status.bin"' "$W/status.json"
+  check "blerecv status --json is one JSON line" test "$(grep -c '^{.*}$' "$W/status.json")" = 1
+  check "blerecv status, as a user outside group blesend, says it may not ask the service" \
+    bash -c "runuser -u nobody -- blerecv status 2>&1 | grep -q 'may not ask'"
+  check "systemctl status: waiting again once the sender left (StatusText: $(status_text))" bash -c "sleep 2; systemctl show -p StatusText --value blerecv.service | grep -q 'waiting for senders'"
+
   # 6. systemctl reload: SIGHUP reads the trust directory again; blerecv stays the same process.
   pid=$(systemctl show -p MainPID --value blerecv.service)
   systemctl reload blerecv.service || bad "systemctl reload blerecv"

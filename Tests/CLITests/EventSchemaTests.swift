@@ -39,6 +39,7 @@ import Testing
         #"{"event":"pairing-pause","v":1,"seconds":30}"#,
         #"{"event":"paired","v":1,"peer":"pi","fingerprint":"\#(fingerprint)","path":"/home/a/.config/blesend/receivers/pi.pub"}"#,
         #"{"event":"pairing-ended","v":1,"paired":false}"#,
+        #"{"event":"status","v":1,"adapter":null,"fingerprint":"\#(fingerprint)","advertising":true,"trusted":2,"max_links":3,"out":"/var/lib/blesend/incoming","partials":null,"status":"receiving a.bin from alice 45 %, 1 link","links":[{"channel":1,"device":"\#(device)","transport":"l2cap","peer":"alice","fingerprint":"\#(fingerprint)","file":"a.bin","bytes":10,"total":20,"rate":null,"eta":null}],"recent":[{"name":"b.bin","peer":"alice","bytes":5,"saved":true}]}"#,
         #"{"event":"doctor","v":1,"checks":[{"name":"bus","ok":true,"detail":"unix:path=/run/dbus/system_bus_socket","fix":null,"severity":"ok"}],"ok":true,"role":"receiver"}"#,
     ]
 

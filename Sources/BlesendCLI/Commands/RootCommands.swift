@@ -31,13 +31,14 @@ public struct BlerecvCommand: AsyncParsableCommand {
           blerecv pair                                       # once per sender: show a code for blesend pair
           blerecv --out ~/Downloads                          # receive (or --ask: asks about new senders)
           blerecv trust add <sender key or .pub> --name alice   # or trust a sender's key by hand
+          blerecv status                                     # what the running receiver is doing
           blerecv trust list                                 # who is trusted; remove, rename
           blerecv doctor                                     # is Bluetooth set up right?
 
         The trust directory: \(KeyDirectoryLocation.trustRule) (--trust DIR for another).
         """,
         version: BlesendVersion.line(tool: "blerecv"),
-        subcommands: [Receive.self, ReceiverPair.self, Trust.self, Partials.self, ReceivedHistory.self, ReceiverDoctor.self],
+        subcommands: [Receive.self, ReceiverPair.self, ReceiverStatusCommand.self, Trust.self, Partials.self, ReceivedHistory.self, ReceiverDoctor.self],
         defaultSubcommand: Receive.self)
 
     public init() {}

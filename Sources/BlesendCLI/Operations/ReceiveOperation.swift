@@ -1,4 +1,7 @@
 import Admission
+#if canImport(Glibc)
+import Glibc
+#endif
 import BlueZ
 import Discovery
 import Handshake
@@ -6,6 +9,7 @@ import Keys
 import Pipeline
 import Session
 import SessionRunner
+import Storage
 import Transfer
 
 /// Advertises, serves several senders at once (`ReceiverServer`, admitted by its policy), reports.
@@ -90,9 +94,12 @@ struct ReceiveOperation {
             reporter.logger.info("--no-l2cap: serving GATT only")
         }
         await warnAboutTheDeviceName()
+        let status = ReceiverStatus(activity: ReceiverActivity(trusted: trust.store.peers.count, maxLinks: maxLinks),
+                                    notifier: SystemdNotifier())
         ReloadSignal.install { [trust, reporter] in
             trust.forget()
             reporter.say("blerecv: SIGHUP: the trust directory \(trust.path) is read again before the next handshake")
+            status.reloaded()
         }
         guard let server = ReceiverServer(admission: AdmissionConfiguration(maxLinks: maxLinks), clock: clock) else {
             await peripheral.close()
@@ -100,6 +107,8 @@ struct ReceiveOperation {
         }
         let channels = OpenChannels()
         let cleanup = Interrupts.shared.add {
+            status.stopping()
+            if let path = StatusSocketPath.serving()?.path { unlink(path) }
             server.close()
             await peripheral.close()
         }
@@ -107,6 +116,10 @@ struct ReceiveOperation {
         reporter.event(JSONLine("listening", [("adapter", .of(adapter)), ("fingerprint", .string(identity.publicKey.fingerprint)),
                                               ("trusted", .int(Int64(trust.store.peers.count))), ("max_links", .int(Int64(maxLinks)))]))
         reporter.say("blerecv: waiting for senders (\(trust.store.peers.count) trusted; this receiver's fingerprint \(identity.publicKey.fingerprint))")
+        // systemd (Type=notify): started once advertising; `systemctl status` shows what it does.
+        status.ready()
+        let statusServer = serveStatus(status)
+        defer { statusServer?.close() }
 
         let (chores, choresIn) = AsyncStream.makeStream(of: ReceiverChore.self)
         await peripheral.observeLinks(spares: oneLink ? 0 : maxLinks) { [reporter] device, up in
@@ -147,17 +160,21 @@ struct ReceiveOperation {
         }
         let report = ReceiveReport(reporter: reporter, outDirectory: outDirectory)
         report.history = history
+        report.status = status
+        report.clock = clock
         let trustNews = TrustNews(reporter: reporter)
         await server.run(makeSession: {
             // A key added to or removed from the trust directory counts from this handshake on.
             let (refresh, store) = trust.refresh()
             if refresh != .unchanged { base.session.replaceTrust(store) }
             trustNews.tell(refresh, path: trust.path, trusted: store.peers.count)
+            if refresh != .unchanged { status.update { $0.trusted = store.peers.count } }
             return base.session.sharingState()
         }) { event in
             self.handle(event, report: report, server: server, channels: channels, base: base, clock: clock, chores: choresIn,
                         approvalTimeout: configuration.approvalTimeout)
         }
+        status.stopping()
         choresIn.finish()
         await carrying.value
         await channels.closeAll()
@@ -185,7 +202,8 @@ struct ReceiveOperation {
                 chores.yield(.end(channel, disconnect: true, handshakeTimedOut: false))
             case .disconnect(let device, _):
                 chores.yield(.disconnect(device.rawValue))
-            case .advertise:
+            case .advertise(let on):
+                report.status?.update { $0.advertising = on }
                 // Logged only. Withdrawing an advertisement instance under a live link leaves the
                 // kernel with nothing to advertise once that link ends (SpareAdvertisements); a
                 // sender that connects at the cap is answered busy instead (or refused, when one
@@ -276,6 +294,33 @@ struct ReceiveOperation {
             return outcome
         }
         channels.setPrompt(OpenChannels.Prompt(task: task, key: request.key), for: channel)
+    }
+
+    /// `blerecv status`: answers on the runtime socket (`StatusSocketPath`) with what `status` holds;
+    /// nil (said at -v, or as a warning when another receiver answers there) when it cannot.
+    private func serveStatus(_ status: ReceiverStatus) -> StatusServer? {
+        guard let place = StatusSocketPath.serving() else {
+            reporter.logger.info("no runtime directory ($RUNTIME_DIRECTORY, $XDG_RUNTIME_DIR): blerecv status cannot reach this receiver")
+            return nil
+        }
+        let (adapter, fingerprint, out, tag) = (self.adapter, identity.publicKey.fingerprint, outDirectory, identity.publicKey.fileTag)
+        let clock = MonotonicClock()
+        do throws(StatusServer.Failure) {
+            return try StatusServer(folder: place.folder, path: place.path) {
+                // (a store of its own: the receiver's keeps descriptors open that this must not touch)
+                let partials = out.flatMap { try? DirectoryFileStore(directory: $0, modes: FileModes(umask: 0o077), temporaryTag: tag) }?
+                    .keptPartials().count
+                return StatusSnapshot(activity: status.snapshot, adapter: adapter, fingerprint: fingerprint,
+                                      advertising: status.snapshot.advertising, outDirectory: out, partialsKept: partials,
+                                      now: clock.now).json.text
+            }
+        } catch {
+            switch error {
+            case .inUse(let path): reporter.warn("another receiver answers blerecv status at \(path); this one will not")
+            case .cannot(let why): reporter.warn("blerecv status cannot reach this receiver: \(why)")
+            }
+            return nil
+        }
     }
 
     /// Anyone who connects reads the adapter's name (its GAP Device Name), no pairing needed: said

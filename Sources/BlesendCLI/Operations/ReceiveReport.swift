@@ -12,6 +12,7 @@ import Transfer
 final class ReceiveReport: @unchecked Sendable {
     /// One transfer channel while it is served.
     final class Channel {
+        let id: ChannelID
         let device: String?
         /// Its sender authenticated.
         var authenticated = false
@@ -28,7 +29,8 @@ final class ReceiveReport: @unchecked Sendable {
         var fingerprint = ""
         let transport: String
 
-        init(device: String?, transport: String = "") {
+        init(id: ChannelID, device: String?, transport: String = "") {
+            self.id = id
             self.device = device
             self.transport = transport
         }
@@ -47,6 +49,10 @@ final class ReceiveReport: @unchecked Sendable {
     var onceDone = false
     /// First contact: one prompt at a time, and the pause for senders declined recently.
     var gate = FirstContactGate()
+    /// What the receiver is doing, for systemd and `blerecv status` (nil: not kept).
+    var status: ReceiverStatus?
+    /// The receiver's clock (for rates in the status).
+    var clock = MonotonicClock()
 
     init(reporter: Reporter, outDirectory: String?) {
         self.reporter = reporter
@@ -54,12 +60,16 @@ final class ReceiveReport: @unchecked Sendable {
     }
 
     func opened(_ channel: ChannelID, device: String?, transport: String = "") -> Channel {
-        let state = Channel(device: device, transport: transport)
+        let state = Channel(id: channel, device: device, transport: transport)
         channels[channel] = state
+        status?.update { $0.opened(channel.rawValue, device: device, transport: transport) }
         return state
     }
 
-    func closed(_ channel: ChannelID) -> Channel? { channels.removeValue(forKey: channel) }
+    func closed(_ channel: ChannelID) -> Channel? {
+        status?.update { $0.closed(channel.rawValue) }
+        return channels.removeValue(forKey: channel)
+    }
 
     /// The admission policy's decision, at `-v` (and in `--json`).
     func admission(_ action: AdmissionAction, device: (ChannelID) -> String?) {
@@ -127,6 +137,7 @@ final class ReceiveReport: @unchecked Sendable {
         case .authenticated(let sender, let fingerprint):
             state.authenticated = true
             state.fingerprint = fingerprint
+            status?.update { $0.authenticated(state.id.rawValue, peer: sender, fingerprint: fingerprint) }
             reporter.event(JSONLine("handshake", [("peer", .string(sender)), ("fingerprint", .string(fingerprint))]))
             reporter.say("blerecv: \(sender) connected [\(fingerprint)]")
         case .refused(let reason):
@@ -169,7 +180,10 @@ final class ReceiveReport: @unchecked Sendable {
                 reporter.event(JSONLine("resumed", [("name", .string(name)), ("offset", .of(resumedAt))]))
             }
             state.current = (name, size, ContinuousClock.now, resumedAt)
+            let now = clock.now
+            status?.update { $0.fileStarted(state.id.rawValue, name: name, size: size, offset: resumedAt, at: now) }
         case .progress(let name, let received, let size):
+            status?.update { $0.progress(state.id.rawValue, done: received) }
             let start = state.current?.at ?? ContinuousClock.now
             reporter.progress(name: name, done: received, total: size, startedAt: start, startOffset: state.current?.offset ?? 0)
         case .fileSaved(let sender, let name, let storedName, let size, _) where name.contains("/"):
@@ -180,6 +194,7 @@ final class ReceiveReport: @unchecked Sendable {
                 ("bytes", .of(size)), ("seconds", .double(0)), ("peer", .string(sender)),
             ]))
             reporter.logger.info("received \(name)  \(Formatting.bytes(size))  from \(sender) (its folder appears when complete)")
+            status?.update { $0.fileEnded(state.id.rawValue, name: name, peer: sender, bytes: size, saved: true) }
             state.current = nil
         case .folderSaved(let sender, let name, let storedName, let files):
             let path = outDirectory.map { "\($0)/\(storedName)" } ?? storedName
@@ -204,6 +219,7 @@ final class ReceiveReport: @unchecked Sendable {
             if storedName != name { line += "  (\(name) exists: saved as \(storedName))" }
             reporter.say(line)
             record(.saved, peer: sender, path: path, size: size, hash: hash, on: state)
+            status?.update { $0.fileEnded(state.id.rawValue, name: name, peer: sender, bytes: size, saved: true) }
             state.current = nil
         case .fileFailed(let sender, let name, let failure):
             let error = CLIError(receiving: failure, name: "\(name) from \(sender)")
@@ -211,6 +227,7 @@ final class ReceiveReport: @unchecked Sendable {
             reporter.error(error)
             record(.failed, peer: sender, path: outDirectory.map { "\($0)/\(name)" } ?? name, size: state.current?.size ?? 0, hash: [],
                    detail: error.message, on: state)
+            status?.update { $0.fileEnded(state.id.rawValue, name: name, peer: sender, bytes: state.current?.size ?? 0, saved: false) }
         case .keptRemovedForRoom(let name):
             reporter.event(JSONLine("kept-removed", [("name", .string(name)), ("reason", .string("room"))]))
             reporter.logger.warning("removed \(name), kept for a resume whose sender is away, to make room on the disk for a transfer that is running")
