@@ -63,6 +63,8 @@ import Testing
             object["added_in_a_later_release"] = ["any": [1, "thing"]]
             #expect(schema.violations(of: object).isEmpty, "\(line) + a new field: \(schema.violations(of: object))")
         }
+        let text = try String(contentsOfFile: JSONSchemaSubset.path, encoding: .utf8)
+        #expect(!text.contains("additionalProperties"), "no object of the schema is closed")
         let doctor = #"{"event":"doctor","v":1,"checks":[{"name":"bus","ok":true,"detail":"d","fix":null,"severity":"ok","new":1}],"ok":true,"role":"sender","new":2}"#
         #expect(schema.violations(ofLine: doctor).isEmpty, "\(schema.violations(ofLine: doctor))")
     }
