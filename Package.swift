@@ -100,8 +100,12 @@ let package = Package(
             "Simulation", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Sodium", "Framing", "Record", "Transfer", "Keys",
             "Zstd",
         ], path: "Sources/Tools/blesend-bench"),
+        // The subset of JSON Schema that docs/json-events.schema.json uses: the unit tests and the lab
+        // check every --json line against it.
+        .target(name: "EventSchema", path: "Sources/Tools/EventSchema"),
         // The VM lab's checks: the BlueZ transport, exit codes and --json logs for the lab's scripts.
-        .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline", "BlesendCLI", "Keys", "Session", "Storage"], path: "Sources/Tools/blesend-labcheck"),
+        .executableTarget(name: "blesend-labcheck", dependencies: ["BlueZ", "Pipeline", "BlesendCLI", "Keys", "Session", "Storage", "EventSchema"],
+                          path: "Sources/Tools/blesend-labcheck"),
         // Fuzzing (docs/fuzzing.md): the target bodies are a library, so `swift test` replays the corpus
         // through them; one executable is the libFuzzer entry point when scripts/fuzz.sh builds it with
         // -sanitize=fuzzer, and otherwise replays files and writes the seed corpus.
@@ -145,7 +149,7 @@ let package = Package(
         .testTarget(name: "MemoryTransportTests", dependencies: ["MemoryTransport"]),
         .testTarget(name: "CLITests", dependencies: [
             "BlesendCLI", "BlueZ", "L2CAP", "Session", "SessionRunner", "MemoryTransport", "TestDoubles", "Transfer", "Pipeline", "Keys", "TestSupport", "Discovery", "Sodium", "Durable", "Storage",
-            "BluetoothdStandIn", "Pairing", .product(name: "Logging", package: "swift-log"),
+            "BluetoothdStandIn", "Pairing", "EventSchema", .product(name: "Logging", package: "swift-log"),
         ]),
         // The attack table of docs/threat-model.md: one test per row, real pipeline, real folders.
         .testTarget(name: "AttackTableTests", dependencies: [

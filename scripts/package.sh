@@ -87,11 +87,14 @@ for tool in blesend blerecv; do
 done
 
 doc=usr/share/doc/blesend
-for file in README.md docs/protocol.md docs/threat-model.md; do
+for file in README.md docs/protocol.md docs/threat-model.md docs/json-events.md; do
   name=$(basename "$file")
   # Policy 12.3, as dh_compress: documentation over 4 kB is gzipped.
   if [ "$(stat -c %s "$file")" -gt 4096 ]; then gz "$file" "$doc/$name.gz"; else inst 0644 "$file" "$doc/$name"; fi
 done
+# The --json schema is data that programs read (docs/json-events.md), not documentation text: it
+# goes, uncompressed, to the package's own folder (policy 12.3 would gzip it under /usr/share/doc).
+inst 0644 docs/json-events.schema.json usr/share/blesend/json-events.schema.json
 inst 0644 packaging/copyright "$doc/copyright"
 gz packaging/changelog "$doc/changelog.gz"   # a native package's changelog (policy 12.7)
 

@@ -98,6 +98,8 @@ done
 check "no Swift runtime libraries needed" bash -c '! ldd /usr/bin/blesend /usr/bin/blerecv | grep -qi swift'
 check "docs and copyright" test -s /usr/share/doc/blesend/copyright -a -s /usr/share/doc/blesend/changelog.gz \
   -a -e /usr/share/doc/blesend/protocol.md.gz -a -e /usr/share/doc/blesend/threat-model.md.gz
+check "the --json contract: json-events.md in the docs, its schema uncompressed in /usr/share/blesend" \
+  bash -c 'test -e /usr/share/doc/blesend/json-events.md.gz && grep -q "\"required\": \[\"event\", \"v\"\]" /usr/share/blesend/json-events.schema.json'
 check "unit file" test -s "$unit"
 check "system user blesend in group bluetooth" bash -c 'id -nG blesend | tr " " "\n" | grep -qx bluetooth'
 check "blesend has no login shell" bash -c '[[ $(getent passwd blesend | cut -d: -f7) == */nologin || $(getent passwd blesend | cut -d: -f7) == /bin/false ]]'

@@ -40,8 +40,37 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     /// Pairing (`blesend pair`, `blerecv pair`) did not finish: a wrong code, no attempt in time,
     /// or the peer broke off. Nothing was pinned on this side.
     case notPaired = 79
-    /// Stopped by SIGINT (Ctrl-C) or SIGTERM; partial files were removed.
+    /// Stopped by SIGINT (Ctrl-C); partial files were removed.
     case interrupted = 130
+    /// Stopped by SIGTERM (128 + 15), as `systemctl stop` and `kill` do; partial files were removed.
+    case terminated = 143
+
+    /// The stable name of the status: the `code` of a `--json` `error` event. Kebab-case, one per
+    /// case, and kept within version 1 of docs/json-events.md (its table lists them all; a test
+    /// reads that table). Written out rather than derived from the case's Swift name, so renaming
+    /// a case cannot change what scripts match on.
+    public var code: String {
+        switch self {
+        case .success: "success"
+        case .failure: "failure"
+        case .usage: "usage"
+        case .keyProblem: "key-problem"
+        case .peerRefused: "peer-refused"
+        case .bluetoothUnavailable: "bluetooth-unavailable"
+        case .peerNotFound: "peer-not-found"
+        case .linkLost: "link-lost"
+        case .integrity: "integrity"
+        case .localIO: "local-io"
+        case .fileRejected: "file-rejected"
+        case .transportUnavailable: "transport-unavailable"
+        case .receiverBusy: "receiver-busy"
+        case .protocolViolation: "protocol-violation"
+        case .addressNotPrivate: "address-not-private"
+        case .notPaired: "not-paired"
+        case .interrupted: "interrupted"
+        case .terminated: "terminated"
+        }
+    }
 
     public var summary: String {
         switch self {
@@ -61,7 +90,8 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .protocolViolation: "the peer broke the protocol"
         case .addressNotPrivate: "private discovery needs LE privacy"
         case .notPaired: "pairing did not finish; nothing pinned"
-        case .interrupted: "interrupted by a signal"
+        case .interrupted: "interrupted (SIGINT)"
+        case .terminated: "terminated (SIGTERM)"
         }
     }
 }

@@ -51,6 +51,12 @@ final class Interrupts: Sendable {
 
     func keepPartials() { partialsKept.withLock { $0 = true } }
 
+    /// Whether the run writes `--json` events (set by OutputOptions): an interrupt then also writes
+    /// an `error` event (`interrupted` or `terminated`) on stdout before the process exits.
+    private let json = Mutex(false)
+
+    func writeJSON() { json.withLock { $0 = true } }
+
     /// What an interrupt says happened to the run's work, when it is not files (pairing).
     private let outcome = Mutex<String?>(nil)
 
@@ -63,13 +69,25 @@ final class Interrupts: Sendable {
             + "interrupted: " + (outcome ?? (partialsKept ? "partial files kept for a resume" : "partial files removed")) + "\n"
     }
 
+    /// The `error` event an interrupt writes with `--json`: code `interrupted` (SIGINT) or
+    /// `terminated` (SIGTERM), and what became of the work, as on standard error.
+    static func errorEvent(signal signalNumber: Int32, partialsKept: Bool = false, outcome: String? = nil) -> JSONLine {
+        let status = status(signal: signalNumber)
+        let what = outcome ?? (partialsKept ? "partial files kept for a resume" : "partial files removed")
+        return JSONLine.error(status, message: (signalNumber == SIGINT ? "interrupted (SIGINT): " : "terminated (SIGTERM): ") + what, hint: nil)
+    }
+
+    static func status(signal signalNumber: Int32) -> ExitStatus { signalNumber == SIGINT ? .interrupted : .terminated }
+
     private func handle(_ signalNumber: Int32) {
         interrupting.withLock { $0 = true }
         // Files first: they must not survive even if BlueZ hangs.
         OpenTemporaries.shared.removeAll()
         let work = cleanups.withLock { Array($0.values) }
-        Console.err(Self.interruptedLine(standardErrorIsTerminal: isatty(2) == 1, partialsKept: partialsKept.withLock { $0 },
-                                         outcome: outcome.withLock { $0 }))
+        let kept = partialsKept.withLock { $0 }
+        let said = outcome.withLock { $0 }
+        if json.withLock({ $0 }) { Console.out(Self.errorEvent(signal: signalNumber, partialsKept: kept, outcome: said).text + "\n") }
+        Console.err(Self.interruptedLine(standardErrorIsTerminal: isatty(2) == 1, partialsKept: kept, outcome: said))
         let done = DispatchSemaphore(value: 0)
         Task {
             await withTaskGroup(of: Void.self) { group in
@@ -78,6 +96,6 @@ final class Interrupts: Sendable {
             done.signal()
         }
         _ = done.wait(timeout: .now() + 2)
-        exit(signalNumber == SIGINT ? ExitStatus.interrupted.rawValue : 128 + signalNumber)
+        exit(Self.status(signal: signalNumber).rawValue)
     }
 }

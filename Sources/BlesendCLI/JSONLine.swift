@@ -1,6 +1,11 @@
-/// One newline-delimited JSON event (docs/json-events.md), with keys in a fixed order:
-/// `event` first, then the fields as given. `render` also writes the one object of `doctor --json`.
+/// One newline-delimited JSON event (docs/json-events.md), with keys in a fixed order: `event`
+/// first, then `v` (the contract's version), then the fields as given. Every line either tool writes
+/// on stdout with `--json` is one of these (`doctor --json` included).
 struct JSONLine {
+    /// The `v` of every line: version 1 of the contract in docs/json-events.md. Fields may be added
+    /// within it; it goes up only when a field or event that `required` lists changes or goes.
+    static let version: Int64 = 1
+
     enum Value {
         case string(String)
         case int(Int64)
@@ -15,7 +20,7 @@ struct JSONLine {
     var fields: [(String, Value)]
 
     init(_ event: String, _ fields: [(String, Value)] = []) {
-        self.fields = [("event", .string(event))] + fields
+        self.fields = [("event", .string(event)), ("v", .int(Self.version))] + fields
     }
 
     var text: String { Self.render(.object(fields)) }
@@ -52,6 +57,18 @@ struct JSONLine {
             }
         }
         return out + "\""
+    }
+}
+
+extension JSONLine {
+    /// The `error` event: `code` (the status's stable kebab-case name, docs/json-events.md),
+    /// `exit`, `summary` (the status in words), `message`, `hint`. Written by Reporter.error, and
+    /// for a usage error (UsageErrorEvent) and a signal (Interrupts), which have no Reporter.
+    static func error(_ status: ExitStatus, message: String, hint: String?) -> JSONLine {
+        JSONLine("error", [
+            ("code", .string(status.code)), ("exit", .int(Int64(status.rawValue))), ("summary", .string(status.summary)),
+            ("message", .string(message)), ("hint", .of(hint)),
+        ])
     }
 }
 

@@ -131,10 +131,7 @@ final class Reporter: @unchecked Sendable {
     /// Prints an error as `tool: error: …` and `tool: hint: …`, and as a JSON event.
     func error(_ error: CLIError) {
         clearLine()
-        event(JSONLine("error", [
-            ("code", .string(error.status.summary)), ("exit", .int(Int64(error.status.rawValue))),
-            ("message", .string(error.message)), ("hint", .of(error.hint)),
-        ]))
+        event(JSONLine.error(error.status, message: error.message, hint: error.hint))
         writeError("\(options.tool): error: \(TerminalText.sanitized(error.message))\n")
         if let hint = error.hint { writeError("\(options.tool): hint: \(TerminalText.sanitized(hint))\n") }
     }

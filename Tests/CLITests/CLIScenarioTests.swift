@@ -1,3 +1,4 @@
+import EventSchema
 import Foundation
 import Keys
 import L2CAP
@@ -228,12 +229,22 @@ func wrongArgumentsAreUsageErrors(_ args: [String], _ mentions: String) throws {
     }
     #expect(events.first == "scanning")
     #expect(events.last == "error")
-    // The validator itself must be able to fail.
-    #expect(!schema.violations(of: ["event": "error", "code": 3]).isEmpty)
-    #expect(!schema.violations(of: ["event": "nonsense"]).isEmpty)
-    #expect(!schema.violations(of: ["event": "done", "files": 1, "extra": true]).isEmpty)
+    // Every line says which contract it keeps; the error names its status by its stable code.
+    #expect(lines.allSatisfy { $0.hasPrefix(#"{"event":""#) && $0.contains(#"","v":1"#) }, "\(run.stdout)")
+    let error = try #require(try JSONSerialization.jsonObject(with: Data(lines[lines.count - 1].utf8)) as? [String: Any])
+    #expect(error["code"] as? String == "bluetooth-unavailable")
+    #expect(error["exit"] as? Int == 67)
+    #expect(error["summary"] as? String == "no adapter, or bluetoothd unreachable")
+    // The validator itself must be able to fail: a missing required field, a wrong type, an
+    // unknown event; and a field it does not know is allowed (the contract adds fields).
+    #expect(!schema.violations(of: ["event": "error", "v": 1, "code": 3]).isEmpty)
+    #expect(!schema.violations(of: ["event": "error", "v": 1, "code": "usage", "exit": 64, "summary": "usage error", "message": "m"]).isEmpty)
+    #expect(!schema.violations(of: ["event": "done", "v": 1, "files": "1"]).isEmpty)
+    #expect(!schema.violations(of: ["event": "nonsense", "v": 1]).isEmpty)
+    #expect(!schema.violations(of: ["event": "done", "files": 1]).isEmpty, "no v")
+    #expect(schema.violations(of: ["event": "done", "v": 1, "files": 1, "extra": true]).isEmpty)
     // A GATT connection after the L2CAP channel failed says why (Reporter.connected).
-    let fallback: [String: Any] = ["event": "connected", "device": "/org/bluez/hci1/dev_X", "transport": "gatt", "payload": 244,
+    let fallback: [String: Any] = ["event": "connected", "v": 1, "device": "/org/bluez/hci1/dev_X", "transport": "gatt", "payload": 244,
                                    "mtu": 247, "phy": NSNull(), "l2cap_fallback": "\(L2CAPError.connectFailed(errno: 111))"]
     #expect(schema.violations(of: fallback).isEmpty, "\(schema.violations(of: fallback))")
 }

@@ -1,3 +1,4 @@
+import EventSchema
 import Foundation
 import Testing
 import TestSupport
@@ -28,6 +29,9 @@ import TestSupport
     #expect(run.stdout.hasSuffix("}\n"))
     #expect(run.stdout.dropLast().contains("\n") == false, "one line")
     let object = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+    #expect(object["event"] as? String == "doctor")
+    #expect(object["v"] as? Int == 1)
+    #expect(try JSONSchemaSubset.load().violations(of: object).isEmpty)
     #expect(object["role"] as? String == "receiver")
     #expect(object["ok"] as? Bool == false)
     let checks = try #require(object["checks"] as? [[String: Any]])

@@ -1,5 +1,6 @@
 import DBus
 import BlueZ
+import EventSchema
 import Foundation
 import Testing
 @testable import BlesendCLI
@@ -264,9 +265,11 @@ struct DoctorJudgeTests {
         let report = report(.healthy().withAdapter { $0.powered = false }, .receiver)
         let text = report.json
         #expect(!text.contains("\n"))
-        #expect(text.hasPrefix(#"{"checks":[{"name":"bus","ok":true,"detail":"#))
+        #expect(text.hasPrefix(#"{"event":"doctor","v":1,"checks":[{"name":"bus","ok":true,"detail":"#))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
-        #expect(Set(object.keys) == ["checks", "ok", "role"])
+        #expect(Set(object.keys) == ["event", "v", "checks", "ok", "role"])
+        let schema = try JSONSchemaSubset.load()
+        #expect(schema.violations(of: object).isEmpty, "\(schema.violations(of: object))")
         #expect(object["ok"] as? Bool == false)
         #expect(object["role"] as? String == "receiver")
         let checks = try #require(object["checks"] as? [[String: Any]])

@@ -1,3 +1,4 @@
+import EventSchema
 import Foundation
 import Keys
 import Session

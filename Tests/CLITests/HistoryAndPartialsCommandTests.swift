@@ -1,3 +1,4 @@
+import EventSchema
 import Foundation
 @testable import BlesendCLI
 import Keys

@@ -1,3 +1,4 @@
+import EventSchema
 import BluetoothdStandIn
 import BlueZ
 import DBus
@@ -46,7 +47,7 @@ import TestSupport
         let row = ScanRow(device: "/org/bluez/hci0/dev_5A_00_00_00_00_01", address: "5A:00:00:00:00:01", addressType: "random", rssi: -61, mode: mode)
         #expect(row.tableLine == " -61  \(mode.word.padding(7))  5A:00:00:00:00:01  random  \(column)")
         let text = row.json.text
-        #expect(text == #"{"event":"nearby","device":"/org/bluez/hci0/dev_5A_00_00_00_00_01","address":"5A:00:00:00:00:01","address_type":"random","rssi":-61,"# + json + "}")
+        #expect(text == #"{"event":"nearby","v":1,"device":"/org/bluez/hci0/dev_5A_00_00_00_00_01","address":"5A:00:00:00:00:01","address_type":"random","rssi":-61,"# + json + "}")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         let schema = try JSONSchemaSubset.load()
         #expect(schema.violations(of: object).isEmpty, "\(text): \(schema.violations(of: object))")

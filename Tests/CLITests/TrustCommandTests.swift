@@ -1,4 +1,5 @@
 @testable import BlesendCLI
+import EventSchema
 import Foundation
 import Keys
 import Logging
@@ -64,10 +65,11 @@ private func addListRenameRemoveOnBothSides(side: Side) throws {
     #expect(list.status == 0)
     #expect(list.stdout == "alice  \(me.fingerprint)  \(side.directory(d))/alice.pub\nbob  \(them.fingerprint)  \(side.directory(d))/bob.pub\n")
     let json = try side.run(["list", "--json"], in: d)
-    let objects = try json.stdout.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: String]) }
-    #expect(objects.map { $0["event"] } == [side.event, side.event])
-    #expect(objects.map { $0["name"] } == ["alice", "bob"])
-    #expect(objects.first?["key"] == me.text && objects.first?["fingerprint"] == me.fingerprint)
+    let objects = try json.stdout.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+    #expect(objects.map { $0["event"] as? String } == [side.event, side.event])
+    #expect(objects.map { $0["v"] as? Int } == [1, 1])
+    #expect(objects.map { $0["name"] as? String } == ["alice", "bob"])
+    #expect(objects.first?["key"] as? String == me.text && objects.first?["fingerprint"] as? String == me.fingerprint)
     let schema = try JSONSchemaSubset.load()
     for line in json.stdout.split(separator: "\n") {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

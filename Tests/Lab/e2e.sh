@@ -406,7 +406,7 @@ main_doctor() {
   check "no 'ready to send'" grep -q '^blesend doctor: ready to send' "$W/logs/doctor-send.out"
   timeout -k 5 30 "$RECV" doctor --adapter hci0 --json > "$W/logs/doctor-recv.json" 2>&1 < /dev/null; drc=$?
   check "blerecv doctor --adapter hci0 --json exit $drc, want $EXIT_SUCCESS" [ "$drc" = "$EXIT_SUCCESS" ]
-  check "--json is not one object with ok true, role receiver" "$LABCHECK" object "$W/logs/doctor-recv.json" ok=true role=receiver
+  check "--json is not one doctor event with ok true, role receiver" "$LABCHECK" object "$W/logs/doctor-recv.json" event=doctor v=1 ok=true role=receiver
   # (busctl, not btmgmt: btmgmt 5.82 with no terminal returns without powering off)
   busctl --system set-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered b false > /dev/null 2>&1
   wait_until 10 sh -c 'busctl --system get-property org.bluez /org/bluez/hci0 org.bluez.Adapter1 Powered | grep -q false'
@@ -878,6 +878,7 @@ case "$GROUP" in
   first-contact) run_first_contact ;;
   *) echo "e2e: unknown group $GROUP" >&2; exit 2 ;;
 esac
+json_logs_case
 log "suite took $(elapsed "$T0")s"
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]

@@ -97,6 +97,18 @@ end() {
   fi
 }
 
+# json_logs_case: a suite's last case (issue 34): every event line of the suite's --json logs
+# ($W/logs/*.out and *.json: the tools' own, those whose lines start with {"event":"; the Python
+# helpers' logs are left out) matches docs/json-events.schema.json (blesend-labcheck schema).
+json_logs_case() {
+  begin "every --json event line the suite wrote matches docs/json-events.schema.json"
+  local report=$W/logs/schema-check.txt
+  "$LABCHECK" schema "$ROOT/docs/json-events.schema.json" "$W"/logs/*.out "$W"/logs/*.json > "$report" 2>&1 \
+    || fail "lines that do not match the schema (below)"
+  log "$(tail -n 1 "$report")"
+  end "$report"
+}
+
 # wait_until SECONDS [--pid PID] COMMAND...: runs COMMAND every 0.2 s until it succeeds (0) or
 # SECONDS pass (1). With --pid, gives up early, after one last try, once PID has exited.
 wait_until() {

@@ -353,6 +353,7 @@ case_busy() {
 CASES=(solo together bare_stranger subscribed_stranger replayed_hello l2cap_channels storm first_contact bluetoothd_restart)
 if [ $# -gt 0 ]; then CASES=("$@"); fi
 for c in "${CASES[@]}"; do "case_$c"; done
+json_logs_case
 log "suite took $(elapsed "$T0")s"
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]

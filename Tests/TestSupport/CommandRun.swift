@@ -11,9 +11,10 @@ public struct CommandRun: Sendable {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     }
 
-    /// Runs `tool` (e.g. "blesend") with `arguments`; `environment` entries are added to ours.
+    /// Runs `tool` (e.g. "blesend") with `arguments`; `environment` entries are added to ours. A
+    /// tool still running after `timeout` is sent `stopSignal` (SIGTERM, or SIGINT as Ctrl-C would).
     public static func run(_ tool: String, _ arguments: [String], environment: [String: String] = [:],
-                           stdin: Data? = nil, timeout: TimeInterval = 60) throws -> CommandRun {
+                           stdin: Data? = nil, timeout: TimeInterval = 60, stopSignal: Int32 = SIGTERM) throws -> CommandRun {
         let process = Process()
         process.executableURL = productsDirectory.appendingPathComponent(tool)
         process.arguments = arguments
@@ -40,7 +41,7 @@ public struct CommandRun: Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(10_000) }
         if process.isRunning {
-            process.terminate()
+            kill(process.processIdentifier, stopSignal)
             process.waitUntilExit()
         }
         group.wait()

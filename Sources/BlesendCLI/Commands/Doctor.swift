@@ -6,7 +6,7 @@ struct DoctorOptions: ParsableArguments {
                                valueName: "hciN"))
     var adapter: String?
 
-    @Flag(help: "Print the report as one JSON object on standard output (see docs/json-events.md).")
+    @Flag(help: "Print the report as one JSON `doctor` event on standard output (see docs/json-events.md).")
     var json = false
 
     func run(role: DoctorRole, tool: String) async throws {

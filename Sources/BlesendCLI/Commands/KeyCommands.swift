@@ -72,7 +72,8 @@ extension String {
     var components: [String] { split(separator: "/", omittingEmptySubsequences: false).map(String.init) }
 }
 
-/// Runs a command body; a `CLIError` is printed as `tool: error:` / `tool: hint:` and becomes the exit code.
+/// Runs a command body; a `CLIError` is printed as `tool: error:` / `tool: hint:` (and, with
+/// `--json`, as an `error` event) and becomes the exit code.
 func runReporting(tool: String, reporter: Reporter? = nil, _ body: () async throws(CLIError) -> Void) async throws {
     do {
         try await body()
@@ -80,6 +81,11 @@ func runReporting(tool: String, reporter: Reporter? = nil, _ body: () async thro
         if let reporter {
             reporter.error(error)
         } else {
+            // A command with `--json` but no Reporter (history, partials, trust list) still ends its
+            // events with the `error` (docs/json-events.md).
+            if UsageErrorEvent.wantsJSON(CommandLine.arguments.dropFirst()) {
+                Console.out(JSONLine.error(error.status, message: error.message, hint: error.hint).text + "\n")
+            }
             Console.err("\(tool): error: \(error.message)\n")
             if let hint = error.hint { Console.err("\(tool): hint: \(hint)\n") }
         }

@@ -21,6 +21,7 @@ struct OutputOptions: ParsableArguments {
         }
         var logger = Logger(label: tool) { label in StandardErrorLogHandler(label: label) }
         logger.logLevel = quiet ? .error : level
+        if json { Interrupts.shared.writeJSON() }
         return Reporter(options: .init(json: json, quiet: quiet, tool: tool), logger: logger)
     }
 }

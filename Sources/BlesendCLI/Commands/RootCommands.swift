@@ -55,6 +55,7 @@ extension AsyncParsableCommand {
                 try command.run()
             }
         } catch {
+            UsageErrorEvent.write(for: error, root: Self.self)   // with --json, also an `error` event on stdout
             exit(withError: error)
         }
     }

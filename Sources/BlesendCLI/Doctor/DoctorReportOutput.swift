@@ -1,5 +1,5 @@
 /// The report as people read it (one line per check, ✓ ✗ !, the fix under each ✗ or !) and as
-/// `--json` writes it (one object: `checks`, `ok`, `role`; docs/json-events.md, "doctor").
+/// `--json` writes it (one `doctor` event: `checks`, `ok`, `role`; docs/json-events.md, "doctor").
 extension DoctorReport {
     func text(tool: String) -> String {
         let width = (checks.map(\.name.label.count).max() ?? 0) + 2
@@ -38,7 +38,7 @@ extension DoctorReport {
                 ("fix", .of(check.fix)), ("severity", .string(check.severity.rawValue)),
             ])
         }
-        return JSONLine.render(.object([("checks", .array(items)), ("ok", .bool(ok)), ("role", .string(role.rawValue))]))
+        return JSONLine("doctor", [("checks", .array(items)), ("ok", .bool(ok)), ("role", .string(role.rawValue))]).text
     }
 
     private static func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }

@@ -5,6 +5,7 @@
 // and for the lab's shell scripts, so that they read the code instead of restating it:
 //   blesend-labcheck exit-codes                ExitStatus as shell assignments (ExitCodes.swift)
 //   blesend-labcheck events FILE QUERY...      queries on a --json log (Events.swift)
+//   blesend-labcheck schema SCHEMA FILE...     every event line of the --json logs matches the schema (SchemaCheck.swift)
 //   blesend-labcheck object FILE COND...       checks one JSON object, e.g. doctor --json (Document.swift)
 //   blesend-labcheck message1 KEY RPUB FILE    a sender's handshake message 1, hex datagrams (MessageOne.swift)
 import BlueZ
@@ -27,6 +28,8 @@ case "events":
     exit(Events.run(Array(args.dropFirst(2))))
 case "object":
     exit(Document.run(Array(args.dropFirst(2))))
+case "schema":
+    exit(SchemaCheck.run(Array(args.dropFirst(2))))
 case "message1":
     exit(MessageOne.run(Array(args.dropFirst(2))))
 case "periph":
@@ -121,5 +124,5 @@ case "errors":
         log("scan with nobody advertising: \(error)")
     }
 default:
-    print("usage: blesend-labcheck periph [hciN] [senders] | central [hciN] | errors [hciN] | exit-codes | events FILE QUERY... | object FILE COND... | message1 KEY RPUB FILE [DATAGRAM]")
+    print("usage: blesend-labcheck periph [hciN] [senders] | central [hciN] | errors [hciN] | exit-codes | events FILE QUERY... | schema SCHEMA FILE... | object FILE COND... | message1 KEY RPUB FILE [DATAGRAM]")
 }
