@@ -1,5 +1,6 @@
 import Logging
 import Testing
+import TestSupport
 @testable import BlesendCLI
 
 /// Issue 34: away from a terminal (a pipe, nohup, the journal) blesend and blerecv said nothing
@@ -139,4 +140,12 @@ import Testing
         #expect(text.contains("\r\u{1B}[2K") && !text.contains("\n"), "\(text.prefix(200))")
         #expect(Self.simulate(.init(tool: "blesend", progress: .never), terminal: true).isEmpty)
     }
+}
+
+/// `--progress` is an option of both transfer commands, refused with anything but its three values.
+@Test(arguments: ["blesend", "blerecv"]) func progressOptionIsParsedAndDocumented(_ tool: String) throws {
+    let help = tool == "blesend" ? try blesend(["send", "--help"]) : try blerecv(["receive", "--help"])
+    #expect(help.stdout.contains("--progress <auto|always|never>") && help.stdout.contains("every 10 % or 30 s"), "\(help.stdout)")
+    let wrong = tool == "blesend" ? try blesend(["--progress", "sometimes", "--to", "x.pub", "f"]) : try blerecv(["--progress", "sometimes"])
+    #expect(wrong.status == ExitStatus.usage.rawValue, "\(wrong.stderr)")
 }
