@@ -2,7 +2,8 @@
 /// time the file crosses another 10 % of its size, or 30 s after the last line, whichever comes
 /// first; every 30 s when its size is not known (standard input). The line at 100 % goes out
 /// once. The first report of a file only sets where it starts, so that a file resumed at 40 %
-/// says 50 % next, not 10 %, 20 %, 30 % and 40 % at once.
+/// says 50 % next, not 10 %, 20 %, 30 % and 40 % at once. Bytes that go back (the same name sent
+/// again, or started over) begin a new file.
 struct ProgressThrottle: Sendable {
     /// A line each time the file crosses another this many percent.
     static let stepPercent = 10
@@ -11,11 +12,14 @@ struct ProgressThrottle: Sendable {
 
     private var lastStep: Int?
     private var lastAt: ContinuousClock.Instant?
+    private var lastDone: UInt64 = 0
     /// The line at 100 % went out: nothing more for this file.
     private(set) var finished = false
 
     /// Whether to print a line now, with `done` of `total` bytes (total nil: unknown) at `now`.
     mutating func shouldPrint(done: UInt64, total: UInt64?, now: ContinuousClock.Instant) -> Bool {
+        if done < lastDone { self = ProgressThrottle() }
+        lastDone = done
         guard !finished else { return false }
         let step = Self.step(done: done, total: total)
         defer { if lastAt == nil { lastAt = now; lastStep = step } }

@@ -47,6 +47,11 @@ import TestSupport
             Row(seconds: 0, done: 400, printed: false), Row(seconds: 1, done: 450, printed: false),
             Row(seconds: 2, done: 500, printed: true), Row(seconds: 3, done: 600, printed: true),
         ]),
+        Case(name: "the same name again after it finished (bytes go back): a new file", total: 1_000, rows: [
+            Row(seconds: 0, done: 0, printed: false), Row(seconds: 1, done: 1_000, printed: true),
+            Row(seconds: 60, done: 0, printed: false), Row(seconds: 61, done: 100, printed: true),
+            Row(seconds: 62, done: 1_000, printed: true),
+        ]),
         Case(name: "an empty file: 100 % at once", total: 0, rows: [
             Row(seconds: 0, done: 0, printed: true), Row(seconds: 1, done: 0, printed: false),
         ]),
