@@ -8,18 +8,28 @@ import Pipeline
 ///
 /// - On a terminal (and without `--quiet`): a progress line on stderr that redraws in place, and
 ///   a summary line per file.
-/// - Not on a terminal: the summary lines only. `--quiet`: errors only.
+/// - Not on a terminal: the summary lines, and a plain progress line every 10 % or 30 s
+///   (`ProgressThrottle`), no control codes. `--quiet`: errors only.
 /// - `--json`: newline-delimited JSON events on stdout (docs/json-events.md); stderr keeps errors.
+/// - `--progress always` shows the progress (bar or lines) under `--quiet` and `--json` too;
+///   `--progress never` shows none.
 final class Reporter: @unchecked Sendable {
     struct Options {
         var json = false
         var quiet = false
         var tool = "blesend"
+        var progress = ProgressMode.auto
     }
 
     let options: Options
     let logger: Logger
-    private let interactive: Bool
+    /// The progress bar that redraws in place (a terminal).
+    private let drawsBar: Bool
+    /// Plain progress lines, one every 10 % or 30 s (not a terminal).
+    private let printsLines: Bool
+    /// Where each file's plain lines stand, by sender and name.
+    private var throttles: [String: ProgressThrottle] = [:]
+    private let clock: () -> ContinuousClock.Instant
     private var lineShown = false
     private var lastDraw = ContinuousClock.now - .seconds(1)
     private var lastJSONProgress = ContinuousClock.now - .seconds(1)
@@ -29,11 +39,20 @@ final class Reporter: @unchecked Sendable {
     /// Where lines for people go (standard error; a test may catch them).
     private let writeError: (String) -> Void
 
-    init(options: Options, logger: Logger, writeError: @escaping (String) -> Void = Console.err) {
+    /// `terminal`: whether standard error is one; `clock`: the time (tests step it).
+    init(options: Options, logger: Logger, writeError: @escaping (String) -> Void = Console.err,
+         terminal: Bool = isatty(2) == 1, clock: @escaping () -> ContinuousClock.Instant = { ContinuousClock.now }) {
         self.options = options
         self.logger = logger
         self.writeError = writeError
-        self.interactive = isatty(2) == 1 && !options.quiet && !options.json
+        self.clock = clock
+        let shown = switch options.progress {
+        case .auto: !options.quiet && !options.json
+        case .always: true
+        case .never: false
+        }
+        self.drawsBar = shown && terminal
+        self.printsLines = shown && !terminal
     }
 
     // MARK: Events
@@ -76,11 +95,11 @@ final class Reporter: @unchecked Sendable {
         var totalBytes: UInt64
     }
 
-    /// Progress of one file (and of the whole set, when given); redraws at most 10 times a second,
-    /// JSON at most twice a second.
-    func progress(name: String, done: UInt64, total: UInt64?, startedAt: ContinuousClock.Instant, startOffset: UInt64,
-                  set: SetProgress? = nil) {
-        let now = ContinuousClock.now
+    /// Progress of one file (and of the whole set, when given; `peer`: the sender, on blerecv);
+    /// redraws at most 10 times a second, JSON at most twice a second, plain lines every 10 % or 30 s.
+    func progress(name: String, peer: String? = nil, done: UInt64, total: UInt64?, startedAt: ContinuousClock.Instant,
+                  startOffset: UInt64, set: SetProgress? = nil) {
+        let now = clock()
         let elapsed = (now - startedAt).seconds
         let rate = elapsed > 0 ? Double(done - min(done, startOffset)) / elapsed : 0
         if options.json, now - lastJSONProgress >= .milliseconds(500) {
@@ -92,7 +111,8 @@ final class Reporter: @unchecked Sendable {
             ] + (set.map { [("files_done", .int(Int64($0.files))), ("files_total", .int(Int64($0.totalFiles))),
                             ("set_bytes", .of($0.bytes)), ("set_total", .of($0.totalBytes))] } ?? [])))
         }
-        guard interactive, now - lastDraw >= .milliseconds(100) || total == done else { return }
+        if printsLines { plainLine(name: name, peer: peer, done: done, total: total, rate: rate, set: set, now: now) }
+        guard drawsBar, now - lastDraw >= .milliseconds(100) || total == done else { return }
         lastDraw = now
         var line = ""
         if let set {
@@ -110,6 +130,30 @@ final class Reporter: @unchecked Sendable {
         if let transport { line += "  (\(transport.shortLabel))" }
         writeError("\r\u{1B}[2K" + line)
         lineShown = true
+    }
+
+    /// `blesend: report.pdf 30 % (384.0 KiB of 1.2 MiB) 41.0 kB/s ETA 0:21`, when its throttle says so.
+    private func plainLine(name: String, peer: String?, done: UInt64, total: UInt64?, rate: Double, set: SetProgress?,
+                           now: ContinuousClock.Instant) {
+        let key = (peer ?? "") + "\u{0}" + name
+        if throttles[key] == nil, throttles.count >= 32 {
+            throttles = throttles.filter { !$0.value.finished }
+            if throttles.count >= 32 { throttles = [:] }
+        }
+        guard throttles[key, default: ProgressThrottle()].shouldPrint(done: done, total: total, now: now) else { return }
+        var line = "\(options.tool): \(TerminalText.sanitized(name))"
+        if let peer { line += " from \(TerminalText.sanitized(peer))" }
+        if let total, total > 0 {
+            let fraction = min(1, Double(done) / Double(total))
+            let eta = rate > 0 ? Double(total - min(total, done)) / rate : .infinity
+            line += " \(Int(fraction * 100)) % (\(Formatting.bytes(done)) of \(Formatting.bytes(total))) \(Formatting.rate(rate))"
+            line += done >= total ? "" : " ETA \(Formatting.duration(eta))"
+        } else {
+            line += " \(Formatting.bytes(done)) \(Formatting.rate(rate))"
+        }
+        if let set, set.totalFiles > 1 { line += ", \(set.files) of \(set.totalFiles) files done" }
+        if let transport { line += " (\(transport.shortLabel))" }
+        writeError(line + "\n")
     }
 
     /// A connection is up: the `connected` event (device, transport, payload size, ATT MTU, PHY) and

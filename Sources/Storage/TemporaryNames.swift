@@ -56,3 +56,12 @@ struct TemporaryNames: Sendable {
         record.hasSuffix(recordSuffix) ? String(record.dropLast(recordSuffix.utf8.count)) + suffix : nil
     }
 }
+
+extension TemporaryNames {
+    /// Whether `name` is a kept partial's checkpoint record (a file's or a folder's) of any
+    /// receiver: `.`, anything, `.blesend-keep`.
+    static func isKeptRecord(_ name: [UInt8]) -> Bool {
+        let suffix = Array(recordSuffix.utf8)
+        return name.first == UInt8(ascii: ".") && name.count > suffix.count + 1 && name.reversed().starts(with: suffix.reversed())
+    }
+}

@@ -272,6 +272,14 @@ tree_arrived() {   # the folder of make_tree, whole: the symlink left out, run.s
   check "the symlink arrived" [ ! -e "$MAIN_OUT/tree/link" ]
   check "run.sh is not executable" [ -x "$MAIN_OUT/tree/run.sh" ]
 }
+# progress_lines LOG REGEX WHO: LOG (stderr, a file) has at least 5 lines matching REGEX, and no
+# control code (issue 34: off a terminal, one plain line every 10 % or 30 s)
+progress_lines() {
+  local n
+  n=$(grep -cE -- "$2" "$1")
+  check "$3 wrote ${n:-0} progress lines to $(basename "$1"), want at least 5" [ "${n:-0}" -ge 5 ]
+  check "$3 wrote a control code (a redrawn bar) to $(basename "$1")" lacks "$1" $'\r|\e\\['
+}
 folder_metrics() { log "folder of 202 files: blesend wall ${SEND_SECS}s"; echo "# METRIC folder202_wall_s=$SEND_SECS"; }
 doctor_no_bluetoothd() {
   local drc
@@ -306,6 +314,7 @@ receiver whose key differs from --to is refused (exit $EXIT_PEER_REFUSED) | ensu
 a key added to the trust directory while blerecv runs is trusted at the next handshake; removed, it is refused at the next one (exit $EXIT_PEER_REFUSED), without a restart | ensure_main_recv; trust_other | trust-added | SUCCESS | --key "$W/keys/other" --to "$RPUB" "$F/k30.bin" | arrived k30.bin; said "$RECV_LOG.err" 'read again: added other' "receiver did not log the key added"
 + | untrust_other | trust-removed | PEER_REFUSED | --key "$W/keys/other" --to "$RPUB" "$F/k20.bin" | out_unchanged; no_hidden; said "$RECV_LOG.err" 'read again: removed other' "receiver did not log the key removed"
 @run_cut
+progress away from a terminal (issue 34): with stdout and stderr in files, a 1 MiB file over GATT gives at least 5 plain progress lines on each side | ensure_main_recv; cp "$F/m1.bin" "$F/progress.bin" | progress | SUCCESS | --transport gatt --to "$RPUB" "$F/progress.bin" | arrived progress.bin; progress_lines "$SLOG.err" '^blesend: progress\.bin [0-9]+ % ' blesend; progress_lines "$RECV_LOG.err" '^blerecv: progress\.bin from .* [0-9]+ % ' blerecv
 --transport gatt still works; a receiver with --no-l2cap is served by GATT; --transport l2cap to it exits $EXIT_TRANSPORT_UNAVAILABLE | ensure_main_recv | gatt | SUCCESS | --json --transport gatt --to "$RPUB" "$F/g.bin" | on_gatt "--transport gatt"; arrived g.bin
 + | recv_nol2cap | nol2cap-auto | SUCCESS | --json --to "$RPUB" "$F/k30.bin" | on_gatt "auto to a GATT-only receiver"; arrived k30.bin k30.bin "$W/out-nol2cap"; said "$RECV_LOG.err" 'no-l2cap\|GATT only' "receiver did not say it serves GATT only"
 + | : | nol2cap-forced | TRANSPORT_UNAVAILABLE | --transport l2cap --to "$RPUB" "$F/k20.bin" | said "$SLOG.err" 'offers no L2CAP channel' "no 'offers no L2CAP channel' message"; check "k20.bin arrived although the sender failed" absent "$W/out-nol2cap/k20.bin"

@@ -6,7 +6,11 @@ import Durable
 
 /// What `blesend history` and `blerecv history` share: where, how, since when.
 struct HistoryOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The state folder (default: $STATE_DIRECTORY, else $XDG_STATE_HOME/blesend or ~/.local/state/blesend).",
+    @Option(help: ArgumentHelp("""
+        The state folder (default: $STATE_DIRECTORY, else $XDG_STATE_HOME/blesend or \
+        ~/.local/state/blesend). Only read: a folder given here that does not exist is an error \
+        (exit 64); the default one missing means no history yet.
+        """,
                                valueName: "dir"))
     var state: String?
 
@@ -51,18 +55,52 @@ struct HistoryOptions: ParsableArguments {
         return seconds >= 0 ? UInt64(seconds) : nil
     }
 
-    func show(_ name: String, tool: String) throws(CLIError) {
+    /// Shows the history `name` of `folder` (`--state`, else the default); creates nothing. A
+    /// `--state` that does not exist is a usage error (a typo); the default folder missing is a
+    /// machine where the tool never ran: no history yet. `service`: the packaged receiver's
+    /// state, mentioned when it holds entries this user does not see.
+    func show(_ name: String, tool: String, service: ServiceState = .package) throws(CLIError) {
         let folder = StateLocation.folder(state)
-        let entries: [HistoryEntry]
+        let shown = try Self.entries(name, in: folder, given: state != nil, exists: service.exists)
+            .filter { $0.time >= (since.flatMap { Self.start($0, now: History.now) } ?? 0) }
+        for entry in shown { Console.out((json ? Self.json(entry).text : Self.line(entry)) + "\n") }
+        if shown.isEmpty && !json {
+            Console.err(service.exists(folder)
+                ? "\(tool): nothing in the history\(since.map { " since \($0)" } ?? "") (\(folder))\n"
+                : "\(tool): no history yet (\(folder) does not exist: nothing was sent or received as this user)\n")
+        }
+        // (the service only receives: it keeps no sent history)
+        if name == History.receivedName, let note = Self.serviceNote(tool: tool, own: folder, service: service) {
+            Console.err(note + "\n")
+        }
+    }
+
+    /// The entries of the history `name` in `folder`, read without creating the folder or the
+    /// file; none when the folder is the default one and does not exist. `given`: the folder
+    /// came from `--state`.
+    static func entries(_ name: String, in folder: String, given: Bool,
+                        exists: (String) -> Bool = ServiceState.pathExists) throws(CLIError) -> [HistoryEntry] {
+        guard exists(folder) else {
+            guard !given else {
+                throw CLIError(.usage, "no state folder \(folder)",
+                               hint: "check the path: --state takes the folder the tool keeps its state in (the service's is \(ServiceState.package.folder))")
+            }
+            return []
+        }
+        guard exists(folder + "/" + name) else { return [] }
         do {
-            entries = try HistoryJournal(disk: try PosixDisk(folder: folder), name: name).entries()
+            return try HistoryJournal(disk: try PosixDisk(folder: folder), name: name).entries()
         } catch {
             throw CLIError(.localIO, "cannot read the history in \(folder): \(error)", hint: "give the folder the tool keeps it in with --state DIR")
         }
-        let first = since.flatMap { Self.start($0, now: History.now) } ?? 0
-        let shown = entries.filter { $0.time >= first }
-        for entry in shown { Console.out((json ? Self.json(entry).text : Self.line(entry)) + "\n") }
-        if shown.isEmpty && !json { Console.err("\(tool): nothing in the history\(since.map { " since \($0)" } ?? "") (\(folder))\n") }
+    }
+
+    /// "N history entries belong to the service", when `own` is not the service's folder.
+    static func serviceNote(tool: String, own: String, service: ServiceState) -> String? {
+        service.note(tool: tool, own: own, look: service.folder, what: ("history entry", "history entries"), count: {
+            guard service.exists(service.folder + "/" + History.receivedName) else { return 0 }
+            return try? entries(History.receivedName, in: service.folder, given: true, exists: service.exists).count
+        }, command: "sudo -u blesend \(tool) history --state \(service.folder)")
     }
 
     static func json(_ entry: HistoryEntry) -> JSONLine {

@@ -12,7 +12,8 @@ struct OutputOptions: ParsableArguments {
     @Flag(name: [.short, .long], help: "More detail on standard error; repeat for more (-vv, -vvv). Never shows secrets.")
     var verbose: Int
 
-    func reporter(tool: String) -> Reporter {
+    /// `progress`: `--progress` where the command has it (send, receive).
+    func reporter(tool: String, progress: ProgressMode = .auto) -> Reporter {
         let level: Logger.Level = switch verbose {
         case 0: .warning
         case 1: .info
@@ -22,7 +23,7 @@ struct OutputOptions: ParsableArguments {
         var logger = Logger(label: tool) { label in StandardErrorLogHandler(label: label) }
         logger.logLevel = quiet ? .error : level
         if json { Interrupts.shared.writeJSON() }
-        return Reporter(options: .init(json: json, quiet: quiet, tool: tool), logger: logger)
+        return Reporter(options: .init(json: json, quiet: quiet, tool: tool, progress: progress), logger: logger)
     }
 }
 

@@ -17,7 +17,8 @@ struct Partials: AsyncParsableCommand {
         finished and the bytes it holds), sender, and when each expires. --remove deletes them; do \
         it while blerecv is stopped (a file it is receiving now would be cut off and started \
         over). Only this receiver's files (those of its key, --key) are shown or removed, never \
-        those of another receiver sharing the folder.
+        those of another receiver sharing the folder: their count is said instead, and so is that of \
+        the partials the service (blerecv.service) keeps in /var/lib/blesend/incoming.
 
         Examples:
           blerecv partials --out ~/Downloads --trust keys
@@ -25,7 +26,8 @@ struct Partials: AsyncParsableCommand {
           sudo -u blesend blerecv partials --key /var/lib/blesend/id --out /var/lib/blesend/incoming --remove
         """)
 
-    @Option(help: ArgumentHelp("The receiver's output folder.", valueName: "dir"))
+    @Option(help: ArgumentHelp("The receiver's output folder; only read (one that does not exist is an error, exit 64).",
+                               valueName: "dir"))
     var out: String = "."
 
     @Option(help: ArgumentHelp("The receiver's secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id).", valueName: "path"))
@@ -51,6 +53,11 @@ struct Partials: AsyncParsableCommand {
     func run() async throws {
         try await runReporting(tool: "blerecv") { () async throws(CLIError) in
             let identity = try KeyLocation.loadIdentity(key)
+            let service = ServiceState.package
+            guard service.exists(out) else {
+                throw CLIError(.usage, "no folder \(out)",
+                               hint: "--out takes the folder blerecv receives into (the service's is \(service.incoming))")
+            }
             let folder: DirectoryFileStore
             do {
                 folder = try DirectoryFileStore(directory: out, modes: FileModes(umask: 0o077), temporaryTag: identity.publicKey.fileTag)
@@ -110,7 +117,27 @@ struct Partials: AsyncParsableCommand {
             } else if kept.isEmpty && folders.isEmpty && !json {
                 Console.err("blerecv: no partial files of this receiver in \(out)\n")
             }
+            for note in Self.notes(out: out, others: folder.keptByOthers(), service: service) { Console.err(note + "\n") }
         }
+    }
+
+    /// What `partials` does not show and says instead: partials in `out` of another receiver key
+    /// (or user), and those the service keeps in its own folder (`service`).
+    static func notes(out: String, others: Int, service: ServiceState) -> [String] {
+        var notes: [String] = []
+        if others > 0 {
+            notes.append("blerecv: \(others) kept partial\(others == 1 ? " belongs" : "s belong") to another receiver key or user in \(out) "
+                + "(see them with that receiver's --key, as its user)")
+        }
+        let note = service.note(tool: "blerecv", own: out, look: service.incoming, what: ("kept partial", "kept partials"), count: {
+            guard service.exists(service.incoming) else { return 0 }
+            // (any tag: the service's key is not ours to read)
+            guard let store = try? DirectoryFileStore(directory: service.incoming, modes: FileModes(umask: 0o077), temporaryTag: "service")
+            else { return nil }
+            return store.keptByOthers(euid: uid_t.max)
+        }, command: "sudo -u blesend blerecv partials --key \(service.folder)/id --out \(service.incoming)")
+        if let note { notes.append(note) }
+        return notes
     }
 
     /// A sender's name from the trust directory, shown safe.

@@ -147,6 +147,8 @@ struct Receive: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
+    @OptionGroup var progress: ProgressOption
+
     func validate() throws {
         if ask && (isatty(0) != 1 || isatty(2) != 1) {
             throw ValidationError("--ask asks on the terminal: standard input and standard error must be a terminal")
@@ -164,7 +166,7 @@ struct Receive: AsyncParsableCommand {
     func run() async throws {
         // Read once, first: the modes stored files get (umask(2) can only be read by setting it).
         let modes = FileModes.current()
-        let reporter = output.reporter(tool: "blerecv")
+        let reporter = output.reporter(tool: "blerecv", progress: progress.progress)
         Interrupts.shared.install()
         try await runReporting(tool: "blerecv", reporter: reporter) { () async throws(CLIError) in
             let identity = try KeyLocation.loadIdentity(key)

@@ -101,6 +101,8 @@ struct Send: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
+    @OptionGroup var progress: ProgressOption
+
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one file to send (or - for standard input)") }
         guard files.filter({ $0 == "-" }).count <= 1 else { throw ValidationError("- (standard input) can be given only once") }
@@ -110,7 +112,7 @@ struct Send: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let reporter = output.reporter(tool: "blesend")
+        let reporter = output.reporter(tool: "blesend", progress: progress.progress)
         Interrupts.shared.install()
         try await runReporting(tool: "blesend", reporter: reporter) { () async throws(CLIError) in
             let identity = try KeyLocation.loadIdentity(key)

@@ -27,6 +27,8 @@ final class ReceiveReport: @unchecked Sendable {
         var closedBy: ChannelCloseReason?
         /// Its sender's fingerprint, once it authenticated, and the transport (for the history).
         var fingerprint = ""
+        /// Its sender's name, once it authenticated (on the progress lines).
+        var sender: String?
         let transport: String
 
         init(id: ChannelID, device: String?, transport: String = "") {
@@ -138,6 +140,7 @@ final class ReceiveReport: @unchecked Sendable {
             state.authenticated = true
             state.fingerprint = fingerprint
             status?.update { $0.authenticated(state.id.rawValue, peer: sender, fingerprint: fingerprint) }
+            state.sender = sender
             reporter.event(JSONLine("handshake", [("peer", .string(sender)), ("fingerprint", .string(fingerprint))]))
             reporter.say("blerecv: \(sender) connected [\(fingerprint)]")
         case .refused(let reason):
@@ -185,7 +188,7 @@ final class ReceiveReport: @unchecked Sendable {
         case .progress(let name, let received, let size):
             status?.update { $0.progress(state.id.rawValue, done: received) }
             let start = state.current?.at ?? ContinuousClock.now
-            reporter.progress(name: name, done: received, total: size, startedAt: start, startOffset: state.current?.offset ?? 0)
+            reporter.progress(name: name, peer: state.sender, done: received, total: size, startedAt: start, startOffset: state.current?.offset ?? 0)
         case .fileSaved(let sender, let name, let storedName, let size, _) where name.contains("/"):
             // A file of a folder: the folder appears (and is reported) once all of it is there.
             saved += 1
