@@ -13,7 +13,7 @@ date=${1:-$(date +%Y-%m-%d)}
 swift build --product blesend >/dev/null
 swift build --product blerecv >/dev/null
 swift build --product blesend-labcheck >/dev/null
-swift build --target generate-manual >/dev/null
+swift build --product generate-manual >/dev/null   # the dependency's executable target
 bin=$(swift build --show-bin-path)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -45,8 +45,8 @@ public enum ManualSections {
             for (name, text) in entries { lines += [".It \(name)", escaped(text)] }
             lines.append(".El")
         }
-        section("ENVIRONMENT", environment.filter { $0.tools.contains(tool) }.map { (".Ev \($0.name)", $0.text) }, width: "Ds")
-        section("FILES", files.filter { $0.tools.contains(tool) }.map { (".Pa \($0.name)", $0.text) }, width: "Ds")
+        section("ENVIRONMENT", environment.filter { $0.tools.contains(tool) }.map { ("Ev \($0.name)", $0.text) }, width: "Ds")
+        section("FILES", files.filter { $0.tools.contains(tool) }.map { ("Pa \($0.name)", $0.text) }, width: "Ds")
         section("\"EXIT STATUS\"", ExitStatus.allCases.map { ("\($0.rawValue)", "\($0.summary): \($0.documentation)") }, width: "4n")
         return lines.joined(separator: "\n") + "\n"
     }

@@ -140,3 +140,29 @@ func helpStillGoesToStandardOutputWithStatus0(tool: String) throws {
 
 /// The package's root folder (this file is Tests/CLITests/…).
 let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+// MARK: completions
+
+@Test func completionsCompleteFilesAndFolders() {
+    let bash = BlesendCommand.completionScript(for: .bash)
+    #expect(bash.contains("'--to')\n        __blesend_add_completions -o plusdirs -fX '!*.@(pub)'"))
+    #expect(bash.contains("'--key')\n        __blesend_add_completions -f\n"))
+    #expect(bash.contains("'--state')\n        __blesend_add_completions -d\n"))
+    #expect(bash.contains("    *)\n        __blesend_add_completions -f\n"))   // the files to send
+    let zsh = BlesendCommand.completionScript(for: .zsh)
+    #expect(zsh.contains("]:name|key:_files -g '\\''*.pub'\\'''"))
+    #expect(zsh.contains("'*:file:_files'"))
+    #expect(zsh.contains("]:dir:_files -/'"))
+
+    let receiverBash = BlerecvCommand.completionScript(for: .bash)
+    for option in ["--out", "--trust", "--state"] {
+        #expect(receiverBash.contains("'\(option)')\n        __blerecv_add_completions -d\n"), "\(option)")
+    }
+    let receiverZsh = BlerecvCommand.completionScript(for: .zsh)
+    #expect(receiverZsh.contains("':key:_files -g '\\''*.pub'\\'''"))   // trust add KEY
+    #expect(receiverZsh.contains("--out[") && receiverZsh.contains("]:dir:_files -/'"))
+    let fish = BlerecvCommand.completionScript(for: .fish)
+    #expect(fish.contains("-l 'out'") && fish.contains("(__blerecv_complete_directories)"))
+    #expect(BlesendCommand.completionScript(for: .bash).contains("_blesend_receivers_add") &&
+            BlesendCommand.completionScript(for: .bash).contains("-fX '!*.@(pub)'"))
+}
