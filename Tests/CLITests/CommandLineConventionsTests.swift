@@ -166,3 +166,45 @@ let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().de
     #expect(BlesendCommand.completionScript(for: .bash).contains("_blesend_receivers_add") &&
             BlesendCommand.completionScript(for: .bash).contains("-fX '!*.@(pub)'"))
 }
+
+/// Runs bash's completion of `words` (the last one being completed) in `folder` with the script
+/// the built `tool` prints; returns what it offers.
+func bashCompletions(_ tool: String, _ words: [String], in folder: String) throws -> Set<String> {
+    let script = try CommandRun.run(tool, ["--generate-completion-script", "bash"]).stdout
+    try script.write(toFile: "\(folder)/.completion.bash", atomically: true, encoding: .utf8)
+    let quoted = words.map { "'\($0)'" }.joined(separator: " ")
+    let body = """
+    cd '\(folder)' && source ./.completion.bash
+    COMP_WORDS=(\(quoted)); COMP_CWORD=\(words.count - 1); COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}
+    _\(tool) '\(tool)' '\(words.last!)' '\(words.count > 1 ? words[words.count - 2] : "")'
+    printf '%s\\n' "${COMPREPLY[@]}"
+    """
+    let bash = Process()
+    bash.executableURL = URL(fileURLWithPath: "/bin/bash")
+    bash.arguments = ["-c", body]
+    let out = Pipe()
+    bash.standardOutput = out
+    try bash.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    bash.waitUntilExit()
+    return Set(String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init))
+}
+
+@Test func bashCompletesTheDefaultSubcommandsWordsAtTheTopLevel() throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("completion-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: dir + "/sub", withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    for file in ["pi.pub", "report.pdf"] { FileManager.default.createFile(atPath: "\(dir)/\(file)", contents: Data()) }
+    // blesend --to <TAB>: .pub files and folders, as `blesend send --to` has.
+    let to = try bashCompletions("blesend", ["blesend", "--to", ""], in: dir)
+    #expect(to.contains("pi.pub") && to.contains("sub") && !to.contains("report.pdf"), "\(to)")
+    // blesend <TAB>: the subcommands and the files to send.
+    let first = try bashCompletions("blesend", ["blesend", ""], in: dir)
+    #expect(first.isSuperset(of: ["history", "pair", "report.pdf", "pi.pub"]), "\(first)")
+    // blesend --to pi <TAB>: files.
+    let files = try bashCompletions("blesend", ["blesend", "--to", "pi", "re"], in: dir)
+    #expect(files.contains("report.pdf"), "\(files)")
+    // blerecv --out <TAB>: folders only.
+    let out = try bashCompletions("blerecv", ["blerecv", "--out", ""], in: dir)
+    #expect(out == ["sub"], "\(out)")
+}

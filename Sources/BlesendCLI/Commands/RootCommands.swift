@@ -51,8 +51,12 @@ public struct BlerecvCommand: AsyncParsableCommand {
 extension AsyncParsableCommand {
     /// Parses the process arguments and runs the chosen (async) subcommand, exiting with its status.
     public static func runAsync() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let script = DefaultCommandCompletion.script(arguments, root: self) {
+            Console.out(script + "\n")   // as ArgumentParser prints it
+            return
+        }
         do {
-            let arguments = Array(CommandLine.arguments.dropFirst())
             try refuseUnknownCommand(arguments)
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand {
