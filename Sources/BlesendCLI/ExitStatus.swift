@@ -1,48 +1,28 @@
-/// The documented exit codes (README, man pages). One distinct code per kind of failure, so that
-/// scripts can tell them apart.
+/// The documented exit codes: one distinct code per kind of failure, so that scripts can tell
+/// them apart. `summary` and `documentation` are the single source of the man pages' EXIT STATUS
+/// section (ManualSections) and of the README's table.
 public enum ExitStatus: Int32, CaseIterable, Sendable {
     case success = 0
-    /// Something unexpected; the message says what.
     case failure = 1
-    /// Wrong arguments or options.
     case usage = 64
-    /// A key file is missing, malformed, or readable by others; a trust directory is unusable.
     case keyProblem = 65
-    /// The peer refused us, or is not the peer we pinned (untrusted or mismatched key).
     case peerRefused = 66
-    /// bluetoothd is not running, the system bus is unreachable, or there is no usable adapter; or
-    /// (blesend) another program on this machine holds the receiver's transfer characteristic; or
-    /// (`doctor`) a check the role needs failed.
     case bluetoothUnavailable = 67
-    /// No receiver was found before `--timeout`.
     case peerNotFound = 68
-    /// The link was lost and the transfer could not be resumed.
     case linkLost = 69
-    /// Data failed authentication or the whole-file hash check.
     case integrity = 70
-    /// A local file could not be read or written (disk full, permissions, missing file), or
-    /// (blerecv) the output folder is one other users may write.
     case localIO = 71
-    /// The receiver refused or could not store a file.
     case fileRejected = 72
-    /// `--transport l2cap`, and the receiver offers no L2CAP channel or it did not open.
     case transportUnavailable = 73
-    /// The receiver never answered the handshake until `--timeout` ran out (blesend kept trying):
-    /// it is busy with another sender, or the device is not a blesend receiver. Try again later.
     case receiverBusy = 75
-    /// The peer authenticated, then broke the protocol (a malformed or out-of-place message): a
-    /// faulty or hostile implementation. Trying again would not help.
     case protocolViolation = 76
-    /// `blerecv --private-discovery` on an adapter that advertises from its fixed address (LE
-    /// privacy off), or whose privacy setting could not be read: its advertisements would be
-    /// linked by the address whatever they carry.
     case addressNotPrivate = 78
-    /// Pairing (`blesend pair`, `blerecv pair`) did not finish: a wrong code, no attempt in time,
-    /// or the peer broke off. Nothing was pinned on this side.
     case notPaired = 79
-    /// Stopped by SIGINT (Ctrl-C); partial files were removed.
+    /// SIGHUP on a terminal (128 + 1). Off a terminal blerecv reloads its trust on SIGHUP instead.
+    case hungUp = 129
+    /// SIGINT (128 + 2).
     case interrupted = 130
-    /// Stopped by SIGTERM (128 + 15), as `systemctl stop` and `kill` do; partial files were removed.
+    /// SIGTERM (128 + 15): `systemctl stop`, `kill`.
     case terminated = 143
 
     /// The stable name of the status: the `code` of a `--json` `error` event. Kebab-case, one per
@@ -67,6 +47,7 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .protocolViolation: "protocol-violation"
         case .addressNotPrivate: "address-not-private"
         case .notPaired: "not-paired"
+        case .hungUp: "hung-up"
         case .interrupted: "interrupted"
         case .terminated: "terminated"
         }
@@ -90,8 +71,39 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
         case .protocolViolation: "the peer broke the protocol"
         case .addressNotPrivate: "private discovery needs LE privacy"
         case .notPaired: "pairing did not finish; nothing pinned"
-        case .interrupted: "interrupted (SIGINT)"
+        case .hungUp: "the terminal went away (SIGHUP)"
+        case .interrupted: "interrupted (SIGINT, Ctrl-C)"
         case .terminated: "terminated (SIGTERM)"
+        }
+    }
+
+    /// What the code means, in full: one sentence or two for the man pages and the README.
+    public var documentation: String {
+        switch self {
+        case .success: "Everything asked for was done."
+        case .failure: "Something unexpected; the message says what."
+        case .usage: "Wrong arguments or options, or an unknown command."
+        case .keyProblem: "A key file is missing, malformed, or readable by others; a trust directory is unusable."
+        case .peerRefused: "The peer refused us, or is not the peer we pinned (untrusted or mismatched key), or its user did not accept our key at first contact."
+        case .bluetoothUnavailable:
+            "bluetoothd is not running, the system bus is unreachable, or there is no usable adapter; or (blesend) another program on this machine holds the receiver's transfer characteristic; or (doctor) a check the role needs failed."
+        case .peerNotFound: "No receiver was found before --timeout."
+        case .linkLost: "The link was lost and the transfer could not be resumed."
+        case .integrity: "Data failed authentication or the whole-file hash check; nothing of it was saved."
+        case .localIO: "A local file could not be read or written (disk full, permissions, missing file), or (blerecv) the output folder is one other users may write."
+        case .fileRejected: "The receiver refused or could not store a file."
+        case .transportUnavailable: "--transport l2cap, and the receiver offers no L2CAP channel or it did not open."
+        case .receiverBusy:
+            "The receiver never answered the handshake until --timeout ran out (blesend kept trying): it is busy with another sender, or the device is not a blesend receiver. Try again later."
+        case .protocolViolation: "The peer authenticated, then broke the protocol (a malformed or out-of-place message): a faulty or hostile implementation. Trying again would not help."
+        case .addressNotPrivate:
+            "blerecv --private-discovery on an adapter that advertises from its fixed address (LE privacy off), or whose privacy setting could not be read."
+        case .notPaired: "Pairing (blesend pair, blerecv pair) did not finish: a wrong code, no attempt in time, or the peer broke off. Nothing was pinned on this side."
+        case .hungUp:
+            "The terminal went away (SIGHUP while run from a terminal); cleaned up as for 130. Off a terminal blerecv does not exit on SIGHUP: it reads its trust directory again (systemctl reload blerecv)."
+        case .interrupted:
+            "Stopped by SIGINT (Ctrl-C). blerecv keeps partial files for a resume (--keep-partials, 168 hours by default; --keep-partials 0 removes them); blesend keeps what it needs to resume when run again with the same files."
+        case .terminated: "Stopped by SIGTERM (systemctl stop, kill); cleaned up as for 130."
         }
     }
 }

@@ -5,8 +5,9 @@ import Dispatch
 import Storage
 import Synchronization
 
-/// Ctrl-C and SIGTERM: remove partial files (those not kept for a resume across runs), release
-/// BlueZ objects, exit with the documented code.
+/// Ctrl-C, SIGTERM, and SIGHUP on a terminal (the terminal went away): remove partial files
+/// (those not kept for a resume across runs), release BlueZ objects, exit with the documented code
+/// (130, 143, 129). Off a terminal blerecv's SIGHUP reloads its trust instead (ReloadSignal).
 final class Interrupts: Sendable {
     static let shared = Interrupts()
 
@@ -36,12 +37,26 @@ final class Interrupts: Sendable {
     /// Installs the handlers (once per process).
     func install() {
         guard Self.sources.isEmpty else { return }
-        for signalNumber in [SIGINT, SIGTERM] {
+        for signalNumber in Self.handledSignals(onTerminal: !ReloadSignal.applies) {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler { [self] in handle(signalNumber) }
             source.resume()
             Self.sources.append(source)
+        }
+    }
+
+    /// The signals handled here: SIGHUP only where it means the terminal went away.
+    static func handledSignals(onTerminal: Bool) -> [Int32] {
+        onTerminal ? [SIGINT, SIGTERM, SIGHUP] : [SIGINT, SIGTERM]
+    }
+
+    /// The documented exit status for a signal handled here.
+    static func status(for signalNumber: Int32) -> ExitStatus {
+        switch signalNumber {
+        case SIGTERM: .terminated
+        case SIGHUP: .hungUp
+        default: .interrupted
         }
     }
 
@@ -69,15 +84,14 @@ final class Interrupts: Sendable {
             + "interrupted: " + (outcome ?? (partialsKept ? "partial files kept for a resume" : "partial files removed")) + "\n"
     }
 
-    /// The `error` event an interrupt writes with `--json`: code `interrupted` (SIGINT) or
-    /// `terminated` (SIGTERM), and what became of the work, as on standard error.
+    /// The `error` event an interrupt writes with `--json`: code `interrupted` (SIGINT),
+    /// `terminated` (SIGTERM) or `hung-up` (SIGHUP on a terminal), and what became of the work, as
+    /// on standard error.
     static func errorEvent(signal signalNumber: Int32, partialsKept: Bool = false, outcome: String? = nil) -> JSONLine {
-        let status = status(signal: signalNumber)
+        let status = status(for: signalNumber)
         let what = outcome ?? (partialsKept ? "partial files kept for a resume" : "partial files removed")
-        return JSONLine.error(status, message: (signalNumber == SIGINT ? "interrupted (SIGINT): " : "terminated (SIGTERM): ") + what, hint: nil)
+        return JSONLine.error(status, message: status.summary + ": " + what, hint: nil)
     }
-
-    static func status(signal signalNumber: Int32) -> ExitStatus { signalNumber == SIGINT ? .interrupted : .terminated }
 
     private func handle(_ signalNumber: Int32) {
         interrupting.withLock { $0 = true }
@@ -96,6 +110,6 @@ final class Interrupts: Sendable {
             done.signal()
         }
         _ = done.wait(timeout: .now() + 2)
-        exit(Self.status(signal: signalNumber).rawValue)
+        exit(Self.status(for: signalNumber).rawValue)
     }
 }

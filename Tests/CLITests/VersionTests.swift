@@ -20,3 +20,13 @@ func versionPrintsTheReleaseAndTheProtocolOnOneLine(tool: String) throws {
     #expect(release.allSatisfy { $0.isNumber || $0 == "." })
     #expect(release.split(separator: ".").count == 3)
 }
+
+@Test func theReleaseHasItsChangelogEntries() throws {
+    // scripts/package.sh refuses a release without the Debian changelog's entry; CHANGELOG.md says
+    // what changed for users and for the wire.
+    let debian = try String(contentsOfFile: packageRoot + "/packaging/changelog", encoding: .utf8)
+    #expect(debian.hasPrefix("blesend (\(BlesendVersion.release)) "))
+    let changelog = try String(contentsOfFile: packageRoot + "/CHANGELOG.md", encoding: .utf8)
+    #expect(changelog.contains("\n## [\(BlesendVersion.release)] - "))
+    #expect(BlesendVersion.release == "0.5.0")
+}

@@ -732,7 +732,7 @@ run_busy() {
   check "second sender: stdout has a line that is not JSON" valid_json "$B2LOG.out"
   kill -TERM "$SPID" 2>/dev/null
   finish_send 30
-  check "first sender: exit $SRC after SIGTERM, want $EXIT_INTERRUPTED" [ "$SRC" = "$EXIT_INTERRUPTED" ]
+  check "first sender: exit $SRC after SIGTERM, want $EXIT_TERMINATED" [ "$SRC" = "$EXIT_TERMINATED" ]
   check "m4.bin at the target path after an interrupted send" absent "$out/m4.bin"
   end "$B2LOG.err" "$SLOG.err" "$RECV_LOG.err"
   stop_recv

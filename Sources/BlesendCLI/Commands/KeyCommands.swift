@@ -4,21 +4,34 @@ import Glibc
 import ArgumentParser
 import Keys
 
-/// `blesend keygen`: makes our key pair.
-struct Keygen: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Make a key pair: a secret key file (mode 0600) and PATH.pub.",
-        discussion: """
-        The public key is one line starting with blesend-pub1: — give it to your peers. A receiver \
-        adds it with `blerecv trust add`; a sender pins a receiver's with `blesend receivers add` or `--to`. Compare fingerprints by \
-        reading them aloud: all eight groups of four hex digits (128 bits).
+/// Which program a command shared by both tools runs in: its messages and examples name it.
+protocol ToolName {
+    static var name: String { get }
+}
 
-        Examples:
-          blesend keygen                      # writes ~/.config/blesend/id and id.pub
-          blesend keygen -o ./alice           # writes ./alice and ./alice.pub
-        """)
+enum SenderTool: ToolName { static let name = "blesend" }
+enum ReceiverTool: ToolName { static let name = "blerecv" }
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the secret key; the public key goes to PATH.pub.", valueName: "path"))
+/// `blesend keygen`, `blerecv keygen`: makes our key pair (a receive-only machine needs no blesend).
+struct Keygen<Tool: ToolName>: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "keygen",
+            abstract: "Make a key pair: a secret key file (mode 0600) and PATH.pub.",
+            discussion: """
+            The public key is one line starting with blesend-pub1: — give it to your peers. A receiver \
+            adds it with `blerecv trust add`; a sender pins a receiver's with `blesend receivers add` or `--to`. Compare fingerprints by \
+            reading them aloud: all eight groups of four hex digits (128 bits). blesend and blerecv share \
+            the default key: one key pair serves a machine that sends and receives.
+
+            Examples:
+              \(Tool.name) keygen                      # writes ~/.config/blesend/id and id.pub
+              \(Tool.name) keygen -o ./alice           # writes ./alice and ./alice.pub
+            """)
+    }
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Where to write the secret key; the public key goes to PATH.pub.", valueName: "path"),
+            completion: .file())
     var output: String?
 
     @Flag(name: .long, help: "Replace an existing key pair (the old secret key is lost).")
@@ -26,7 +39,7 @@ struct Keygen: AsyncParsableCommand {
 
     func run() async throws {
         let path = output ?? KeyLocation.defaultPath
-        try await runReporting(tool: "blesend") { () async throws(CLIError) in
+        try await runReporting(tool: Tool.name) { () async throws(CLIError) in
             if output == nil {
                 // The default folder holds a secret: only its owner may enter it.
                 mkdir(KeyLocation.defaultDirectory.components.dropLast().joined(separator: "/"), 0o755)
@@ -39,29 +52,33 @@ struct Keygen: AsyncParsableCommand {
                 throw CLIError(error)
             }
             Console.out("\(identity.publicKey.text)\n")
-            Console.err("blesend: wrote \(path) (secret, keep private) and \(path).pub\n")
-            Console.err("blesend: fingerprint \(identity.publicKey.fingerprint)\n")
+            Console.err("\(Tool.name): wrote \(path) (secret, keep private) and \(path).pub\n")
+            Console.err("\(Tool.name): fingerprint \(identity.publicKey.fingerprint)\n")
         }
     }
 }
 
-/// `blesend pubkey`: prints our public key and fingerprint.
-struct Pubkey: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Print your public key and its fingerprint.",
-        discussion: """
-        Examples:
-          blesend pubkey                      # the default key
-          blesend pubkey --key ./alice        # another key
-          blesend pubkey > alice.pub          # a file to hand to a receiver
-        """)
+/// `blesend pubkey`, `blerecv pubkey`: prints our public key and fingerprint.
+struct Pubkey<Tool: ToolName>: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "pubkey",
+            abstract: "Print your public key and its fingerprint.",
+            discussion: """
+            Examples:
+              \(Tool.name) pubkey                      # the default key
+              \(Tool.name) pubkey --key ./alice        # another key
+              \(Tool.name) pubkey > alice.pub          # a file to hand to a peer
+            """)
+    }
 
-    @Option(help: ArgumentHelp("Secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id).", valueName: "path"))
+    @Option(help: ArgumentHelp("Secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id).", valueName: "path"),
+            completion: .file())
     var key: String?
 
     func run() async throws {
-        try await runReporting(tool: "blesend") { () async throws(CLIError) in
-            let identity = try KeyLocation.loadIdentity(key)
+        try await runReporting(tool: Tool.name) { () async throws(CLIError) in
+            let identity = try KeyLocation.loadIdentity(key, tool: Tool.name)
             Console.out("\(identity.publicKey.text)\n")
             Console.err("fingerprint: \(identity.publicKey.fingerprint)\n")
         }

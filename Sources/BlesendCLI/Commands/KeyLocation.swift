@@ -35,11 +35,17 @@ enum KeyLocation {
         return try loadIdentity(path)
     }
 
-    static func loadIdentity(_ path: String?) throws(CLIError) -> Identity {
+    /// Our key pair from `path` or the default one; a missing one is made with `tool keygen`.
+    static func loadIdentity(_ path: String?, tool: String = "blesend") throws(CLIError) -> Identity {
         do {
             return try KeyFile.loadIdentity(path: path ?? defaultPath)
         } catch {
-            throw CLIError(error)
+            var failure = CLIError(error)
+            if failure.hint == missingKeyHint(tool: "blesend") { failure.hint = missingKeyHint(tool: tool) }
+            throw failure
         }
     }
+
+    /// The Keys module's hint for a missing secret key names blesend's keygen; blerecv has one too.
+    static func missingKeyHint(tool: String) -> String { "make a key pair with: \(tool) keygen" }
 }

@@ -31,7 +31,7 @@ struct SenderPair: AsyncParsableCommand {
 
         Exit codes: 0 paired, 64 usage, 65 key file, 66 that receiver is not pairing, 67 no adapter \
         or bluetoothd, 68 no receiver pairing nearby, 69 link lost, 71 local I/O, 75 the receiver \
-        is pairing with another sender, 79 wrong code or pairing not finished (nothing pinned), 130 interrupted.
+        is pairing with another sender, 79 wrong code or pairing not finished (nothing pinned), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 129 the terminal went away (SIGHUP).
         """)
 
     @Option(help: ArgumentHelp("The code blerecv pair shows (asked for when not given).", valueName: "digits"))
@@ -40,7 +40,7 @@ struct SenderPair: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The name to keep the receiver under (default: the name it suggests).", valueName: "name"))
     var name: String?
 
-    @Option(help: ArgumentHelp("Your secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id; made if missing).", valueName: "path"))
+    @Option(help: ArgumentHelp("Your secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id; made if missing).", valueName: "path"), completion: .file())
     var key: String?
 
     @Option(help: ArgumentHelp("Bluetooth adapter to use, e.g. hci1 (default: BlueZ's first adapter).", valueName: "hciN"))
@@ -49,7 +49,7 @@ struct SenderPair: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds to look for a receiver that is pairing.", valueName: "seconds"))
     var timeout: Int = 30
 
-    @Option(name: .customLong("min-rssi"), help: ArgumentHelp(
+    @Option(name: .customLong("min-rssi"), parsing: .unconditional, help: ArgumentHelp(
         "Skip receivers weaker than this, in dBm (pair close together). Adapters that report no RSSI are not skipped.", valueName: "dBm"))
     var minRSSI: Int = -80
 
@@ -126,16 +126,16 @@ struct ReceiverPair: AsyncParsableCommand {
           blerecv pair --trust /etc/blesend/trusted
 
         Exit codes: 0 paired, 64 usage, 65 key file or trust directory, 67 no adapter or \
-        bluetoothd, 71 local I/O, 79 no sender paired before --timeout (nothing trusted), 130 interrupted.
+        bluetoothd, 71 local I/O, 79 no sender paired before --timeout (nothing trusted), 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 129 the terminal went away (SIGHUP).
         """)
 
     @Option(help: ArgumentHelp("The name to trust the sender under (default: the name it suggests).", valueName: "name"))
     var name: String?
 
-    @Option(help: ArgumentHelp("Directory of trusted senders' keys (default: \(KeyDirectoryLocation.trustRule); made if missing).", valueName: "dir"))
+    @Option(help: ArgumentHelp("Directory of trusted senders' keys (default: \(KeyDirectoryLocation.trustRule); made if missing).", valueName: "dir"), completion: .directory)
     var trust: String?
 
-    @Option(help: ArgumentHelp("Your secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id; made if missing).", valueName: "path"))
+    @Option(help: ArgumentHelp("Your secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id; made if missing).", valueName: "path"), completion: .file())
     var key: String?
 
     @Option(help: ArgumentHelp("Bluetooth adapter to use, e.g. hci0 (default: BlueZ's first adapter).", valueName: "hciN"))

@@ -77,24 +77,24 @@ struct Receive: AsyncParsableCommand {
 
         Exit codes: 0 ok, 64 usage, 65 key file, 67 no adapter or bluetoothd, 70 integrity, \
         71 local I/O (disk full, folder not writable or writable by others), 72 a file was refused (bad name, too large), \
-        76 the sender broke the protocol, 78 --private-discovery without LE privacy, 130 interrupted.
+        76 the sender broke the protocol, 78 --private-discovery without LE privacy, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 129 the terminal went away (SIGHUP).
         """)
 
     @Option(help: ArgumentHelp("Directory of trusted senders' public keys, NAME.pub each (default: \(KeyDirectoryLocation.trustRule)).",
-                               valueName: "dir"))
+                               valueName: "dir"), completion: .directory)
     var trust: String?
 
-    @Option(help: ArgumentHelp("Your secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id).", valueName: "path"))
+    @Option(help: ArgumentHelp("Your secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id).", valueName: "path"), completion: .file())
     var key: String?
 
     @Option(help: ArgumentHelp(
         "Where to keep what must survive a restart: the replay guard and the history (default: $STATE_DIRECTORY, else $XDG_STATE_HOME/blesend or ~/.local/state/blesend).",
-        valueName: "dir"))
+        valueName: "dir"), completion: .directory)
     var state: String?
 
     @Option(help: ArgumentHelp(
         "Where to put received files (default: the current folder). Made, mode 0700, if missing and its parent folder exists.",
-        valueName: "dir"))
+        valueName: "dir"), completion: .directory)
     var out: String = "."
 
     @Option(help: ArgumentHelp(
@@ -169,7 +169,7 @@ struct Receive: AsyncParsableCommand {
         let reporter = output.reporter(tool: "blerecv", progress: progress.progress)
         Interrupts.shared.install()
         try await runReporting(tool: "blerecv", reporter: reporter) { () async throws(CLIError) in
-            let identity = try KeyLocation.loadIdentity(key)
+            let identity = try KeyLocation.loadIdentity(key, tool: "blerecv")
             let trustDirectory = KeyDirectoryLocation.trust(trust)
             let trusted = try ReceiveSetup.trustDirectory(trustDirectory, asking: ask, reporter: reporter)
             let store: any FileStore

@@ -46,7 +46,7 @@ struct ReceiversAdd: AsyncParsableCommand {
           cat receiver.pub | blesend receivers add - --name laptop
         """)
 
-    @Argument(help: ArgumentHelp("The receiver's public key (blesend-pub1:…), its .pub file, or - for standard input.", valueName: "key"))
+    @Argument(help: ArgumentHelp("The receiver's public key (blesend-pub1:…), its .pub file, or - for standard input.", valueName: "key"), completion: .file(extensions: ["pub"]))
     var key: String
 
     @Option(help: "The name to send to it by (letters, digits, - _ .).")

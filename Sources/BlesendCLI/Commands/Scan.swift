@@ -41,7 +41,7 @@ struct Scan: AsyncParsableCommand {
 
         Exit codes: 0 receivers listed, 64 usage, 65 the --key file, 67 no adapter or \
         bluetoothd, 68 no receiver found nearby (stderr says so; with --json an error event), \
-        130 interrupted.
+        130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 129 the terminal went away (SIGHUP).
         """)
 
     @Option(help: ArgumentHelp("Bluetooth adapter to use, e.g. hci1 (default: BlueZ's first adapter).", valueName: "hciN"))
@@ -50,14 +50,14 @@ struct Scan: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Seconds to listen.", valueName: "seconds"))
     var timeout: Int = 5
 
-    @Option(name: .customLong("min-rssi"), help: ArgumentHelp(
+    @Option(name: .customLong("min-rssi"), parsing: .unconditional, help: ArgumentHelp(
         "Leave out receivers weaker than this, in dBm (as blesend send skips them). Adapters that report no RSSI are not left out.",
         valueName: "dBm"))
     var minRSSI: Int = -80
 
     @Option(help: ArgumentHelp(
         "Your secret key file, to recognise private-discovery receivers that list you (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id; none there: nothing is matched).",
-        valueName: "path"))
+        valueName: "path"), completion: .file())
     var key: String?
 
     @OptionGroup var output: OutputOptions

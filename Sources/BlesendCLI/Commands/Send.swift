@@ -54,27 +54,27 @@ struct Send: AsyncParsableCommand {
         68 peer not found, 69 link lost, 70 integrity, 71 local I/O, \
         72 file rejected by the receiver, 73 --transport l2cap but no channel, \
         75 the receiver stayed busy with other senders (or never answered) until --timeout, \
-        76 the receiver broke the protocol, 130 interrupted.
+        76 the receiver broke the protocol, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 129 the terminal went away (SIGHUP).
         """)
 
     @Option(help: ArgumentHelp(
         "The receiver: a name from your address book (blesend receivers list), its public key (blesend-pub1:…) or its .pub file.",
-        valueName: "name|key"))
+        valueName: "name|key"), completion: .file(extensions: ["pub"]))
     var to: String
 
-    @Argument(help: ArgumentHelp("Files and folders to send; - reads standard input as a stream.", valueName: "file"))
+    @Argument(help: ArgumentHelp("Files and folders to send; - reads standard input as a stream.", valueName: "file"), completion: .file())
     var files: [String] = []
 
     @Option(help: "Name to offer for the standard-input stream (with -).")
     var name: String?
 
-    @Option(help: ArgumentHelp("Your secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id).", valueName: "path"))
+    @Option(help: ArgumentHelp("Your secret key file (default: $XDG_CONFIG_HOME/blesend/id or ~/.config/blesend/id).", valueName: "path"), completion: .file())
     var key: String?
 
     @Option(help: ArgumentHelp("Bluetooth adapter to use, e.g. hci1 (default: BlueZ's first adapter).", valueName: "hciN"))
     var adapter: String?
 
-    @Option(name: .customLong("min-rssi"), help: ArgumentHelp(
+    @Option(name: .customLong("min-rssi"), parsing: .unconditional, help: ArgumentHelp(
         "Skip receivers weaker than this, in dBm. -80 suits a room; Apple's sample used -50 (arm's length). Adapters that report no RSSI are not skipped.",
         valueName: "dBm"))
     var minRSSI: Int = -80
@@ -96,7 +96,7 @@ struct Send: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp(
         "Where to keep the history and the transfer ids of files and folders not yet saved, so that a run again resumes them (default: $XDG_STATE_HOME/blesend or ~/.local/state/blesend).",
-        valueName: "dir"))
+        valueName: "dir"), completion: .directory)
     var state: String?
 
     @OptionGroup var output: OutputOptions

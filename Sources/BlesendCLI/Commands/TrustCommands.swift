@@ -27,7 +27,7 @@ struct Trust: AsyncParsableCommand {
 
 /// Which trust directory: `--trust DIR` (`--dir DIR`, its old name, still works), else the default.
 struct TrustDirectoryOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The trust directory (default: \(KeyDirectoryLocation.trustRule)).", valueName: "dir"))
+    @Option(help: ArgumentHelp("The trust directory (default: \(KeyDirectoryLocation.trustRule)).", valueName: "dir"), completion: .directory)
     var trust: String?
 
     @Option(name: .customLong("dir"), help: ArgumentHelp("The old name of --trust.", visibility: .hidden))
@@ -61,7 +61,7 @@ struct TrustAdd: AsyncParsableCommand {
           sudo blerecv trust add alice.pub --name alice      # root: /etc/blesend/trusted
         """)
 
-    @Argument(help: ArgumentHelp("The sender's public key (blesend-pub1:…), its .pub file, or - for standard input.", valueName: "key"))
+    @Argument(help: ArgumentHelp("The sender's public key (blesend-pub1:…), its .pub file, or - for standard input.", valueName: "key"), completion: .file(extensions: ["pub"]))
     var key: String
 
     @Option(help: "The name shown for this sender (letters, digits, - _ .).")

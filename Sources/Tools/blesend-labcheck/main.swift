@@ -8,6 +8,8 @@
 //   blesend-labcheck schema SCHEMA FILE...     every event line of the --json logs matches the schema (SchemaCheck.swift)
 //   blesend-labcheck object FILE COND...       checks one JSON object, e.g. doctor --json (Document.swift)
 //   blesend-labcheck message1 KEY RPUB FILE    a sender's handshake message 1, hex datagrams (MessageOne.swift)
+//   blesend-labcheck manual-sections TOOL      the man page's ENVIRONMENT, FILES, EXIT STATUS (scripts/man.sh)
+import BlesendCLI
 import BlueZ
 import Foundation
 import Pipeline
@@ -22,6 +24,9 @@ let role = args.count > 1 ? args[1] : "help"
 let adapter = args.count > 2 ? args[2] : nil
 
 switch role {
+case "manual-sections":
+    guard let tool = args.count > 2 ? ManualSections.Tool(rawValue: args[2]) : nil else { fatalError("labcheck: manual-sections blesend|blerecv") }
+    print(ManualSections.mdoc(tool: tool), terminator: "")
 case "exit-codes":
     print(ExitCodes.shellAssignments(), terminator: "")
 case "events":
