@@ -54,7 +54,7 @@ let package = Package(
         // the static keys under its key; sans-IO messages and state machines only.
         .target(name: "Pairing", dependencies: ["Sodium", "Keys"]),
         // Private discovery: the service data from which a receiver's trusted senders recognise it.
-        .target(name: "Discovery", dependencies: ["Keys", "Sodium"]),
+        .target(name: "Discovery", dependencies: ["Keys", "Sodium", "Pairing"]),
         // Durable state, one home: one disk protocol, one framed and checksummed record format, the
         // journals and records built on them (replay, history, completed, folder, partial, outgoing ids).
         .target(name: "Durable", dependencies: ["Handshake", "Pipeline", "Sodium", "Transfer"]),

@@ -1,3 +1,5 @@
+import Pairing
+
 /// The service data of a receiver that is pairing (`blerecv pair`, docs/protocol.md §9.1): the
 /// same 10 bytes under `TransferServiceUUID` as private discovery's, with its own header, so that
 /// a sender running `blesend pair` or `blesend scan` tells a pairing receiver from every other
@@ -30,24 +32,16 @@ public struct PairingAdvertisement: Equatable, Sendable {
     }
 
     /// The sender's side: service data from the radio, or nil when it is not a pairing
-    /// receiver's (another length or header). Bytes outside the name alphabet are dropped.
+    /// receiver's (another length or header). Bytes outside the name alphabet (`PairingName`) are dropped.
     public static func parse(_ bytes: some Collection<UInt8>) -> PairingAdvertisement? {
         let bytes = Array(bytes)
         guard bytes.count == DiscoveryLayout.serviceDataLength, bytes[0] == header else { return nil }
-        return PairingAdvertisement(name: String(decoding: bytes[1...].filter(isNameByte), as: UTF8.self))
+        return PairingAdvertisement(name: String(decoding: bytes[1...].filter(PairingName.isNameByte), as: UTF8.self))
     }
 
     /// What of `name` is advertised: its bytes from the name alphabet, cut at `nameLength`.
     private static func shown(_ name: String) -> [UInt8] {
-        Array(name.utf8.filter(isNameByte).prefix(nameLength))
+        Array(name.utf8.filter(PairingName.isNameByte).prefix(nameLength))
     }
 
-    /// Letters, digits, `-`, `_` and `.`: the bytes a trust name may hold.
-    private static func isNameByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."): true
-        default: false
-        }
-    }
 }

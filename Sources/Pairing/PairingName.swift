@@ -15,14 +15,17 @@ public enum PairingName {
     public static func isValid(bytes: some Collection<UInt8>) -> Bool {
         guard (PairingLayout.minNameLength...PairingLayout.maxNameLength).contains(bytes.count),
               bytes.first != UInt8(ascii: ".") else { return false }
-        return bytes.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
-                true
-            default:
-                false
-            }
+        return bytes.allSatisfy(isNameByte)
+    }
+
+    /// Whether `byte` may stand in a name: an ASCII letter, digit, '.', '_' or '-'.
+    public static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"):
+            true
+        default:
+            false
         }
     }
 }

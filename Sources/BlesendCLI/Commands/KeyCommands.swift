@@ -40,17 +40,7 @@ struct Keygen<Tool: ToolName>: AsyncParsableCommand {
     func run() async throws {
         let path = output ?? KeyLocation.defaultPath
         try await runReporting(tool: Tool.name) { () async throws(CLIError) in
-            if output == nil {
-                // The default folder holds a secret: only its owner may enter it.
-                mkdir(KeyLocation.defaultDirectory.components.dropLast().joined(separator: "/"), 0o755)
-                mkdir(KeyLocation.defaultDirectory, 0o700)
-            }
-            let identity = Identity.generate()
-            do throws(KeyError) {
-                try KeyFile.writeKeyPair(identity, path: path, force: force)
-            } catch {
-                throw CLIError(error)
-            }
+            let identity = try KeyLocation.makeKeyPair(at: output, force: force)
             Console.out("\(identity.publicKey.text)\n")
             Console.err("\(Tool.name): wrote \(path) (secret, keep private) and \(path).pub\n")
             Console.err("\(Tool.name): fingerprint \(identity.publicKey.fingerprint)\n")

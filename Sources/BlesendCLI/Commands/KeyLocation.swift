@@ -21,14 +21,7 @@ enum KeyLocation {
     /// user's first command). A key named with `--key` must exist.
     static func loadOrMakeIdentity(_ path: String?, tool: String) throws(CLIError) -> Identity {
         if path == nil, access(defaultPath, F_OK) != 0, errno == ENOENT {
-            _ = mkdir(defaultDirectory.components.dropLast().joined(separator: "/"), 0o755)
-            _ = mkdir(defaultDirectory, 0o700)
-            let identity = Identity.generate()
-            do throws(KeyError) {
-                try KeyFile.writeKeyPair(identity, path: defaultPath, force: false)
-            } catch {
-                throw CLIError(error)
-            }
+            let identity = try makeKeyPair(at: nil, force: false)
             Console.err("\(tool): made this machine's key pair: \(defaultPath) (secret) and \(defaultPath).pub; fingerprint \(identity.publicKey.fingerprint)\n")
             return identity
         }
@@ -36,6 +29,22 @@ enum KeyLocation {
     }
 
     /// Our key pair from `path` or the default one; a missing one is made with `tool keygen`.
+    /// Makes a key pair and writes it to `path`, or to the default path (its folder made first,
+    /// 0700: it holds a secret).
+    static func makeKeyPair(at path: String?, force: Bool) throws(CLIError) -> Identity {
+        if path == nil {
+            _ = mkdir(defaultDirectory.components.dropLast().joined(separator: "/"), 0o755)
+            _ = mkdir(defaultDirectory, 0o700)
+        }
+        let identity = Identity.generate()
+        do throws(KeyError) {
+            try KeyFile.writeKeyPair(identity, path: path ?? defaultPath, force: force)
+        } catch {
+            throw CLIError(error)
+        }
+        return identity
+    }
+
     static func loadIdentity(_ path: String?, tool: String = "blesend") throws(CLIError) -> Identity {
         do {
             return try KeyFile.loadIdentity(path: path ?? defaultPath)

@@ -57,7 +57,7 @@ struct SenderPair: AsyncParsableCommand {
 
     func validate() throws {
         if let code, PairingPasscode(typed: code) == nil { throw ValidationError("--code takes the 8 digits blerecv pair shows, e.g. 1234 5678") }
-        if let name, PinnedKeys.usableName(name) != name { throw ValidationError("--name takes letters, digits, - _ and . (at most 32)") }
+        if let name, !PairingName.isValid(name) { throw ValidationError("--name takes letters, digits, - _ and . (at most 32)") }
         guard timeout > 0 else { throw ValidationError("--timeout must be at least 1 second") }
         guard (-127...20).contains(minRSSI) else { throw ValidationError("--min-rssi must be between -127 and 20 dBm") }
     }
@@ -151,7 +151,7 @@ struct ReceiverPair: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        if let name, PinnedKeys.usableName(name) != name { throw ValidationError("--name takes letters, digits, - _ and . (at most 32)") }
+        if let name, !PairingName.isValid(name) { throw ValidationError("--name takes letters, digits, - _ and . (at most 32)") }
         guard (1...3600).contains(timeout) else { throw ValidationError("--timeout takes 1 to 3600 seconds") }
     }
 

@@ -1,4 +1,5 @@
 import Keys
+import Pairing
 
 /// Pairing's last step on either machine: the peer's key written into a directory of `NAME.pub`
 /// files (the receiver's trust directory, the sender's address book), under a free name.
@@ -39,11 +40,10 @@ enum PinnedKeys {
                        hint: "pick another --name, or free it first: \(directory.command("rename \(name) \(name)-old")) or \(directory.command("remove \(name)"))")
     }
 
-    /// `name` cut to the characters and length a pairing name may have ("peer" if nothing is left).
+    /// `name` cut to the bytes and length a pairing name may have (`PairingName`; "peer" if nothing
+    /// is left).
     static func usableName(_ name: String) -> String {
-        let kept = name.unicodeScalars.filter { $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0)) }
-        var text = String(String.UnicodeScalarView(kept.prefix(32)))
-        while text.hasPrefix(".") { text.removeFirst() }
-        return text.isEmpty ? "peer" : text
+        let kept = name.utf8.filter(PairingName.isNameByte).prefix(PairingLayout.maxNameLength).drop { $0 == UInt8(ascii: ".") }
+        return kept.isEmpty ? "peer" : String(decoding: kept, as: UTF8.self)
     }
 }

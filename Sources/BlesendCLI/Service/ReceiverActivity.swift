@@ -86,9 +86,7 @@ struct ReceiverActivity: Equatable, Sendable {
     }
 
     /// The links and the files in progress, without the bytes: what changes seldom.
-    var shape: String {
-        channels.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value.file ?? "")" }.joined(separator: "|")
-    }
+    var shape: [UInt64: String?] { channels.mapValues(\.file) }
 
     /// One line for `systemctl status`: the busiest transfer first.
     ///

@@ -10,7 +10,7 @@ final class ReceiverStatus: Sendable {
         var sentAt: ContinuousClock.Instant?
         /// The links and the files in progress when the line was sent: a change there is told at
         /// once, progress alone at most once per `interval`.
-        var sentShape = ""
+        var sentShape: [UInt64: String?] = [:]
     }
 
     private let state: Mutex<State>
@@ -30,10 +30,12 @@ final class ReceiverStatus: Sendable {
         let now = ContinuousClock.now
         let line: String? = state.withLock { state in
             change(&state.activity)
-            let line = state.activity.statusLine
+            // (progress alone, within the interval: not even the line is made; this runs at every
+            // progress event of every connection)
             let shape = state.activity.shape
-            guard line != state.sentLine else { return nil }
             if shape == state.sentShape, let at = state.sentAt, now - at < Self.interval { return nil }
+            let line = state.activity.statusLine
+            guard line != state.sentLine else { return nil }
             state.sentLine = line
             state.sentAt = now
             state.sentShape = shape
